@@ -1,0 +1,1 @@
+"""Detectors that consume the simulator's event stream and produce findings."""

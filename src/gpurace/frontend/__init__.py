@@ -1,0 +1,1 @@
+"""Front end: compile CUDA sources to PTX and parse PTX into the module IR."""

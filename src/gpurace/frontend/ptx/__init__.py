@@ -1,0 +1,1 @@
+"""PTX text to module IR: lexer, parser and the IR data types."""

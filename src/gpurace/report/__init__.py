@@ -1,0 +1,1 @@
+"""Renderers for findings: text, JSON, SARIF."""

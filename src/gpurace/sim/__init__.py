@@ -1,0 +1,1 @@
+"""SIMT simulation of one kernel launch, producing the event stream."""
