@@ -1,0 +1,566 @@
+"""Scoped happens-before race detection with thread-hierarchy-compressed vector clocks.
+
+Causality (DESIGN.md, PTX memory model): program order; barriers order every
+participant's earlier accesses before every participant's later ones;
+`bar.warp.sync` does the same for the lanes of its mask; a *release pattern*
+(a release operation, or a fence followed by a strong write) synchronises with
+an *acquire pattern* (an acquire operation, or a strong read followed by a
+fence) that reads what it wrote, when both patterns' scopes cover both
+threads. Under `--model scord` the consumer needs no fence: a strong read of a
+released flag acquires at once.
+
+Vector clocks never exist as n x n matrices. Following PreDataR's compression,
+a thread's knowledge is split by the thread hierarchy:
+
+- *block level*: `phase[t]` counts the full-block barriers t passed. An access
+  made in phase p by u is known to t when both are in the same block, t is past
+  phase p and u took part in barrier p+1 (`phase[u] > p`; exited threads stop
+  counting). This is one integer per thread.
+- *warp level*: `wknown[t, lane]` is the clock up to which t knows each lane of
+  its own warp, set by `bar.warp.sync` (32 integers per thread, allocated on
+  the first warp sync). Like PreDataR's forced compression at barriers, every
+  participant's own clock is lifted to the group maximum plus one.
+- *everything else* (knowledge received through release/acquire, possibly from
+  other blocks) is a sparse `Knowledge` object, shared by reference between
+  threads and copied only when joined; a barrier or warp sync joins the
+  participants' objects once.
+
+Each access is checked FastTrack-style against a byte-granular shadow memory
+holding the last write and the last two reads by different threads (so a
+writer that was itself the last reader still sees the reader before it). The
+check is vectorised over the batch; only pairs that the block and warp levels
+do not order fall back to the sparse objects, one pair at a time.
+
+The shadow keeps two reads per byte, not every read: a write can miss a race
+with an older read when the two most recent reads by other threads are both
+ordered before it. The barrier-interval detector has no such limit and is used
+for barrier-only kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpurace.detect.base import DetectorContext
+from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
+from gpurace.detect.rules import AccessFlags, Cause, batch_flags, cause_message, classify, scoped_op_name, severity_of
+from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
+from gpurace.sim.memory import GLOBAL_BASE, Space
+
+# Flag bits kept per shadow entry.
+F_WRITE, F_ATOMIC, F_VOLATILE = 1, 2, 4
+SCOPE_SHIFT = 3  # scope rank + 1 in bits 3..5 (0 = weak)
+
+CTA = SCOPE_RANK["cta"]
+
+
+def _flags_word(write: bool, atomic: bool, volatile: bool, scope: int) -> int:
+    return (F_WRITE if write else 0) | (F_ATOMIC if atomic else 0) | (F_VOLATILE if volatile else 0) | ((scope + 1) << SCOPE_SHIFT)
+
+
+def _unpack_flags(words: np.ndarray) -> AccessFlags:
+    return AccessFlags(
+        (words & F_WRITE) != 0,
+        (words & F_ATOMIC) != 0,
+        (words & F_VOLATILE) != 0,
+        ((words >> SCOPE_SHIFT) & 7).astype(np.int8) - 1,
+    )
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """What a thread knows beyond its block and warp: per-thread clocks and per-block barrier phases.
+
+    Immutable: joins build new objects, so threads can share one by reference.
+    `threads[u] = c`: accesses of u with clock <= c happen before. `phases[b] = p`:
+    accesses made in block b before its barrier p (by threads that passed it) happen before.
+    """
+
+    threads: dict[int, int] = field(default_factory=dict)
+    phases: dict[int, int] = field(default_factory=dict)
+
+    def join(self, other: Knowledge | None) -> Knowledge:
+        if other is None or other is self:
+            return self
+        threads = dict(self.threads)
+        for u, c in other.threads.items():
+            if threads.get(u, -1) < c:
+                threads[u] = c
+        phases = dict(self.phases)
+        for b, p in other.phases.items():
+            if phases.get(b, -1) < p:
+                phases[b] = p
+        return Knowledge(threads, phases)
+
+    def knows(self, u: int, clock: int, block: int, phase: int, u_phase_now: int) -> bool:
+        if self.threads.get(u, -1) >= clock:
+            return True
+        return self.phases.get(block, -1) > phase and u_phase_now > phase
+
+
+def join_all(items) -> Knowledge | None:
+    out: Knowledge | None = None
+    for k in items:
+        if k is None:
+            continue
+        out = k if out is None else out.join(k)
+    return out
+
+
+@dataclass
+class Release:
+    """A published release: what the releaser knew, from where, with what scope."""
+
+    knowledge: Knowledge
+    thread: int
+    block: int
+    scope: int
+    pc: int  # the fence or release operation
+
+
+class Shadow:
+    """Per-byte access history of one memory space: last write and last two reads by different threads."""
+
+    FIELDS = ("t", "c", "ph", "pc", "fl")
+
+    def __init__(self, size: int):
+        self.size = size
+        self.w = self._slots(size)
+        self.r1 = self._slots(size)
+        self.r2 = self._slots(size)
+
+    @staticmethod
+    def _slots(size: int) -> dict[str, np.ndarray]:
+        return {
+            "t": np.full(size, -1, dtype=np.int64),
+            "c": np.zeros(size, dtype=np.int64),
+            "ph": np.zeros(size, dtype=np.int32),
+            "pc": np.zeros(size, dtype=np.int32),
+            "fl": np.zeros(size, dtype=np.int16),
+        }
+
+    def grow(self, size: int) -> None:
+        if size <= self.size:
+            return
+        for slots in (self.w, self.r1, self.r2):
+            for k, v in slots.items():
+                new = np.full(size, -1 if k == "t" else 0, dtype=v.dtype)
+                new[: self.size] = v
+                slots[k] = new
+        self.size = size
+
+
+class HappensBeforeDetector:
+    """The `hb` detector (see the module docstring)."""
+
+    name = "hb"
+
+    def __init__(self, ctx: DetectorContext):
+        self.ctx = ctx
+        geo = ctx.geometry
+        n = geo.nthreads
+        self.geo = geo
+        self.model = ctx.model
+        self.clock = np.ones(n, dtype=np.int64)
+        self.phase = np.zeros(n, dtype=np.int32)
+        self.wknown: np.ndarray | None = None
+        self.know: list[Knowledge | None] = [None] * n
+        # Fence-based release patterns: the clock at the thread's last fence, its scope and pc.
+        self.fence_clock = np.zeros(n, dtype=np.int64)
+        self.fence_scope = np.full(n, -1, dtype=np.int8)
+        self.fence_pc = np.zeros(n, dtype=np.int32)
+        # Strong reads of released locations, waiting for an acquire fence: thread -> [(Release, read pc)].
+        self.pending: dict[int, list[tuple[Release, int]]] = {}
+        # Released locations: canonical address -> releases in its release sequence.
+        self.released: dict[int, list[Release]] = {}
+        self._released_keys = np.zeros(0, dtype=np.uint64)
+        # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
+        self.missed: dict[int, list[tuple[int, str]]] = {}
+        self.shadows: dict[int, Shadow] = {}
+        self.findings = FindingSet()
+        self.mem = ctx.memory
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, ev) -> None:
+        if isinstance(ev, AccessBatch):
+            self._access(ev)
+        elif isinstance(ev, SyncEvent):
+            if ev.kind == "barrier":
+                self._barrier(ev)
+            elif ev.kind == "warp":
+                self._warp_sync(ev)
+        elif isinstance(ev, FenceEvent):
+            self._fence(ev)
+        elif isinstance(ev, ExitEvent):
+            pass
+
+    def finish(self) -> list[Finding]:
+        return self.findings.sorted()
+
+    # ------------------------------------------------------------------ synchronisation
+
+    def _group_join(self, members: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """Forced compression: every member's clock becomes its group's maximum + 1; returns that maximum per member."""
+        ug, inv = np.unique(groups, return_inverse=True)
+        top = np.zeros(len(ug), dtype=np.int64)
+        np.maximum.at(top, inv, self.clock[members])
+        self.clock[members] = top[inv] + 1
+        for g in range(len(ug)):
+            ms = members[inv == g] if len(ug) > 1 else members
+            ks = {id(self.know[int(t)]): self.know[int(t)] for t in ms if self.know[int(t)] is not None}
+            if ks:
+                joined = join_all(ks.values())
+                for t in ms:
+                    self.know[int(t)] = joined
+        return top[inv]
+
+    def _has_knowledge(self, members: np.ndarray) -> bool:
+        know = self.know
+        return any(know[int(t)] is not None for t in members)
+
+    def _barrier(self, ev: SyncEvent) -> None:
+        members = ev.threads
+        self.phase[members] += 1
+        if self._has_knowledge(members):
+            self._group_join(members, ev.groups)
+        else:
+            ug, inv = np.unique(ev.groups, return_inverse=True)
+            top = np.zeros(len(ug), dtype=np.int64)
+            np.maximum.at(top, inv, self.clock[members])
+            self.clock[members] = top[inv] + 1
+
+    def _warp_sync(self, ev: SyncEvent) -> None:
+        members = ev.threads
+        if self.wknown is None:
+            self.wknown = np.zeros((self.geo.nthreads, 32), dtype=np.int64)
+        masks = (ev.groups & 0xFFFFFFFF).astype(np.uint64)
+        top = self._group_join(members, ev.groups) if self._has_knowledge(members) else None
+        ug, inv = np.unique(ev.groups, return_inverse=True)
+        if top is None:
+            t = np.zeros(len(ug), dtype=np.int64)
+            np.maximum.at(t, inv, self.clock[members])
+            self.clock[members] = t[inv] + 1
+            top = t[inv]
+        # join the members' warp rows, then everyone knows every mask lane up to the group maximum
+        rows = np.zeros((len(ug), 32), dtype=np.int64)
+        np.maximum.at(rows, inv, self.wknown[members])
+        bits = ((masks[:, None] >> np.arange(32, dtype=np.uint64)[None, :]) & np.uint64(1)).astype(np.bool_)
+        self.wknown[members] = np.where(bits, np.maximum(rows[inv], top[:, None]), rows[inv])
+
+    def _fence(self, ev: FenceEvent) -> None:
+        t = ev.threads
+        rank = SCOPE_RANK.get(ev.scope, SCOPE_RANK["gpu"])
+        # acquire patterns: strong reads of released locations followed by this fence
+        if self.pending:
+            for g in t[np.isin(t, np.fromiter(self.pending.keys(), dtype=np.int64))]:
+                self._complete_acquire(int(g), rank, ev.pc)
+        # release patterns: remember the clock at the fence; a later strong write publishes it
+        self.fence_clock[t] = self.clock[t]
+        self.fence_scope[t] = rank
+        self.fence_pc[t] = ev.pc
+        self.clock[t] += 1
+
+    def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
+        same_block_only = fence_rank <= SCOPE_RANK["cluster"]
+        keep = []
+        for rel, read_pc in self.pending.pop(g):
+            if same_block_only and rel.block != int(self.geo.block_of[g]):
+                keep.append((rel, read_pc))
+                self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
+                continue
+            self.know[g] = rel.knowledge.join(self.know[g])
+        if keep:
+            self.pending[g] = keep
+
+    def _snapshot(self, g: int, clock: int) -> Knowledge:
+        """What thread g knows, as a Knowledge object (used when it releases)."""
+        base = self.know[g] or Knowledge()
+        threads = dict(base.threads)
+        if threads.get(g, -1) < clock:
+            threads[g] = clock
+        if self.wknown is not None:
+            w = int(self.geo.warp_of[g])
+            first = int(self.geo.first_thread_of_warp(np.array([w]))[0])
+            row = self.wknown[g]
+            for lane in np.flatnonzero(row > 0):
+                u = first + int(lane)
+                if u != g and threads.get(u, -1) < row[lane]:
+                    threads[u] = int(row[lane])
+        phases = dict(base.phases)
+        b = int(self.geo.block_of[g])
+        if phases.get(b, -1) < int(self.phase[g]):
+            phases[b] = int(self.phase[g])
+        return Knowledge(threads, phases)
+
+    def _scope_text(self, what: str, pc: int, default: str) -> str:
+        ins = self.ctx.program.instructions[pc]
+        where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+        return f"insufficient scope of {what} `{ins.text.split()[0] or default}` at {where}"
+
+    def _note_missed(self, g: int, block: int, text: str) -> None:
+        notes = self.missed.setdefault(g, [])
+        if (block, text) not in notes:
+            notes.append((block, text))
+
+    # ------------------------------------------------------------------ release / acquire
+
+    def _publish(self, ev: AccessBatch, lanes: np.ndarray, scope_rank: int, release_op: bool) -> None:
+        """Strong writes: release patterns publish the writer's knowledge on the location."""
+        for i in lanes:
+            g = int(ev.threads[i])
+            if release_op:
+                clock, rank, pc = int(self.clock[g]), scope_rank, ev.pc
+                self.clock[g] += 1
+            elif self.fence_scope[g] >= 0:
+                clock, rank, pc = int(self.fence_clock[g]), min(int(self.fence_scope[g]), scope_rank), int(self.fence_pc[g])
+            else:
+                continue
+            rel = Release(self._snapshot(g, clock), g, int(self.geo.block_of[g]), rank, pc)
+            addr = int(ev.addrs[i])
+            seq = self.released.setdefault(addr, [])
+            if ev.kind != AccessKind.ATOMIC:
+                seq.clear()  # a plain strong store starts a new release sequence
+            seq.append(rel)
+        self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
+
+    def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
+        """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence."""
+        read_rank = SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"])
+        for i in lanes:
+            g = int(ev.threads[i])
+            b = int(self.geo.block_of[g])
+            for rel in self.released.get(int(ev.addrs[i]), ()):
+                if rel.thread == g:
+                    continue
+                if rel.scope <= SCOPE_RANK["cluster"] and rel.block != b:
+                    self._note_missed(g, rel.block, self._scope_text("the release", rel.pc, "membar.cta"))
+                    continue
+                if read_rank <= SCOPE_RANK["cluster"] and rel.block != b:
+                    self._note_missed(g, rel.block, self._scope_text("the flag read", ev.pc, "ld"))
+                    continue
+                if acquire_op or self.model == "scord":
+                    self.know[g] = rel.knowledge.join(self.know[g])
+                else:
+                    self.pending.setdefault(g, []).append((rel, ev.pc))
+                    self._note_missed(g, rel.block, self._missing_fence_text(ev.pc))
+
+    def _missing_fence_text(self, pc: int) -> str:
+        ins = self.ctx.program.instructions[pc]
+        where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+        return f"missing fence after the flag read at {where}: a strong read acquires only when a fence follows it"
+
+    # ------------------------------------------------------------------ accesses
+
+    def _shadow_index(self, ev: AccessBatch) -> tuple[np.ndarray, np.ndarray]:
+        """(space code, dense byte index) of the first byte of every lane's access."""
+        a = ev.addrs
+        space = ev.space
+        idx = np.empty(len(a), dtype=np.int64)
+        shared = space == Space.SHARED
+        if shared.any():
+            s = a[shared]
+            owner = ((s >> np.uint64(32)) & np.uint64((1 << 30) - 1)).astype(np.int64)
+            idx[shared] = owner * self.mem.shared.stride + (s & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        glob = ~shared
+        if glob.any():
+            idx[glob] = (a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64)
+        return space, idx
+
+    def _shadow(self, space: int, need: int) -> Shadow:
+        sh = self.shadows.get(space)
+        if sh is None:
+            sh = self.shadows[space] = Shadow(max(need, 1024))
+        elif need > sh.size:
+            sh.grow(max(need, 2 * sh.size))
+        return sh
+
+    def _access(self, ev: AccessBatch) -> None:
+        write, atomic, volatile, scope = batch_flags(ev)
+        flags_word = _flags_word(write, atomic, volatile, scope)
+        if ev.strong:
+            self._sync_effects(ev, write, scope)
+        elif write and len(self._released_keys):
+            hit = np.isin(ev.addrs, self._released_keys)
+            for i in np.flatnonzero(hit):
+                self.released.pop(int(ev.addrs[i]), None)
+            if hit.any():
+                self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
+        space, first = self._shadow_index(ev)
+        for sp in np.unique(space):
+            lanes = np.flatnonzero(space == sp) if len(np.unique(space)) > 1 else np.arange(len(space))
+            self._check_space(ev, int(sp), lanes, first[lanes], write, flags_word)
+
+    def _sync_effects(self, ev: AccessBatch, write: bool, scope: int) -> None:
+        reads = ev.kind in (AccessKind.READ, AccessKind.ATOMIC)
+        if reads and len(self._released_keys):
+            lanes = np.flatnonzero(np.isin(ev.addrs, self._released_keys))
+            if len(lanes):
+                self._observe(ev, lanes, ev.sem in ("acquire", "acq_rel"))
+        if write:
+            release_op = ev.sem in ("release", "acq_rel")
+            lanes = np.arange(len(ev.threads)) if release_op else np.flatnonzero(self.fence_scope[ev.threads] >= 0)
+            if len(lanes):
+                self._publish(ev, lanes, scope, release_op)
+
+    def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, flags_word: int) -> None:
+        size = ev.size
+        threads = ev.threads[lanes]
+        nb = len(lanes) * size
+        byte = (first[:, None] + np.arange(size, dtype=np.int64)[None, :]).reshape(-1)
+        lane_of_byte = np.repeat(np.arange(len(lanes)), size)
+        sh = self._shadow(space, int(byte.max()) + 1)
+        t = threads[lane_of_byte]
+        clock = self.clock[t]
+        cur_flags = np.full(nb, flags_word, dtype=np.int16)
+        # 1. against the history
+        slots = [sh.w] + ([sh.r1, sh.r2] if write else [])
+        for slot in slots:
+            u = slot["t"][byte]
+            cand = (u >= 0) & (u != t)
+            if not write:
+                cand &= (slot["fl"][byte] & F_WRITE) != 0
+            if cand.any():
+                k = np.flatnonzero(cand)
+                self._check_pairs(
+                    ev, space, byte[k], t[k], u[k], slot["c"][byte[k]], slot["ph"][byte[k]], slot["pc"][byte[k]],
+                    _unpack_flags(slot["fl"][byte[k]]), cur_flags[k], lanes[lane_of_byte[k]],
+                )
+        # 2. within the batch: lanes of one instruction are unordered with each other
+        order = np.argsort(byte, kind="stable")
+        sb = byte[order]
+        dup = np.flatnonzero(sb[1:] == sb[:-1])
+        if len(dup) and write:
+            a, b = order[dup], order[dup + 1]
+            diff = t[a] != t[b]
+            if diff.any():
+                a, b = a[diff], b[diff]
+                self._check_pairs(
+                    ev, space, byte[b], t[b], t[a], clock[a], self.phase[t[a]], np.full(len(a), ev.pc, np.int32),
+                    _unpack_flags(cur_flags[a]), cur_flags[b], lanes[lane_of_byte[b]], same_batch=True,
+                )
+        # 3. update the history: the last lane per byte wins; reads keep the last two readers
+        last = np.append(sb[1:] != sb[:-1], True)
+        keep = order[last]
+        kb = byte[keep]
+        kt = t[keep]
+        if write:
+            self._put(sh.w, kb, kt, clock[keep], self.phase[kt], ev.pc, flags_word)
+            sh.r1["t"][kb] = -1
+            sh.r2["t"][kb] = -1
+        else:
+            moving = sh.r1["t"][kb] != kt
+            mv = kb[moving]
+            for k in Shadow.FIELDS:
+                sh.r2[k][mv] = sh.r1[k][mv]
+            self._put(sh.r1, kb, kt, clock[keep], self.phase[kt], ev.pc, flags_word)
+            # a previous lane of this batch by another thread is a better second reader than older history
+            prev = np.flatnonzero(~last[:-1] & (t[order[:-1]] != t[order[1:]]))
+            if len(prev):
+                pb = order[prev]
+                self._put(sh.r2, byte[pb], t[pb], clock[pb], self.phase[t[pb]], ev.pc, flags_word)
+
+    @staticmethod
+    def _put(slot, idx, t, c, ph, pc, fl) -> None:
+        slot["t"][idx] = t
+        slot["c"][idx] = c
+        slot["ph"][idx] = ph
+        slot["pc"][idx] = pc
+        slot["fl"][idx] = fl
+
+    def _ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray) -> np.ndarray:
+        """Whether u's access (clock c, phase ph) happens before t's current point, per pair."""
+        geo = self.geo
+        same_block = geo.block_of[t] == geo.block_of[u]
+        ordered = same_block & (self.phase[t] > ph) & (self.phase[u] > ph)
+        if self.wknown is not None:
+            same_warp = geo.warp_of[t] == geo.warp_of[u]
+            ordered |= same_warp & (self.wknown[t, geo.lane[u].astype(np.int64)] >= c)
+        rest = np.flatnonzero(~ordered)
+        know = self.know
+        for i in rest:
+            k = know[int(t[i])]
+            if k is not None and k.knows(int(u[i]), int(c[i]), int(geo.block_of[u[i]]), int(ph[i]), int(self.phase[u[i]])):
+                ordered[i] = True
+        return ordered
+
+    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False) -> None:
+        geo = self.geo
+        flags_t = _unpack_flags(cur_words)
+        same_block = geo.block_of[t] == geo.block_of[u]
+        same_warp = geo.warp_of[t] == geo.warp_of[u]
+        cause = classify(flags_u, flags_t, same_block, same_warp, self.model)
+        racy = cause != Cause.NONE
+        if not racy.any():
+            return
+        idx = np.flatnonzero(racy)
+        if not same_batch:
+            ordered = self._ordered(t[idx], u[idx], c[idx], ph[idx])
+            idx = idx[~ordered]
+        if len(idx) == 0:
+            return
+        # one finding per (pc pair, cause); count the dynamic pairs
+        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64)], axis=1)
+        uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
+        for (pcu, cz), f, n in zip(uk, first, counts):
+            i = idx[f]
+            self._report(ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n))
+
+    def _report(self, ev, space: int, byte: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int) -> None:
+        program, geo = self.ctx.program, self.geo
+        op_u = _op_name(program.instructions[pc_u], bool(fu.write[0]))
+        op_t = _op_name(program.instructions[ev.pc], ev.kind != AccessKind.READ)
+        first = make_site(program, geo, pc_u, u, op_u, _scope_name(int(fu.scope[0])))
+        second = make_site(program, geo, ev.pc, t, op_t, ev.scope if ev.strong else None)
+        text = self._cause_text(cause, t, u, pc_u, ev)
+        canonical = self._canonical(space, byte)
+        address = describe_address(self.mem, canonical)
+        space_name = "shared" if space == Space.SHARED else "global"
+        self.findings.add(Finding("data-race", severity_of(cause), text, (first, second), space=space_name, address=address), count)
+
+    def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:
+        program, geo = self.ctx.program, self.geo
+        for block, text in self.missed.get(t, ()):
+            if block == int(geo.block_of[u]):
+                return text
+        if cause == Cause.INSUFFICIENT_SCOPE:
+            narrow = pc_u if _is_cta(program.instructions[pc_u]) else ev.pc
+            ins = program.instructions[narrow]
+            op, hint = scoped_op_name(ins.opcode, ins.scope or "cta", next((m for m in ins.modifiers if m in _ATOMIC_OPS), None))
+            where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+            other = u if narrow == ev.pc else t
+            return cause_message(cause, op=op, hint=hint, where=where, block=geo.thread_coords(other)[1])
+        if cause == Cause.ATOMIC_VS_PLAIN:
+            ins = program.instructions[pc_u]
+            where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+            return cause_message(cause, where=where)
+        return cause_message(cause)
+
+    def _canonical(self, space: int, byte: int) -> int:
+        if space == Space.SHARED:
+            stride = self.mem.shared.stride
+            return (1 << 62) | ((byte // stride) << 32) | (byte % stride)
+        return GLOBAL_BASE + byte
+
+
+_ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
+
+
+def _is_cta(ins) -> bool:
+    return ins.scope in ("cta", "cluster")
+
+
+def _scope_name(rank: int) -> str | None:
+    for name, r in SCOPE_RANK.items():
+        if r == rank:
+            return name
+    return None
+
+
+def _op_name(ins, write: bool) -> str:
+    if ins.opcode in ("atom", "red"):
+        op = next((m for m in ins.modifiers if m in _ATOMIC_OPS), "rmw")
+        return f"atomic {op}"
+    return "write" if write else "read"

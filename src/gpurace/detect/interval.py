@@ -1,0 +1,411 @@
+"""The barrier-interval race detector: the fast path for kernels whose only synchronisation is `__syncthreads`.
+
+In such kernels two accesses are ordered iff the same thread made them, or
+threads of one block made them in different *barrier intervals* of that block
+(a barrier instance both threads passed lies between them). Accesses of
+different blocks are never ordered. So no clocks are needed (CURD and Simulee
+use the same observation): the detector buffers the accesses of each block's
+open interval, and when the block's barrier completes (or all its threads have
+exited) it checks them in one vectorised sort/group pass and drops them.
+Shared memory is block-private, so its history ends there; global accesses are
+folded into a per-address summary that later intervals of *other* blocks are
+checked against, so memory stays proportional to the footprint.
+
+Limits: a barrier is taken to order the whole block (programs with `bar.sync`
+thread counts or `bar.arrive` are left to the happens-before detector by
+`applies`); a thread that exited before a barrier its block then passed (which
+the simulator reports as barrier divergence) is treated as if it had passed it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.detect.base import DetectorContext
+from gpurace.detect.findings import Address, Finding, FindingSet, make_site
+from gpurace.detect.rules import (
+    BLOCK_SCOPES,
+    NO_SCOPE,
+    AccessFlags,
+    Cause,
+    batch_flags,
+    cause_message,
+    classify,
+    model_strong,
+    scoped_op_name,
+    severity_of,
+)
+from gpurace.detect.segments import pairs_in_runs, run_bounds, split_segments
+from gpurace.frontend.ptx.ir import Instruction
+from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
+from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
+from gpurace.sim.program import Program
+
+_SYNC_OPCODES = frozenset({"membar", "fence", "mbarrier"})
+_ORDERING_SEMANTICS = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
+
+
+def _needs_happens_before(ins: Instruction) -> bool:
+    """Whether one instruction synchronises in a way barrier intervals cannot express."""
+    if ins.opcode in _SYNC_OPCODES:
+        return True
+    if ins.opcode in ("bar", "barrier"):
+        if ins.has("warp") or ins.has("arrive") or ins.has("cluster"):
+            return True
+        # a thread count makes the barrier order only part of the block: `bar.sync a, b` / `bar.red.op d, a, b, p`
+        return len(ins.operands) > (3 if ins.has("red") else 1)
+    if ins.opcode in ("ld", "st", "ldu"):
+        return ins.semantics in _ORDERING_SEMANTICS
+    if ins.opcode in ("atom", "red"):
+        return ins.semantics in ("acquire", "release", "acq_rel")
+    return False
+
+
+class _PcTable:
+    """Per-instruction access facts (every thread of an instruction shares them), filled as batches arrive."""
+
+    def __init__(self, npcs: int) -> None:
+        self.write = np.zeros(npcs, dtype=np.bool_)
+        self.atomic = np.zeros(npcs, dtype=np.bool_)
+        self.volatile = np.zeros(npcs, dtype=np.bool_)
+        self.scope = np.full(npcs, NO_SCOPE, dtype=np.int8)
+        self.op: dict[int, str] = {}
+        self.scope_name: dict[int, str | None] = {}
+        self.atomic_op: dict[int, str | None] = {}
+
+    def record(self, batch: AccessBatch) -> None:
+        pc = batch.pc
+        if pc in self.op:
+            return
+        self.write[pc], self.atomic[pc], self.volatile[pc], self.scope[pc] = batch_flags(batch)
+        if batch.kind == AccessKind.ATOMIC:
+            op = f"atomic {batch.atomic_op}" if batch.atomic_op else "atomic"
+        else:
+            op = "read" if batch.kind == AccessKind.READ else "write"
+            if batch.sem is not None:
+                op = f"{batch.sem} {op}"
+        self.op[pc] = op
+        self.scope_name[pc] = batch.scope if batch.strong else None
+        self.atomic_op[pc] = batch.atomic_op
+
+    def flags(self, pcs: np.ndarray) -> AccessFlags:
+        return AccessFlags(self.write[pcs], self.atomic[pcs], self.volatile[pcs], self.scope[pcs])
+
+
+def _runs(*sorted_columns: np.ndarray) -> np.ndarray:
+    """Run id of each row of rows sorted by `sorted_columns` (equal ids for equal column tuples)."""
+    n = len(sorted_columns[0])
+    change = np.zeros(n, dtype=np.bool_)
+    for col in sorted_columns:
+        change[1:] |= col[1:] != col[:-1]
+    return np.cumsum(change)
+
+
+def _choose_example(tmin_a, tmax_a, tmin_b, tmax_b, owner: np.ndarray):
+    """One concrete thread pair per group pair, preferring threads of different `owner` (warp or block).
+
+    Thread ids grow with warp and block, so the two candidates (min of a, max
+    of b) and (max of a, min of b) include a pair of different owners whenever
+    one exists, and a pair of different threads whenever one exists.
+    Returns (thread_a, thread_b, different threads?, different owners?).
+    """
+    d1, d2 = tmin_a != tmax_b, tmax_a != tmin_b
+    o1 = owner[tmin_a] != owner[tmax_b]
+    o2 = owner[tmax_a] != owner[tmin_b]
+    use1 = o1 | (d1 & ~o2)
+    ta = np.where(use1, tmin_a, tmax_a)
+    tb = np.where(use1, tmax_b, tmin_b)
+    return ta, tb, d1 | d2, o1 | o2
+
+
+class IntervalDetector:
+    """Data races in barrier-only kernels, by barrier intervals (see the module docstring).
+
+    `count` of a finding: for two accesses of one block, the exact number of
+    conflicting pairs of distinct accesses (a thread repeating the same
+    instruction on the same address within one interval counts once); for
+    accesses of different blocks (global memory), a lower bound (at least the
+    smaller number of accesses of the two instructions at each address).
+    """
+
+    name = "interval"
+
+    def __init__(self, ctx: DetectorContext) -> None:
+        self.ctx = ctx
+        self.program = ctx.program
+        self.geometry = ctx.geometry
+        self.pcs = _PcTable(len(ctx.program.instructions))
+        self.findings = FindingSet()
+        self._pending: list[tuple[np.ndarray, ...]] = []
+        self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
+        # global summary: one row per (start, size, pc), sorted by start
+        self._g_start = np.zeros(0, dtype=np.uint64)
+        self._g_size = np.zeros(0, dtype=np.uint64)
+        self._g_pc = np.zeros(0, dtype=np.int64)
+        self._g_n = np.zeros(0, dtype=np.int64)
+        self._g_tmin = np.zeros(0, dtype=np.int64)
+        self._g_tmax = np.zeros(0, dtype=np.int64)
+        self._g_seq = np.zeros(0, dtype=np.int64)
+
+    @staticmethod
+    def applies(program: Program) -> bool:
+        """True iff barriers are the program's only synchronisation.
+
+        That excludes fences, warp syncs, partial barriers, strong `ld`/`st`
+        and acquire/release atomics; plain atomics are fine (they are checked
+        for conflicts and scope but order nothing here).
+        """
+        return not any(_needs_happens_before(ins) for ins in program.instructions)
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, event: Event) -> None:
+        if isinstance(event, AccessBatch):
+            self._on_access(event)
+        elif isinstance(event, SyncEvent):
+            if event.kind == "barrier":
+                self._close(np.unique(np.asarray(event.groups, dtype=np.int64)))
+        elif isinstance(event, ExitEvent):
+            blocks = self.geometry.block_of[np.asarray(event.threads, dtype=np.int64)]
+            before = self._alive.copy()
+            self._alive -= np.bincount(blocks, minlength=len(self._alive))
+            done = np.flatnonzero((before > 0) & (self._alive <= 0))
+            if len(done):
+                self._close(done)
+
+    def finish(self) -> list[Finding]:
+        if self._pending:
+            self._close(None)
+        return self.findings.sorted()
+
+    def _on_access(self, batch: AccessBatch) -> None:
+        if len(batch.threads) == 0:
+            return
+        self.pcs.record(batch)
+        n = len(batch.threads)
+        self._pending.append(
+            (
+                np.asarray(batch.threads, dtype=np.int64),
+                np.asarray(batch.addrs, dtype=np.uint64),
+                np.full(n, batch.size, dtype=np.uint64),
+                np.full(n, batch.pc, dtype=np.int64),
+                np.full(n, batch.seq, dtype=np.int64),
+            )
+        )
+
+    # ------------------------------------------------------------------ interval ends
+
+    def _close(self, blocks: np.ndarray | None) -> None:
+        """End the open interval of `blocks` (None: every block): check its accesses and drop them."""
+        if not self._pending:
+            return
+        cols = [np.concatenate(c) for c in zip(*self._pending)]
+        if blocks is None:
+            mine = np.ones(len(cols[0]), dtype=np.bool_)
+        else:
+            mine = np.isin(self.geometry.block_of[cols[0]], blocks)
+        self._pending = [tuple(c[~mine] for c in cols)] if not mine.all() else []
+        thread, addr, size, pc, seq = (c[mine] for c in cols)
+        if len(thread) == 0:
+            return
+        # one record per distinct (thread, address range, instruction), keeping its first execution
+        order = np.lexsort((seq, pc, size, addr, thread))
+        thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
+        begin, _ = run_bounds(_runs(thread, addr, size, pc))
+        thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
+        self._check_same_block(thread, addr, size, pc, seq)
+        glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
+        if glob.any():
+            self._check_other_blocks(thread[glob], addr[glob], size[glob], pc[glob], seq[glob])
+
+    def _check_same_block(self, thread, addr, size, pc, seq) -> None:
+        """Conflicts between threads of one block within the interval just closed."""
+        geo = self.geometry
+        segs = split_segments(geo.block_of[thread], addr, addr + size)
+        r_thread, r_pc, r_seq = thread[segs.rec], pc[segs.rec], seq[segs.rec]
+        # groups: (segment, instruction)
+        o = np.lexsort((r_pc, segs.seg))
+        g_seg, g_pc, g_thread, g_first, g_seq, g_start = (
+            segs.seg[o], r_pc[o], r_thread[o], segs.first[o], r_seq[o], segs.start[o]
+        )
+        begin, _ = run_bounds(_runs(g_seg, g_pc))
+        n = np.diff(np.append(begin, len(g_seg)))
+        nf = np.add.reduceat(g_first.astype(np.int64), begin)
+        tmin = np.minimum.reduceat(g_thread, begin)
+        tmax = np.maximum.reduceat(g_thread, begin)
+        seqmin = np.minimum.reduceat(g_seq, begin)
+        gseg, gpc, gstart = g_seg[begin], g_pc[begin], g_start[begin]
+
+        i, j = pairs_in_runs(gseg, include_self=True)
+        pa, pb = gpc[i], gpc[j]
+        fa, fb = self.pcs.flags(pa), self.pcs.flags(pb)
+        ta, tb, distinct, cross_warp = _choose_example(tmin[i], tmax[i], tmin[j], tmax[j], geo.warp_of)
+        cause = classify(fa, fb, True, ~cross_warp, self.ctx.model)
+        racy = (fa.write | fb.write) & (cause != Cause.NONE)
+        self_pair = i == j
+        count = np.where(
+            self_pair,
+            (n[i] * (n[i] - 1) - (n[i] - nf[i]) * (n[i] - nf[i] - 1)) // 2,
+            n[i] * n[j] - (n[i] - nf[i]) * (n[j] - nf[j]),
+        )
+        shared = (gstart & np.uint64(CANON_TAG_MASK)) == np.uint64(CANON_SHARED_TAG)
+        keys = self._pair_keys(pa, pb, shared[i])
+
+        # same-thread pairs are ordered by program order: subtract them from the counts
+        o2 = np.lexsort((r_thread, segs.seg))
+        sa, sb = pairs_in_runs(_runs(segs.seg[o2], r_thread[o2]), include_self=False)
+        sa, sb = o2[sa], o2[sb]
+        once = segs.first[sa] | segs.first[sb]
+        sa, sb = sa[once], sb[once]
+        s_shared = (segs.start[sa] & np.uint64(CANON_TAG_MASK)) == np.uint64(CANON_SHARED_TAG)
+        same_thread_keys = self._pair_keys(r_pc[sa], r_pc[sb], s_shared)
+
+        all_keys = np.concatenate([keys[racy], same_thread_keys])
+        all_counts = np.concatenate([count[racy], -np.ones(len(same_thread_keys), dtype=np.int64)])
+        ukeys, inverse = np.unique(all_keys, return_inverse=True)
+        totals = np.bincount(inverse, weights=all_counts, minlength=len(ukeys)).astype(np.int64)
+
+        cand = np.flatnonzero(racy & distinct)
+        if len(cand) == 0:
+            return
+        cand = cand[np.lexsort((~cross_warp[cand], keys[cand]))]
+        firsts = cand[np.append(True, keys[cand][1:] != keys[cand][:-1])]
+        total_of = totals[np.searchsorted(ukeys, keys[firsts])]
+        for row, total in zip(firsts, total_of):
+            if total <= 0:
+                continue
+            a_first = seqmin[i[row]] <= seqmin[j[row]] if not self_pair[row] else True
+            self._report(
+                (int(pa[row]), int(ta[row])),
+                (int(pb[row]), int(tb[row])),
+                a_first,
+                Cause(int(cause[row])),
+                int(gstart[i[row]]),
+                bool(shared[i[row]]),
+                int(total),
+            )
+
+    def _check_other_blocks(self, thread, addr, size, pc, seq) -> None:
+        """Global conflicts between the closed interval and other blocks (closed before, or closing now)."""
+        block_of = self.geometry.block_of
+        # new items: one per (start, size, instruction)
+        o = np.lexsort((thread, pc, size, addr))
+        thread, addr, size, pc, seq = (c[o] for c in (thread, addr, size, pc, seq))
+        begin, _ = run_bounds(_runs(addr, size, pc))
+        new = (
+            addr[begin],
+            size[begin],
+            pc[begin],
+            np.diff(np.append(begin, len(addr))),
+            np.minimum.reduceat(thread, begin),
+            np.maximum.reduceat(thread, begin),
+            np.minimum.reduceat(seq, begin),
+        )
+        old = self._summary_near(new[0], new[0] + new[1])
+        start, size, pc, n, tmin, tmax, seq = (np.concatenate([a, b]) for a, b in zip(new, old))
+        is_new = np.arange(len(start)) < len(new[0])
+
+        segs = split_segments(np.zeros(len(start), dtype=np.int64), start, start + size)
+        o = np.argsort(segs.seg, kind="stable")
+        rec, first, seg_start = segs.rec[o], segs.first[o], segs.start[o]
+        ri, rj = pairs_in_runs(segs.seg[o], include_self=True)
+        i, j = rec[ri], rec[rj]
+        useful = (is_new[i] | is_new[j]) & ((i != j) | is_new[i])
+        ri, rj, i, j = ri[useful], rj[useful], i[useful], j[useful]
+        pa, pb = pc[i], pc[j]
+        fa, fb = self.pcs.flags(pa), self.pcs.flags(pb)
+        ta, tb, _, cross_block = _choose_example(tmin[i], tmax[i], tmin[j], tmax[j], block_of)
+        cause = classify(fa, fb, False, False, self.ctx.model)
+        racy = (fa.write | fb.write) & (cause != Cause.NONE) & cross_block
+        count = np.where(i == j, n[i] - 1, np.minimum(n[i], n[j])) * (first[ri] | first[rj])
+        keys = self._pair_keys(pa, pb, np.zeros(len(pa), dtype=np.bool_))
+        rows = np.flatnonzero(racy)
+        if len(rows):
+            ukeys, inverse = np.unique(keys[rows], return_inverse=True)
+            totals = np.bincount(inverse, weights=count[rows], minlength=len(ukeys)).astype(np.int64)
+            firsts = rows[np.unique(inverse, return_index=True)[1]]
+            for row, total in zip(firsts, totals):
+                self._report(
+                    (int(pa[row]), int(ta[row])),
+                    (int(pb[row]), int(tb[row])),
+                    seq[i[row]] <= seq[j[row]],
+                    Cause(int(cause[row])),
+                    int(seg_start[ri[row]]),
+                    False,
+                    int(total),
+                )
+        self._summary_merge(new)
+
+    # ------------------------------------------------------------------ global summary
+
+    def _summary_near(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Summary rows that may overlap any of the ranges [start, end)."""
+        cols = (self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq)
+        if len(self._g_start) == 0:
+            return cols
+        widest = np.uint64(self._g_size.max())
+        reach = np.where(start >= widest, start - widest + np.uint64(1), np.uint64(0))
+        lo = np.searchsorted(self._g_start, reach, "left")
+        hi = np.searchsorted(self._g_start, end, "left")
+        marks = np.zeros(len(self._g_start) + 1, dtype=np.int64)
+        np.add.at(marks, lo, 1)
+        np.add.at(marks, hi, -1)
+        near = np.cumsum(marks[:-1]) > 0
+        return tuple(c[near] for c in cols)
+
+    def _summary_merge(self, new: tuple[np.ndarray, ...]) -> None:
+        """Fold the closed interval's global items into the summary (one row per start, size and instruction)."""
+        start, size, pc, n, tmin, tmax, seq = (
+            np.concatenate([a, b])
+            for a, b in zip(
+                (self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq), new
+            )
+        )
+        o = np.lexsort((pc, size, start))
+        start, size, pc, n, tmin, tmax, seq = (c[o] for c in (start, size, pc, n, tmin, tmax, seq))
+        begin, _ = run_bounds(_runs(start, size, pc))
+        self._g_start, self._g_size, self._g_pc = start[begin], size[begin], pc[begin]
+        self._g_n = np.add.reduceat(n, begin)
+        self._g_tmin = np.minimum.reduceat(tmin, begin)
+        self._g_tmax = np.maximum.reduceat(tmax, begin)
+        self._g_seq = np.minimum.reduceat(seq, begin)
+
+    # ------------------------------------------------------------------ findings
+
+    @staticmethod
+    def _pair_keys(pa: np.ndarray, pb: np.ndarray, shared: np.ndarray) -> np.ndarray:
+        """One int64 per (unordered instruction pair, space): the findings' deduplication key."""
+        lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
+        return (lo * np.int64(1 << 31) + hi) * 2 + shared.astype(np.int64)
+
+    def _report(self, a, b, a_first: bool, cause: Cause, address: int, shared: bool, count: int) -> None:
+        """Add one finding for the access pairs of instructions a and b ((pc, example thread) each)."""
+        if not a_first:
+            a, b = b, a
+        program, geo, pcs = self.program, self.geometry, self.pcs
+        sites = tuple(make_site(program, geo, pc, g, pcs.op[pc], pcs.scope_name[pc]) for pc, g in (a, b))
+        loc = self.ctx.memory.describe(address)
+        finding = Finding(
+            kind="data-race",
+            severity=severity_of(cause),
+            cause=self._cause_text(cause, a, b, sites),
+            sites=sites,
+            space="shared" if shared else "global",
+            address=Address(loc.allocation or "unknown", int(loc.offset), address),
+        )
+        self.findings.add(finding, count)
+
+    def _cause_text(self, cause: Cause, a, b, sites) -> str:
+        pcs, program = self.pcs, self.program
+        if cause == Cause.INSUFFICIENT_SCOPE:
+            (narrow_pc, _), other = (a, sites[1]) if int(pcs.scope[a[0]]) in BLOCK_SCOPES else (b, sites[0])
+            op, hint = scoped_op_name(
+                program.instructions[narrow_pc].opcode, pcs.scope_name[narrow_pc] or "cta", pcs.atomic_op[narrow_pc]
+            )
+            return cause_message(cause, op=op, hint=hint, where=program.where(narrow_pc), block=other.block)
+        if cause == Cause.ATOMIC_VS_PLAIN:
+            strong = model_strong(pcs.flags(np.array([a[0], b[0]])), self.ctx.model)
+            plain_pc = b[0] if strong[0] else a[0]
+            return cause_message(cause, where=program.where(plain_pc))
+        return cause_message(cause)
+

@@ -1,0 +1,208 @@
+"""Which conflicting access pairs are races, and why: the PTX memory model's rules in one place.
+
+Every race detector asks the same questions about a pair of accesses once it
+has decided that nothing orders them: do they *conflict* (overlapping bytes,
+different threads, at least one write), are they *morally strong* (then they
+never race), and if they race, which cause and severity does the user read.
+Answering them here, as functions over NumPy arrays of access pairs, keeps the
+detectors consistent with each other and with DESIGN.md ("What counts as a
+race"), and lets a detector classify thousands of pairs in one call.
+
+Per-access facts are passed as `AccessFlags` (arrays of equal length, one entry
+per access); pairs are two `AccessFlags` of the same length plus per-pair
+arrays (`same_block`, `same_warp`).
+
+Models (see DESIGN.md): under `cuda` (default) only atomic accesses (`atom`/
+`red`, `ld`/`st` with `.relaxed/.acquire/.release`) are exempt from racing with
+each other; `volatile` accesses are strong but not atomic, so their unordered
+conflicts are reported with a warning. Under `ptx` and `scord` a volatile
+access counts as `.relaxed.sys` and takes part in the exemption.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from gpurace.detect.findings import ERROR, WARNING
+from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind
+
+NO_SCOPE = -1
+"""Scope rank of a weak (plain) access."""
+
+BLOCK_SCOPES = (SCOPE_RANK["cta"], SCOPE_RANK["cluster"])
+"""Scopes that cover only the threads of the issuing block (clusters are treated as one block for now)."""
+
+ATOMIC_SEMANTICS = frozenset({"relaxed", "acquire", "release", "acq_rel"})
+
+
+class Cause(IntEnum):
+    """Why a pair of accesses races; `NONE` for pairs that do not race."""
+
+    NONE = 0
+    UNSYNCHRONISED = 1
+    INTRA_WARP = 2
+    INSUFFICIENT_SCOPE = 3
+    ATOMIC_VS_PLAIN = 4
+    VOLATILE_NOT_ATOMIC = 5
+
+
+CAUSE_TEXT: dict[Cause, str] = {
+    Cause.UNSYNCHRONISED: "no synchronisation between the two accesses",
+    Cause.INTRA_WARP: (
+        "the two accesses are in the same warp: lanes are scheduled independently (Volta and later), "
+        "so without __syncwarp they race"
+    ),
+    Cause.INSUFFICIENT_SCOPE: (
+        "insufficient scope: {op}{hint} at {where} only orders accesses within one block, "
+        "but the other access comes from block {block}"
+    ),
+    Cause.ATOMIC_VS_PLAIN: "an atomic access races with a plain access at {where}",
+    Cause.VOLATILE_NOT_ATOMIC: (
+        "volatile is not atomic: volatile accesses are strong but CUDA C++ does not make them atomic, "
+        "so unordered conflicting volatile accesses race; use atomics, or order them with "
+        "__syncwarp/__syncthreads"
+    ),
+}
+"""The words users read, one template per cause; `cause_message` fills the fields."""
+
+SEVERITY: dict[Cause, str] = {cause: ERROR for cause in CAUSE_TEXT}
+SEVERITY[Cause.VOLATILE_NOT_ATOMIC] = WARNING
+
+
+@dataclass(frozen=True)
+class AccessFlags:
+    """What the rules need to know about each access, as parallel arrays.
+
+    `write` is true for stores and read-modify-writes; `atomic` for `atom`/
+    `red` and for `ld`/`st` with `.relaxed/.acquire/.release` (a scope is
+    implied: PTX's default); `volatile` for `ld`/`st.volatile`; `scope` is the
+    `SCOPE_RANK` of the access (`NO_SCOPE` for weak accesses).
+    """
+
+    write: np.ndarray
+    atomic: np.ndarray
+    volatile: np.ndarray
+    scope: np.ndarray
+
+    @staticmethod
+    def of(write, atomic, volatile, scope) -> AccessFlags:
+        """Build from anything array-like (scalars broadcast against each other)."""
+        w, a, v, s = np.broadcast_arrays(
+            np.asarray(write, dtype=np.bool_),
+            np.asarray(atomic, dtype=np.bool_),
+            np.asarray(volatile, dtype=np.bool_),
+            np.asarray(scope, dtype=np.int8),
+        )
+        return AccessFlags(w, a, v, s)
+
+    def take(self, index: np.ndarray) -> AccessFlags:
+        return AccessFlags(self.write[index], self.atomic[index], self.volatile[index], self.scope[index])
+
+
+def batch_flags(batch: AccessBatch) -> tuple[bool, bool, bool, int]:
+    """(write, atomic, volatile, scope rank) of every access of one event batch (they share one instruction)."""
+    write = batch.kind in (AccessKind.WRITE, AccessKind.ATOMIC)
+    atomic = batch.kind == AccessKind.ATOMIC or (batch.strong and batch.sem in ATOMIC_SEMANTICS)
+    volatile = batch.sem == "volatile"
+    scope = SCOPE_RANK[batch.scope] if batch.strong and batch.scope is not None else NO_SCOPE
+    return write, atomic, volatile, scope
+
+
+def overlaps(start_a, size_a, start_b, size_b) -> np.ndarray:
+    """Whether the byte ranges [start, start+size) of each pair overlap (byte-precise)."""
+    a = np.asarray(start_a, dtype=np.uint64)
+    b = np.asarray(start_b, dtype=np.uint64)
+    return (a < b + np.asarray(size_b, dtype=np.uint64)) & (b < a + np.asarray(size_a, dtype=np.uint64))
+
+
+def conflicts(start_a, size_a, thread_a, start_b, size_b, thread_b, fa: AccessFlags, fb: AccessFlags) -> np.ndarray:
+    """Conflicting pairs: overlapping bytes, different threads, and at least one write (atomics write)."""
+    return (
+        overlaps(start_a, size_a, start_b, size_b)
+        & (np.asarray(thread_a) != np.asarray(thread_b))
+        & (fa.write | fb.write)
+    )
+
+
+def model_strong(f: AccessFlags, model: str) -> np.ndarray:
+    """Accesses that take part in the morally-strong exemption under `model`."""
+    if model == "cuda":
+        return f.atomic
+    if model in ("ptx", "scord"):
+        return f.atomic | f.volatile
+    raise ValueError(f"unknown memory model {model!r}")
+
+
+def scope_covers(scope: np.ndarray, same_block: np.ndarray) -> np.ndarray:
+    """Whether an access of this scope covers the other thread (`cta`/`cluster`: same block; wider: the launch)."""
+    block_only = (scope == BLOCK_SCOPES[0]) | (scope == BLOCK_SCOPES[1])
+    return (scope != NO_SCOPE) & (~block_only | same_block)
+
+
+def morally_strong(fa: AccessFlags, fb: AccessFlags, same_block, model: str = "cuda") -> np.ndarray:
+    """Pairs exempt from racing: both strong under `model` and each thread inside the other's scope."""
+    same_block = np.asarray(same_block, dtype=np.bool_)
+    return (
+        model_strong(fa, model)
+        & model_strong(fb, model)
+        & scope_covers(fa.scope, same_block)
+        & scope_covers(fb.scope, same_block)
+    )
+
+
+def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str = "cuda") -> np.ndarray:
+    """The `Cause` of each *unordered conflicting* pair (`Cause.NONE` where it is exempt), as an int8 array.
+
+    The most specific cause wins: a scope that does not cover the other
+    thread, then volatile-is-not-atomic (model `cuda`), then atomic against
+    plain, then lanes of one warp, else no synchronisation at all.
+    """
+    same_block = np.asarray(same_block, dtype=np.bool_)
+    same_warp = np.asarray(same_warp, dtype=np.bool_)
+    atomic_a, atomic_b = model_strong(fa, model), model_strong(fb, model)
+    # volatile is strong under every model: with atomics it forms strong pairs whose scope can fall short
+    strong_a, strong_b = fa.atomic | fa.volatile, fb.atomic | fb.volatile
+    covered = scope_covers(fa.scope, same_block) & scope_covers(fb.scope, same_block)
+    exempt = atomic_a & atomic_b & covered
+    shape = np.broadcast(exempt, same_warp).shape
+    cause = np.full(shape, Cause.UNSYNCHRONISED, dtype=np.int8)
+    cause[np.broadcast_to(same_warp, shape)] = Cause.INTRA_WARP
+    cause[np.broadcast_to(atomic_a ^ atomic_b, shape)] = Cause.ATOMIC_VS_PLAIN
+    volatile_pair = strong_a & strong_b & covered & (fa.volatile | fb.volatile)
+    cause[np.broadcast_to(volatile_pair, shape)] = Cause.VOLATILE_NOT_ATOMIC
+    cause[np.broadcast_to(strong_a & strong_b & ~covered, shape)] = Cause.INSUFFICIENT_SCOPE
+    cause[np.broadcast_to(exempt, shape)] = Cause.NONE
+    return cause
+
+
+def severity_of(cause: Cause | int) -> str:
+    """`warning` for volatile-is-not-atomic, `error` for every other race."""
+    return SEVERITY[Cause(int(cause))]
+
+
+_ATOMIC_BUILTIN = {
+    "add": "atomicAdd", "exch": "atomicExch", "cas": "atomicCAS", "min": "atomicMin", "max": "atomicMax",
+    "inc": "atomicInc", "dec": "atomicDec", "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",
+}  # fmt: skip
+
+
+def scoped_op_name(opcode: str, scope: str, atomic_op: str | None = None) -> tuple[str, str]:
+    """("atom.cta", " (e.g. atomicAdd_block)") for the insufficient-scope message; no hint for ld/st."""
+    op = f"{opcode}.{scope}"
+    builtin = _ATOMIC_BUILTIN.get(atomic_op or "") if opcode in ("atom", "red") and scope == "cta" else None
+    return op, (f" (e.g. {builtin}_block)" if builtin else "")
+
+
+def cause_message(cause: Cause | int, **fields) -> str:
+    """The text of a cause, its fields filled in.
+
+    Fields: `op`, `hint`, `where` and `block` (insufficient scope; a block
+    given as coordinates is written `(x,y,z)`), `where` (atomic vs plain).
+    """
+    template = CAUSE_TEXT[Cause(int(cause))]
+    if isinstance(fields.get("block"), tuple):
+        fields["block"] = "({})".format(",".join(str(int(c)) for c in fields["block"]))
+    return template.format(**fields) if fields else template

@@ -1,0 +1,279 @@
+"""Turn a kernel source file into PTX text with line information.
+
+Which compiler, and why:
+
+* `.ptx` files are read as they are.
+* `.cu` files that look device-only go through NVRTC in-process first (the
+  `cuda-bindings` package with the `nvidia-cuda-nvrtc` library): it needs no
+  host compiler and takes milliseconds, which matters when a test suite
+  compiles dozens of kernels. The real file path is the program name, so the
+  PTX `.file` directive and every diagnostic name the user's file.
+* `.cu` files with host code (`main`, `<<<...>>>` launches, `cuda*` runtime
+  calls, host-only headers) need `nvcc -ptx`, which NVRTC cannot replace. A
+  quick textual check sends them straight to nvcc; a device-only file that
+  NVRTC still rejects (for example because of a header NVRTC does not ship)
+  is retried with nvcc. When both fail, the user sees the diagnostics of the
+  compiler that fits the file: nvcc's for files with host code, NVRTC's for
+  device-only files.
+* nvcc is looked up on PATH, then in `$CUDA_HOME/bin` (or `$CUDA_PATH/bin`),
+  then in the `nvidia-cuda-nvcc` wheel (`site-packages/nvidia/cu13/bin`). The
+  wheel's `nvcc.profile` locates `cicc`, its headers and libraries relative
+  to the binary, so it runs as it is, given only a host compiler on PATH.
+
+Both compilers get `-lineinfo` so every PTX instruction carries a `.loc` back
+to the source, which is what makes findings point at source lines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from gpurace.errors import CompileError, UserError
+
+DEFAULT_ARCH = "compute_75"
+
+_ARCH_RE = re.compile(r"^(?:sm|compute)_(\d+[a-z]?)$")
+
+# Markers of host code that NVRTC cannot compile. A miss is harmless (NVRTC
+# fails and nvcc takes over); a false hit only costs nvcc's slower start.
+_HOST_CODE_RE = re.compile(
+    r"\bmain\s*\("
+    r"|<<<"
+    r"|\bcuda(?:Malloc|Free|Memcpy|Memset|DeviceSynchronize|DeviceReset|GetLastError|"
+    r"StreamCreate|EventCreate|LaunchKernel|SetDevice|HostAlloc|MallocManaged)\w*\s*\("
+    r"|#\s*include\s*[<\"](?:cstdio|stdio\.h|iostream|cstdlib|stdlib\.h|vector|string|"
+    r"cstring|string\.h|cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|algorithm|chrono|"
+    r"fstream|sstream|memory|random|thread)[>\"]"
+)
+
+_NVCC_TIMEOUT_S = 600
+
+
+@dataclass(frozen=True)
+class CompiledPtx:
+    """PTX text, the source it came from, and which compiler produced it.
+
+    `compiler` is "ptx" (the file was PTX already), "nvrtc" or "nvcc";
+    `compiler_path` is the nvcc binary used, when it was nvcc.
+    """
+
+    text: str
+    source_path: str
+    compiler: str
+    compiler_path: str | None = None
+
+
+def compile_to_ptx(
+    path: str | os.PathLike,
+    *,
+    include_dirs: Iterable[str | os.PathLike] = (),
+    defines: Iterable[str] = (),
+    arch: str = DEFAULT_ARCH,
+) -> CompiledPtx:
+    """Compile (or read) `path` into PTX with line information.
+
+    `include_dirs` become `-I` options, `defines` (`NAME` or `NAME=VALUE`)
+    become `-D` options, `arch` is `compute_XX` or `sm_XX` (both select the
+    virtual architecture `compute_XX`, since PTX is what we want).
+    """
+    source = _check_source(Path(path))
+    suffix = source.suffix.lower()
+    if suffix == ".ptx":
+        return CompiledPtx(_read_text(source), str(source), "ptx")
+    virtual_arch = normalize_arch(arch)
+    includes = [str(Path(d)) for d in include_dirs]
+    macros = [_check_define(d) for d in defines]
+    code = _read_text(source)
+    if has_host_code(code):
+        return _compile_with_nvcc(source, includes, macros, virtual_arch, host_code=True)
+    try:
+        return _compile_with_nvrtc(source, code, includes, macros, virtual_arch)
+    except CompileError as nvrtc_error:
+        if find_nvcc() is None:
+            raise
+        try:
+            return _compile_with_nvcc(source, includes, macros, virtual_arch, host_code=False)
+        except CompileError:
+            raise nvrtc_error from None
+
+
+def normalize_arch(arch: str) -> str:
+    """`sm_80` or `compute_80` -> `compute_80`; anything else is a UserError."""
+    m = _ARCH_RE.match(arch.strip())
+    if not m:
+        raise UserError(f"--arch {arch!r}: expected a GPU architecture such as compute_75 or sm_80")
+    return f"compute_{m.group(1)}"
+
+
+def has_host_code(code: str) -> bool:
+    """True when the source visibly contains host code that only nvcc can compile."""
+    return _HOST_CODE_RE.search(_strip_comments(code)) is not None
+
+
+def nvcc_candidates() -> Iterator[Path]:
+    """Where nvcc may be, in the order we try: PATH, $CUDA_HOME, $CUDA_PATH, the PyPI wheel."""
+    on_path = shutil.which("nvcc")
+    if on_path:
+        yield Path(on_path)
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        root = os.environ.get(var)
+        if root:
+            yield Path(root) / "bin" / "nvcc"
+    for root in pypi_cuda_roots():
+        yield root / "bin" / "nvcc"
+
+
+def find_nvcc() -> Path | None:
+    """The first executable nvcc among `nvcc_candidates()`, or None."""
+    for candidate in nvcc_candidates():
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def pypi_cuda_roots() -> list[Path]:
+    """The `nvidia/cu13` folders installed by the NVIDIA CUDA wheels (bin, include, lib, nvvm)."""
+    try:
+        import nvidia  # namespace package shared by the nvidia-* wheels
+    except ImportError:
+        return []
+    return [Path(p) / "cu13" for p in nvidia.__path__ if (Path(p) / "cu13").is_dir()]
+
+
+# --------------------------------------------------------------------------
+# NVRTC
+# --------------------------------------------------------------------------
+
+
+def _compile_with_nvrtc(
+    source: Path, code: str, includes: list[str], macros: list[str], arch: str
+) -> CompiledPtx:
+    from cuda.bindings import nvrtc
+
+    options = ["-lineinfo", f"--gpu-architecture={arch}", f"-I{source.parent}"]
+    options += [f"-I{d}" for d in includes]
+    # NVRTC's own builtin headers do not include cuda_fp16.h & co.; the wheel's include dir has them.
+    options += [f"-I{root / 'include'}" for root in pypi_cuda_roots()]
+    options += [f"-D{m}" for m in macros]
+    encoded = [o.encode() for o in options]
+
+    err, prog = nvrtc.nvrtcCreateProgram(code.encode(), str(source).encode(), 0, [], [])
+    _check_nvrtc(err, "nvrtcCreateProgram", source)
+    try:
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            log = _nvrtc_log(nvrtc, prog)
+            raise CompileError(f"{source}: NVRTC could not compile it:\n{log}".rstrip())
+        err, size = nvrtc.nvrtcGetPTXSize(prog)
+        _check_nvrtc(err, "nvrtcGetPTXSize", source)
+        buf = bytearray(size)
+        (err,) = nvrtc.nvrtcGetPTX(prog, buf)
+        _check_nvrtc(err, "nvrtcGetPTX", source)
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return CompiledPtx(bytes(buf).rstrip(b"\0").decode(), str(source), "nvrtc")
+
+
+def _nvrtc_log(nvrtc, prog) -> str:
+    err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS or size <= 1:
+        return ""
+    buf = bytearray(size)
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return bytes(buf).rstrip(b"\0").decode(errors="replace").strip()
+
+
+def _check_nvrtc(err, what: str, source: Path) -> None:
+    from cuda.bindings import nvrtc
+
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        raise CompileError(f"{source}: NVRTC failed in {what}: {err.name}")
+
+
+# --------------------------------------------------------------------------
+# nvcc
+# --------------------------------------------------------------------------
+
+
+def _compile_with_nvcc(
+    source: Path, includes: list[str], macros: list[str], arch: str, *, host_code: bool
+) -> CompiledPtx:
+    nvcc = find_nvcc()
+    if nvcc is None:
+        why = "it has host code, which " if host_code else ""
+        raise CompileError(
+            f"{source}: {why}needs nvcc, and none was found on PATH, in $CUDA_HOME/bin "
+            "or in the nvidia-cuda-nvcc package"
+        )
+    with tempfile.TemporaryDirectory(prefix="gpurace-") as tmp:
+        out = Path(tmp) / (source.stem + ".ptx")
+        cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}"]
+        cmd += [f"-I{d}" for d in includes]
+        cmd += [f"-D{m}" for m in macros]
+        cmd += [str(source), "-o", str(out)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_NVCC_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"{source}: nvcc took longer than {_NVCC_TIMEOUT_S} s") from None
+        except OSError as e:
+            raise CompileError(f"{source}: could not run {nvcc}: {e}") from None
+        if proc.returncode != 0 or not out.is_file():
+            log = (proc.stderr + proc.stdout).strip()
+            raise CompileError(f"{source}: nvcc could not compile it:\n{log}".rstrip())
+        text = out.read_text()
+    return CompiledPtx(text, str(source), "nvcc", str(nvcc))
+
+
+# --------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------
+
+_UNSUPPORTED = {
+    ".hip": "HIP sources (.hip) are not supported yet; give a .cu or .ptx file",
+    ".py": "Numba kernels (.py) are not supported yet; give a .cu or .ptx file",
+}
+
+
+def _check_source(path: Path) -> Path:
+    suffix = path.suffix.lower()
+    if suffix in _UNSUPPORTED:
+        raise UserError(f"{path}: {_UNSUPPORTED[suffix]}")
+    if suffix not in (".cu", ".ptx"):
+        raise UserError(f"{path}: unknown file type {suffix or '(no extension)'!r}; expected a .cu or .ptx file")
+    if not path.exists():
+        raise UserError(f"{path}: no such file")
+    if not path.is_file():
+        raise UserError(f"{path}: not a regular file")
+    return path.resolve()
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not a UTF-8 text file ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it: {e.strerror}") from None
+
+
+_DEFINE_RE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.DOTALL)
+
+
+def _check_define(define: str) -> str:
+    if not _DEFINE_RE.match(define):
+        raise UserError(f"-D {define!r}: expected NAME or NAME=VALUE")
+    return define
+
+
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _strip_comments(code: str) -> str:
+    return _COMMENT_RE.sub(" ", code)

@@ -1,0 +1,132 @@
+"""C++ kernel names and parameter types from mangled PTX symbols.
+
+PTX knows parameters only as `.u64`/`.b32`/byte arrays; the C++ types (which
+pointer is `const`, what a pointer points to, which argument is a struct) live
+only in the mangled name. The demangling itself is the `cxxfilt` package's
+(the toolchain's own `__cxa_demangle`); this module splits its output into a
+name and parameter types and puts each type in the spelling CUDA programmers
+write (`const int*` rather than the demangler's `int const*`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cxxfilt
+
+_OPEN = "<(["
+_CLOSE = ">)]"
+_CV = ("const", "volatile")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """A kernel's C++ name and parameter types.
+
+    `name` keeps namespaces and template arguments (`ns::scale`,
+    `steps<float, 4>`) but not the return type. `param_types` is None for an
+    unmangled (`extern "C"`) symbol, whose parameter types PTX does not record.
+    """
+
+    name: str
+    param_types: tuple[str, ...] | None
+
+
+def demangle_signature(symbol: str) -> Signature:
+    """Split a (possibly) mangled symbol into name and normalised parameter types."""
+    if not symbol.startswith("_Z"):
+        return Signature(symbol, None)
+    try:
+        text = cxxfilt.demangle(symbol)
+    except cxxfilt.InvalidName:
+        return Signature(symbol, None)
+    open_at = _param_list_start(text)
+    if open_at is None:
+        return Signature(text, None)
+    name = _strip_return_type(text[:open_at].strip())
+    inner = text[open_at + 1 : text.rindex(")")].strip()
+    if inner in ("", "void"):
+        return Signature(name, ())
+    return Signature(name, tuple(normalize_type(t) for t in split_top_level(inner)))
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split at `sep` characters outside any <>, () or [] nesting, stripping each part."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def normalize_type(spelling: str) -> str:
+    """Rewrite a demangled type in the usual CUDA spelling.
+
+    `int const*` -> `const int*`, `float const restrict*` -> `const float*`
+    (restrict on a pointee means nothing), `int* restrict` -> `int* __restrict__`,
+    `unsigned int volatile*` -> `volatile unsigned int*`. Function pointer and
+    array types are left as the demangler wrote them.
+    """
+    spelling = " ".join(spelling.split())
+    if "(" in spelling:
+        return spelling
+    cut = _first_top_level(spelling, "*&")
+    base, declarator = (spelling, "") if cut is None else (spelling[:cut], spelling[cut:])
+    words = base.split()
+    quals = [q for q in _CV if q in words]
+    core = " ".join(w for w in words if w not in _CV and w != "restrict")
+    out = " ".join([*quals, core])
+    declarator = " ".join(declarator.replace("restrict", "__restrict__").split())
+    declarator = declarator.replace("* ", "*").replace("*const", "* const")
+    declarator = declarator.replace("*volatile", "* volatile").replace("*__restrict__", "* __restrict__")
+    return out + declarator
+
+
+def _param_list_start(text: str) -> int | None:
+    """Index of the `(` that opens the final, top-level parameter list."""
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        ch = text[i]
+        if ch in _CLOSE:
+            depth += 1
+        elif ch in _OPEN:
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _strip_return_type(prefix: str) -> str:
+    """`void steps<float, 4>` -> `steps<float, 4>`: template functions carry their return type."""
+    depth = 0
+    last_space = -1
+    for i, ch in enumerate(prefix):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch == " " and depth == 0:
+            last_space = i
+    return prefix[last_space + 1 :]
+
+
+def _first_top_level(text: str, chars: str) -> int | None:
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE:
+            depth -= 1
+        elif ch in chars and depth == 0:
+            return i
+    return None

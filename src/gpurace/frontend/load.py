@@ -1,0 +1,33 @@
+"""One call from a user's file to the module IR: compile (or read) PTX, then parse it.
+
+This is the front end's entry point for the CLI and for every later stage, so
+that they all see the same compiler choice, options and error messages.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from gpurace.frontend.compile import DEFAULT_ARCH, compile_to_ptx
+from gpurace.frontend.ptx.ir import Module
+from gpurace.frontend.ptx.parser import parse_ptx
+
+
+def load_module(
+    path: str | os.PathLike,
+    *,
+    include_dirs: Iterable[str | os.PathLike] = (),
+    defines: Iterable[str] = (),
+    arch: str = DEFAULT_ARCH,
+) -> Module:
+    """Compile `path` (.cu or .ptx) and parse the PTX; `Module.source_path` names `path`.
+
+    Parse errors in PTX generated from a .cu file name the generated PTX, since
+    their line numbers are PTX lines, not source lines.
+    """
+    compiled = compile_to_ptx(path, include_dirs=include_dirs, defines=defines, arch=arch)
+    where = compiled.source_path if compiled.compiler == "ptx" else f"{compiled.source_path} (generated PTX)"
+    module = parse_ptx(compiled.text, where)
+    module.source_path = compiled.source_path
+    return module

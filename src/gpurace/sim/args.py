@@ -1,0 +1,246 @@
+"""Kernel arguments: `--arg` specs and Python values to buffers and a parameter buffer.
+
+Each kernel parameter gets one argument, in order. Pointer parameters take
+buffers (NumPy arrays; from the command line `buf:COUNT[:INIT]` in elements of
+the pointee type, or an explicit element type such as `f32:COUNT[:INIT]`);
+scalar parameters take numbers, packed with the parameter's C++ type (or its
+PTX type for `extern "C"` kernels). Every mismatch is a UserError naming the
+argument.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.kernels import KernelInfo, ParamInfo
+
+# C++ fundamental types (as the demangler spells them) to NumPy dtypes.
+CPP_DTYPES = {
+    "bool": np.bool_,
+    "char": np.int8,
+    "signed char": np.int8,
+    "unsigned char": np.uint8,
+    "short": np.int16,
+    "unsigned short": np.uint16,
+    "int": np.int32,
+    "unsigned int": np.uint32,
+    "long": np.int64,
+    "unsigned long": np.uint64,
+    "long long": np.int64,
+    "unsigned long long": np.uint64,
+    "float": np.float32,
+    "double": np.float64,
+    "__half": np.float16,
+    "half": np.float16,
+    "int8_t": np.int8,
+    "uint8_t": np.uint8,
+    "int16_t": np.int16,
+    "uint16_t": np.uint16,
+    "int32_t": np.int32,
+    "uint32_t": np.uint32,
+    "int64_t": np.int64,
+    "uint64_t": np.uint64,
+    "size_t": np.uint64,
+}
+
+# Explicit element types in `--arg` specs.
+SPEC_DTYPES = {
+    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+}
+
+# Scalars of `extern "C"` kernels, by PTX parameter type.
+PTX_DTYPES = {
+    "u8": np.uint8, "s8": np.int8, "b8": np.uint8,
+    "u16": np.uint16, "s16": np.int16, "b16": np.uint16,
+    "u32": np.uint32, "s32": np.int32, "b32": np.uint32,
+    "u64": np.uint64, "s64": np.int64, "b64": np.uint64,
+    "f32": np.float32, "f64": np.float64, "f16": np.float16,
+}
+
+INITS = ("zeros", "ones", "iota", "rand")
+
+
+@dataclass
+class Buffer:
+    """A buffer argument: the user's array (updated in place after the run) and its display name."""
+
+    array: np.ndarray
+    name: str
+
+
+@dataclass
+class Launch:
+    """Resolved arguments: per parameter, a Buffer or a packed scalar (bytes)."""
+
+    values: list[Buffer | bytes]
+
+    @property
+    def buffers(self) -> list[tuple[int, Buffer]]:
+        return [(i, v) for i, v in enumerate(self.values) if isinstance(v, Buffer)]
+
+
+def is_pointer(p: ParamInfo) -> bool:
+    if p.type is not None:
+        return p.type.replace("__restrict__", "").strip().endswith("*")
+    return p.ptx_type in ("u64", "b64", "s64")
+
+
+def scalar_dtype(p: ParamInfo) -> np.dtype | None:
+    if p.type is not None:
+        core = " ".join(w for w in p.type.split() if w not in ("const", "volatile"))
+        dt = CPP_DTYPES.get(core)
+        if dt is None and core.startswith("enum "):
+            dt = np.int32
+        return None if dt is None else np.dtype(dt)
+    dt = PTX_DTYPES.get(p.ptx_type)
+    return None if dt is None else np.dtype(dt)
+
+
+def pointee_dtype(p: ParamInfo) -> np.dtype | None:
+    pointee = p.pointee
+    if pointee is None:
+        return None
+    dt = CPP_DTYPES.get(pointee[0])
+    return None if dt is None else np.dtype(dt)
+
+
+def param_label(i: int, p: ParamInfo) -> str:
+    return f"argument {i + 1} ({p.type or p.ptx_type})"
+
+
+def buffer_name(i: int, p: ParamInfo) -> str:
+    """How reports name the buffer passed for parameter `i`."""
+    return f"arg{i}" if p.type is None else f"arg{i} ({p.type})"
+
+
+def pack_scalar(value, dtype: np.dtype, label: str) -> bytes:
+    """Pack one scalar with range checking (ints wrap only for unsigned reinterpretation of negatives)."""
+    try:
+        if dtype.kind == "f":
+            return np.array(float(value), dtype=dtype).tobytes()
+        if dtype.kind == "b":
+            return np.array(bool(value), dtype=dtype).tobytes()
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise UserError(f"{label}: expected a number, got {value!r}") from None
+    info = np.iinfo(dtype)
+    if dtype.kind == "u" and iv < 0 and iv >= -(1 << (8 * dtype.itemsize - 1)):
+        iv += 1 << (8 * dtype.itemsize)
+    if not info.min <= iv <= info.max:
+        raise UserError(f"{label}: {value} does not fit in {dtype.name}")
+    return np.array(iv, dtype=dtype).tobytes()
+
+
+def parse_scalar_text(text: str, dtype: np.dtype, label: str) -> bytes:
+    try:
+        value = float(text) if dtype.kind == "f" else int(text, 0)
+    except ValueError:
+        raise UserError(f"{label}: expected a {'number' if dtype.kind == 'f' else 'integer'}, got {text!r}") from None
+    return pack_scalar(value, dtype, label)
+
+
+def make_buffer(count: int, dtype: np.dtype, init: str, rng: np.random.Generator, label: str) -> np.ndarray:
+    if init == "zeros":
+        return np.zeros(count, dtype=dtype)
+    if init == "ones":
+        return np.ones(count, dtype=dtype)
+    if init == "iota":
+        return np.arange(count).astype(dtype)
+    if init == "rand":
+        if dtype.kind == "f":
+            return rng.random(count).astype(dtype)
+        if dtype.kind == "b":
+            return rng.integers(0, 2, count).astype(dtype)
+        hi = min(np.iinfo(dtype).max, 1000) + 1
+        return rng.integers(0, hi, count).astype(dtype)
+    if init.startswith("file:"):
+        path = Path(init[5:])
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise UserError(f"{label}: cannot read {path}: {e}") from None
+        arr = np.ascontiguousarray(arr).reshape(-1)
+        if arr.size < count:
+            raise UserError(f"{label}: {path} holds {arr.size} elements, the spec asks for {count}")
+        return arr[:count].astype(dtype)
+    raise UserError(f"{label}: unknown initialiser {init!r} (use zeros, ones, iota, rand or file:PATH.npy)")
+
+
+def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) -> Buffer | bytes:
+    """One `--arg` value for parameter `i`."""
+    label = f"--arg {spec!r} for {param_label(i, p)}"
+    head, _, rest = spec.partition(":")
+    if rest:
+        pointer = is_pointer(p)
+        if not pointer:
+            raise UserError(f"{label}: a buffer was given for a non-pointer parameter")
+        if head == "buf":
+            dtype = pointee_dtype(p)
+            if dtype is None:
+                if p.type is not None and "void" not in p.type:
+                    raise UserError(f"{label}: cannot tell the element type of {p.type}; name one, e.g. u8:COUNT")
+                dtype = np.dtype(np.uint32)  # untyped or void*: 4-byte elements
+        elif head in SPEC_DTYPES:
+            dtype = np.dtype(SPEC_DTYPES[head])
+        else:
+            raise UserError(f"{label}: unknown buffer kind {head!r} (use buf or one of {', '.join(SPEC_DTYPES)})")
+        count_text, _, init = rest.partition(":")
+        try:
+            count = int(count_text, 0)
+        except ValueError:
+            raise UserError(f"{label}: COUNT must be an integer, got {count_text!r}") from None
+        if count < 0:
+            raise UserError(f"{label}: COUNT must not be negative")
+        return Buffer(make_buffer(count, dtype, init or "zeros", rng, label), buffer_name(i, p))
+    if is_pointer(p):
+        if spec in ("null", "0"):
+            return struct.pack("<Q", 0)
+        raise UserError(f"{label}: a pointer parameter needs a buffer, e.g. buf:1024 or f32:1024:rand")
+    dtype = scalar_dtype(p)
+    if dtype is None:
+        raise UserError(f"{label}: parameters of type {p.type} cannot be given on the command line")
+    return parse_scalar_text(spec, dtype, label)
+
+
+def resolve_args(kernel: KernelInfo, args: list, rng: np.random.Generator) -> Launch:
+    """Python values or `--arg` strings (one per parameter) to a Launch."""
+    if len(args) != len(kernel.params):
+        names = ", ".join(p.type or p.ptx_type for p in kernel.params) or "none"
+        raise UserError(
+            f"kernel {kernel.name} takes {len(kernel.params)} argument(s) ({names}), {len(args)} given"
+        )
+    values: list[Buffer | bytes] = []
+    for i, (p, a) in enumerate(zip(kernel.params, args)):
+        label = param_label(i, p)
+        if isinstance(a, str):
+            values.append(parse_arg_spec(a, i, p, rng))
+        elif isinstance(a, np.ndarray):
+            if not is_pointer(p):
+                raise UserError(f"{label}: an array was given for a non-pointer parameter")
+            if not a.flags.c_contiguous:
+                raise UserError(f"{label}: arrays must be C-contiguous")
+            values.append(Buffer(a, buffer_name(i, p)))
+        elif isinstance(a, (bool, int, float, np.generic)):
+            if is_pointer(p):
+                if a == 0:
+                    values.append(struct.pack("<Q", 0))
+                    continue
+                raise UserError(f"{label}: a pointer parameter needs a NumPy array")
+            dtype = scalar_dtype(p)
+            if dtype is None:
+                raise UserError(f"{label}: parameters of type {p.type} need raw bytes")
+            values.append(pack_scalar(a, dtype, label))
+        elif isinstance(a, (bytes, bytearray)):
+            if len(a) != p.size:
+                raise UserError(f"{label}: {len(a)} bytes given for a {p.size}-byte parameter")
+            values.append(bytes(a))
+        else:
+            raise UserError(f"{label}: unsupported argument of type {type(a).__name__}")
+    return Launch(values)

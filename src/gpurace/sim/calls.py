@@ -1,0 +1,148 @@
+"""`call` and `ret` for non-inlined device functions, recursion included.
+
+A call copies the caller's argument `.param` slots into the callee's formal
+parameters, pushes (return pc, call site, frame base) on each thread's call
+stack, gives the callee a fresh local-memory frame above the caller's, and
+jumps. Registers are function-local, so a non-recursive callee simply has its
+own register slots; a recursive one also has its registers and parameters
+saved on call and restored on return, since the nested activation reuses them.
+`ret` copies the callee's return parameters into the call site's return slots.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.sim.program import call_parts
+
+
+class CallStack:
+    """Per-thread return pcs, call sites, frame bases and saved values, grown on demand."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.depth = np.zeros(n, dtype=np.int32)
+        self.ret = np.zeros((0, n), dtype=np.int64)
+        self.site = np.zeros((0, n), dtype=np.int64)
+        self.frame = np.zeros((0, n), dtype=np.int64)
+        self.saved: dict[tuple[str, int], np.ndarray] = {}
+
+    def reserve(self, need: int) -> None:
+        """Make room for `need` nested calls."""
+        cap = self.ret.shape[0]
+        if need <= cap:
+            return
+        new = max(need, 2 * cap, 4)
+
+        def grown(a):
+            b = np.zeros((new,) + a.shape[1:], dtype=a.dtype)
+            b[:cap] = a
+            return b
+
+        self.ret, self.site, self.frame = grown(self.ret), grown(self.site), grown(self.frame)
+        for k, v in self.saved.items():
+            self.saved[k] = grown(v)
+
+    def save(self, key: tuple[str, int], idx: np.ndarray, d: np.ndarray, values: np.ndarray) -> None:
+        arr = self.saved.get(key)
+        if arr is None or arr.shape[0] < self.ret.shape[0]:
+            shape = (self.ret.shape[0], self.n) + values.shape[1:]
+            new = np.zeros(shape, dtype=values.dtype)
+            if arr is not None:
+                new[: arr.shape[0]] = arr
+            arr = self.saved[key] = new
+        arr[d, idx] = values
+
+    def push(self, idx: np.ndarray, ret_pc: int, site: int, frame: np.ndarray) -> np.ndarray:
+        d = self.depth[idx]
+        self.reserve(int(d.max()) + 1)
+        self.ret[d, idx] = ret_pc
+        self.site[d, idx] = site
+        self.frame[d, idx] = frame
+        self.depth[idx] = d + 1
+        return d
+
+
+def call_handler(dec, callee: str, rets: list[str], args: list[str]):
+    eng = dec.eng
+    state = eng.state
+    program = eng.program
+    caller = program.functions[dec.fn]
+    info = program.functions[callee]
+    fn = info.fn
+    if len(args) != len(fn.params):
+        raise UserError(f"call to {callee} passes {len(args)} arguments, it takes {len(fn.params)}")
+    copies = [(caller.params[a], info.params[p.name], p.size) for a, p in zip(args, fn.params)]
+    own_params = [info.params[p.name] for p in list(fn.params) + list(fn.returns)]
+    own_regs = sorted(set(info.regs.values()))
+    stack: CallStack = eng.calls
+    pc = dec.pc
+    entry = info.entry
+    frame_size = caller.frame_size
+    callee_frame = info.frame_size
+
+    def param_buf(slot):
+        buf = state.params[slot]
+        if buf is None:
+            buf = state.params[slot] = np.zeros((state.n, max(program.param_sizes[slot], 16)), dtype=np.uint8)
+        return buf
+
+    def call(idx):
+        if info.recursive:
+            d = stack.depth[idx]
+            stack.reserve(int(d.max()) + 1)
+            for slot in own_regs:
+                stack.save(("reg", slot), idx, d, state.regs[slot][idx])
+            for slot in own_params:
+                stack.save(("param", slot), idx, d, param_buf(slot)[idx])
+        for src, dst, size in copies:
+            param_buf(dst)[idx, :size] = param_buf(src)[idx, :size]
+        stack.push(idx, pc + 1, pc, state.frame_base[idx])
+        state.frame_base[idx] += frame_size
+        if callee_frame:
+            eng.mem.ensure_local(int(state.frame_base[idx].max()) + callee_frame)
+        return entry
+
+    return call
+
+
+def ret_handler(dec):
+    eng = dec.eng
+    state = eng.state
+    program = eng.program
+    info = program.functions[dec.fn]
+    fn = info.fn
+    own_params = [info.params[p.name] for p in list(fn.params) + list(fn.returns)]
+    own_regs = sorted(set(info.regs.values()))
+    returns = [(info.params[p.name], p.size) for p in fn.returns]
+    stack: CallStack = eng.calls
+    pcs = eng.pc
+
+    def param_buf(slot):
+        buf = state.params[slot]
+        if buf is None:
+            buf = state.params[slot] = np.zeros((state.n, max(program.param_sizes[slot], 16)), dtype=np.uint8)
+        return buf
+
+    def ret(idx):
+        d = stack.depth[idx] - 1
+        sites = stack.site[d, idx]
+        for site in np.unique(sites):
+            members = idx[sites == site]
+            ret_names, _callee, _args = call_parts(program.instructions[int(site)])
+            caller = program.functions[program.owner[int(site)]]
+            for (src, size), name in zip(returns, ret_names):
+                dst = caller.params[name]
+                param_buf(dst)[members, :size] = param_buf(src)[members, :size]
+        if info.recursive:
+            for slot in own_regs:
+                state.regs[slot][idx] = stack.saved[("reg", slot)][d, idx]
+            for slot in own_params:
+                param_buf(slot)[idx] = stack.saved[("param", slot)][d, idx]
+        state.frame_base[idx] = stack.frame[d, idx]
+        pcs[idx] = stack.ret[d, idx]
+        stack.depth[idx] = d
+        return None
+
+    return ret

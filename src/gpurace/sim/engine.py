@@ -1,0 +1,467 @@
+"""The SIMT execution engine: scheduling, waiting, and the end-of-run checks.
+
+Every thread has its own pc (independent thread scheduling). A scheduler step
+picks one pc and executes that instruction for every eligible thread sitting
+at it, across warps and blocks, as one vectorised operation.
+
+Scheduling (the default, deterministic policy) is "lowest pc first, with
+yields at backward branches": a thread that takes a backward branch is parked
+(`yielded`) until every other runnable thread has also reached a backward
+branch, blocked, or exited; then a new *round* starts. Lowest-pc-first makes
+divergent threads reconverge (the ones behind catch up) and keeps the common
+case fully vectorised; the per-round yield gives every thread a turn, so spin
+locks taken by every lane of a warp and flags set by another block make
+progress. All blocks are co-resident (a grid larger than a real GPU could hold
+still runs, which can only make more schedules possible, never fewer).
+
+Seeded random policies pick a random pc among the eligible ones and sometimes
+run only one warp of it, to explore other interleavings.
+
+Threads block at barriers (`bar.sync`) and warp-synchronising instructions
+(`bar.warp.sync`, `shfl.sync`, ...). When nothing can run, the engine decides
+what the program did wrong: barriers that wait for exited threads
+(barrier divergence), warp syncs naming exited lanes (invalid warp sync), or a
+deadlock. A livelock (a round in which nothing changed memory and every
+spinning thread returned to exactly the state it had in the previous round)
+or an exhausted step budget ends the run with a finding instead of a hang.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurace.detect.findings import ERROR, Finding, FindingSet, Site, make_site
+from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
+from gpurace.sim.calls import CallStack
+from gpurace.sim.geometry import Geometry
+from gpurace.sim.program import Program
+from gpurace.sim.state import ThreadState
+
+RUN, BAR, WARP, DONE = 0, 1, 2, 3
+
+# What a warp-waiting thread waits for: any bar.warp.sync, or the same collective pc.
+WAIT_WARPSYNC, WAIT_COLLECTIVE = 0, 1
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How the scheduler picks the next instruction: `min-pc` (default) or `random` with a seed."""
+
+    kind: str = "min-pc"
+    seed: int = 0
+
+
+@dataclass
+class RunStats:
+    steps: int = 0
+    thread_instructions: int = 0
+    rounds: int = 0
+    events: int = 0
+
+
+class Engine:
+    """Runs one launch of a `Program` over a `Memory`, feeding events to sinks."""
+
+    def __init__(
+        self,
+        program: Program,
+        geometry: Geometry,
+        memory,
+        sinks: list[EventSink],
+        *,
+        policy: Policy = Policy(),
+        max_steps: int = 2_000_000,
+    ):
+        from gpurace.sim.execute import decode_all
+
+        self.program = program
+        self.geo = geometry
+        self.mem = memory
+        self.sinks = sinks
+        self.policy = policy
+        self.rng = np.random.default_rng(policy.seed)
+        self.max_steps = max_steps
+        self.findings = FindingSet()
+        self.stats = RunStats()
+        n = geometry.nthreads
+        self.state = ThreadState(program, geometry)
+        self.calls = CallStack(n)
+        self.pc = np.full(n, program.entry.entry, dtype=np.int64)
+        self.status = np.zeros(n, dtype=np.int8)
+        self.yielded = np.zeros(n, dtype=np.bool_)
+        self.exit_pc = np.full(n, -1, dtype=np.int64)
+        # Barrier waits: id, expected count (0 = the whole block), predicate for bar.red.
+        self.bar_id = np.zeros(n, dtype=np.int32)
+        self.bar_count = np.zeros(n, dtype=np.int32)
+        self.bar_pred = np.zeros(n, dtype=np.bool_)
+        self.bar_arrivals: dict[tuple[int, int], int] = {}  # (block, id) -> bar.arrive count
+        # Warp waits.
+        self.wait_mask = np.zeros(n, dtype=np.uint32)
+        self.wait_kind = np.zeros(n, dtype=np.int8)
+        self.exited_lanes = np.zeros(geometry.nwarps, dtype=np.uint32)
+        # Livelock detection.
+        self.progress = False
+        self._last_fingerprint: np.ndarray | None = None
+        self.stopped: str | None = None
+        self._seq = 0
+        self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
+        self.handlers = decode_all(self)
+
+    # ------------------------------------------------------------------ events
+
+    def next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def emit(self, event: Event) -> None:
+        self.stats.events += 1
+        for sink in self.sinks:
+            sink.on_event(event)
+
+    # ------------------------------------------------------------------ findings
+
+    def site(self, pc: int, g: int, op: str, scope: str | None = None) -> Site:
+        return make_site(self.program, self.geo, pc, g, op, scope)
+
+    def report(self, kind: str, cause: str, sites: list[Site], *, severity: str = ERROR, space=None, count=1, **details) -> None:
+        self.findings.add(Finding(kind, severity, cause, tuple(sites), space=space, details=details), count)
+
+    def report_access_errors(self, pc: int, acc, idx: np.ndarray, op: str, size: int) -> None:
+        """Out-of-bounds, misaligned and read-only accesses: one finding per instruction and kind."""
+        from gpurace.sim.memory import ErrorKind, Space
+
+        bad = np.flatnonzero(acc.error != ErrorKind.OK)
+        kinds = acc.error[bad]
+        for k in np.unique(kinds):
+            lanes = bad[kinds == k]
+            lane = int(lanes[0])
+            g = int(idx[lane])
+            kind = {ErrorKind.OUT_OF_BOUNDS: "out-of-bounds", ErrorKind.MISALIGNED: "misaligned-access"}.get(
+                ErrorKind(int(k)), "write-to-read-only"
+            )
+            self.report(
+                kind,
+                self.mem.describe_error(acc, lane),
+                [self.site(pc, g, op)],
+                space=Space(int(acc.space[lane])).name.lower(),
+                count=len(lanes),
+                address=int(acc.address[lane]),
+            )
+
+    # ------------------------------------------------------------------ main loop
+
+    def run(self) -> None:
+        pc, status, yielded = self.pc, self.status, self.yielded
+        handlers = self.handlers
+        stats = self.stats
+        group: np.ndarray | None = None
+        group_pc = 0
+        while True:
+            if group is None:
+                eligible = (status == RUN) & ~yielded
+                ncand = int(np.count_nonzero(eligible))
+                if ncand == 0:
+                    if not self._between_rounds():
+                        return
+                    continue
+                group_pc, group = self._pick(eligible)
+            r = handlers[group_pc](group)
+            stats.steps += 1
+            stats.thread_instructions += len(group)
+            self.state.clock = stats.steps
+            if self.stopped is not None:
+                return
+            if stats.steps >= self.max_steps:
+                self._step_budget_exhausted()
+                return
+            if r is not None:
+                pc[group] = r
+                if len(group) == ncand:
+                    group_pc = r  # the whole eligible set moved together: no rescan
+                    continue
+            group = None
+
+    def _pick(self, eligible: np.ndarray) -> tuple[int, np.ndarray]:
+        pcs = self.pc
+        if self.policy.kind == "min-pc":
+            p = int(pcs[eligible].min())
+            return p, np.flatnonzero(eligible & (pcs == p))
+        choices = np.unique(pcs[eligible])
+        p = int(choices[self.rng.integers(len(choices))])
+        group = np.flatnonzero(eligible & (pcs == p))
+        if self.rng.random() < 0.5:
+            warps = self.geo.warp_of[group]
+            w = warps[self.rng.integers(len(warps))]
+            group = group[warps == w]
+        return p, group
+
+    def _between_rounds(self) -> bool:
+        """No eligible thread: start a new round, resolve waits, or finish. False ends the run."""
+        running = self.status == RUN
+        if running.any():
+            self.stats.rounds += 1
+            if not self.progress and self._livelocked(running):
+                return False
+            self.progress = False
+            self.yielded[:] = False
+            return True
+        if (self.status == DONE).all():
+            return False
+        return self._resolve_stuck()
+
+    # ------------------------------------------------------------------ livelock
+
+    def _fingerprint(self, idx: np.ndarray) -> np.ndarray:
+        h = self.pc[idx].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for reg in self.state.regs:
+            h = (h ^ reg[idx].astype(np.uint64)) * np.uint64(0x100000001B3)
+        return h
+
+    def _livelocked(self, running: np.ndarray) -> bool:
+        """A round without memory progress that left every spinning thread exactly where it was."""
+        idx = np.flatnonzero(running)
+        fp = self._fingerprint(idx)
+        last = self._last_fingerprint
+        self._last_fingerprint = np.zeros(self.geo.nthreads, dtype=np.uint64)
+        self._last_fingerprint[idx] = fp
+        if last is None or not np.array_equal(last[idx], fp):
+            return False
+        pcs = np.unique(self.pc[idx])
+        sites = [self.site(int(p), int(idx[np.argmax(self.pc[idx] == p)]), "spin") for p in pcs[:2]]
+        self.report(
+            "livelock",
+            f"{len(idx)} thread(s) spin without making progress: nothing they can observe changes "
+            "(no other thread is left to change the memory they wait on)",
+            sites,
+            threads=len(idx),
+        )
+        self.stopped = "livelock"
+        return True
+
+    def _step_budget_exhausted(self) -> None:
+        live = np.flatnonzero(self.status != DONE)
+        pcs = np.unique(self.pc[live])[:2]
+        sites = [self.site(int(p), int(live[np.argmax(self.pc[live] == p)]), "running") for p in pcs]
+        self.report(
+            "livelock",
+            f"the run exceeded its step budget of {self.max_steps} scheduler steps "
+            f"with {len(live)} thread(s) still running (raise --max-steps if the kernel is just long)",
+            sites,
+            threads=len(live),
+        )
+        self.stopped = "step budget"
+
+    # ------------------------------------------------------------------ barriers
+
+    def arrive_barrier(self, idx: np.ndarray, bar_id: np.ndarray, count: np.ndarray, pred: np.ndarray | None) -> None:
+        self.status[idx] = BAR
+        self.bar_id[idx] = bar_id
+        self.bar_count[idx] = count
+        if pred is not None:
+            self.bar_pred[idx] = pred
+        self.check_barriers()
+
+    def check_barriers(self, *, allow_exited: bool = False) -> bool:
+        """Release every barrier instance whose arrivals are complete. True if any was released.
+
+        With `allow_exited`, a barrier also completes when every thread of its block
+        that has not exited is waiting at it (a barrier divergence finding says so).
+        """
+        waiting = np.flatnonzero(self.status == BAR)
+        if len(waiting) == 0:
+            return False
+        geo = self.geo
+        blocks = geo.block_of[waiting]
+        key = blocks * 16 + self.bar_id[waiting]
+        ukeys, inv, arrived = np.unique(key, return_inverse=True, return_counts=True)
+        expected = np.zeros(len(ukeys), dtype=np.int64)
+        np.maximum.at(expected, inv, self.bar_count[waiting])
+        whole = expected == 0
+        expected[whole] = geo.block_size
+        if self.bar_arrivals:
+            for i, k in enumerate(ukeys):
+                arrived[i] += self.bar_arrivals.get((int(k) // 16, int(k) % 16), 0)
+        complete = arrived >= expected
+        exited_release = np.zeros(len(ukeys), dtype=np.bool_)
+        if allow_exited and not complete.all():
+            done_per_block = np.bincount(geo.block_of[self.status == DONE], minlength=geo.nblocks)
+            ublocks = ukeys // 16
+            # every non-exited thread of the block waits at this barrier instance
+            per_block_waiting = np.bincount(blocks, minlength=geo.nblocks)
+            exited_release = (~complete) & whole & (arrived + done_per_block[ublocks] >= geo.block_size) & (
+                per_block_waiting[ublocks] == arrived
+            )
+            complete = complete | exited_release
+        if not complete.any():
+            return False
+        released = waiting[complete[inv]]
+        self._release_barrier(released, ukeys, complete, exited_release, inv[complete[inv]])
+        return True
+
+    def _release_barrier(self, released, ukeys, complete, exited_release, rel_inv) -> None:
+        geo = self.geo
+        pcs = self.pc[released]
+        for k_i in np.flatnonzero(complete):
+            block, bid = int(ukeys[k_i]) // 16, int(ukeys[k_i]) % 16
+            self.bar_arrivals.pop((block, bid), None)
+            members = released[rel_inv == k_i]
+            mpcs = self.pc[members]
+            distinct = np.unique(mpcs)
+            if len(distinct) > 1:
+                a = int(members[np.argmax(mpcs == distinct[0])])
+                b = int(members[np.argmax(mpcs == distinct[1])])
+                self.report(
+                    "barrier-divergence",
+                    f"threads of block {self.site(int(distinct[0]), a, 'barrier').block} reach barrier {bid} "
+                    "at different barrier statements",
+                    [self.site(int(distinct[0]), a, "barrier"), self.site(int(distinct[1]), b, "barrier")],
+                )
+            if exited_release[k_i]:
+                gone = np.flatnonzero((geo.block_of == block) & (self.status == DONE))
+                w = int(members[0])
+                e = int(gone[0])
+                self.report(
+                    "barrier-divergence",
+                    f"threads wait at barrier {bid} while {len(gone)} thread(s) of their block have exited "
+                    "without reaching it",
+                    [self.site(int(self.pc[w]), w, "barrier"), self.site(int(self.exit_pc[e]), e, "exit")],
+                )
+        self._complete_bar_red(released)
+        self.status[released] = RUN
+        self.pc[released] = pcs + 1
+        self.progress = True
+        self.emit(SyncEvent(self.next_seq(), "barrier", released, geo.block_of[released], pcs))
+
+    def _complete_bar_red(self, released: np.ndarray) -> None:
+        """Write the results of `bar.red` (`__syncthreads_count/and/or`) for released threads."""
+        pcs = self.pc[released]
+        for p in np.unique(pcs):
+            writer = self.bar_red_writers.get(int(p))
+            if writer is None:
+                continue
+            members = released[pcs == p]
+            # reduce over all released threads of the same block and barrier, whatever their pc
+            blocks = self.geo.block_of[members]
+            all_blocks = self.geo.block_of[released]
+            counts = np.bincount(all_blocks, weights=self.bar_pred[released], minlength=self.geo.nblocks)
+            sizes = np.bincount(all_blocks, minlength=self.geo.nblocks)
+            writer(members, counts[blocks].astype(np.int64), sizes[blocks])
+
+    def bar_arrive(self, idx: np.ndarray, bar_id: np.ndarray) -> None:
+        """`bar.arrive`: count the arrival without waiting."""
+        blocks = self.geo.block_of[idx]
+        keys, counts = np.unique(blocks * 16 + bar_id, return_counts=True)
+        for k, c in zip(keys, counts):
+            key = (int(k) // 16, int(k) % 16)
+            self.bar_arrivals[key] = self.bar_arrivals.get(key, 0) + int(c)
+        self.check_barriers()
+
+    # ------------------------------------------------------------------ warp syncs
+
+    def lane_bits(self, idx: np.ndarray) -> np.ndarray:
+        return np.left_shift(np.uint32(1), self.geo.lane[idx]).astype(np.uint32)
+
+    def warp_or(self, warps: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """OR of `bits` per global warp (array over all warps)."""
+        acc = np.zeros(self.geo.nwarps, dtype=np.uint32)
+        np.bitwise_or.at(acc, warps, bits)
+        return acc
+
+    def check_masks(self, pc: int, idx: np.ndarray, masks: np.ndarray, what: str) -> np.ndarray:
+        """Validate warp-sync masks; returns the effective masks (own lane added, exited lanes removed)."""
+        own = self.lane_bits(idx)
+        missing_self = (masks & own) == 0
+        if missing_self.any():
+            g = int(idx[np.argmax(missing_self)])
+            self.report(
+                "invalid-warp-sync",
+                f"lane {int(self.geo.lane[g])} executes {what} with mask 0x{int(masks[np.argmax(missing_self)]):08x}, "
+                "which does not include the lane itself",
+                [self.site(pc, g, what)],
+                count=int(missing_self.sum()),
+            )
+        warps = self.geo.warp_of[idx]
+        gone = masks & self.exited_lanes[warps]
+        if gone.any():
+            i = int(np.argmax(gone != 0))
+            g = int(idx[i])
+            self.report(
+                "invalid-warp-sync",
+                f"{what} with mask 0x{int(masks[i]):08x} names lane(s) 0x{int(gone[i]):08x} that have already exited",
+                [self.site(pc, g, what)],
+                count=int((gone != 0).sum()),
+            )
+        return (masks | own) & ~self.exited_lanes[warps]
+
+    def warp_ready(self, idx: np.ndarray, masks: np.ndarray, present_idx: np.ndarray) -> np.ndarray:
+        """Which of `idx` have every lane of their mask among `present_idx`."""
+        warps = self.geo.warp_of[present_idx]
+        present = self.warp_or(warps, self.lane_bits(present_idx))
+        return (masks & ~present[self.geo.warp_of[idx]]) == 0
+
+    # ------------------------------------------------------------------ exits
+
+    def exit_threads(self, idx: np.ndarray, pc: int) -> None:
+        self.status[idx] = DONE
+        self.exit_pc[idx] = pc
+        np.bitwise_or.at(self.exited_lanes, self.geo.warp_of[idx], self.lane_bits(idx))
+        self.progress = True
+        self.emit(ExitEvent(self.next_seq(), pc, idx))
+        if (self.status == WARP).any():
+            from gpurace.sim.execute import recheck_warp_waiters
+
+            recheck_warp_waiters(self)
+
+    # ------------------------------------------------------------------ stuck
+
+    def _resolve_stuck(self) -> bool:
+        """Nothing can run but some threads wait. Release what hardware would, else report a deadlock."""
+        if self.check_barriers(allow_exited=True):
+            return True
+        waiting = np.flatnonzero(self.status != DONE)
+        bar = waiting[self.status[waiting] == BAR]
+        warp = waiting[self.status[waiting] == WARP]
+        geo = self.geo
+        # Threads of one block waiting at different barriers, or at a barrier while others wait at a warp sync.
+        if len(bar):
+            blocks = geo.block_of[bar]
+            for b in np.unique(blocks)[:1]:
+                members = bar[blocks == b]
+                pcs = np.unique(self.pc[members])
+                others = waiting[(geo.block_of[waiting] == b) & (self.status[waiting] != BAR)]
+                if len(pcs) > 1 or len(np.unique(self.bar_id[members])) > 1:
+                    a = int(members[np.argmax(self.pc[members] == pcs[0])])
+                    c = int(members[np.argmax(self.pc[members] == pcs[-1])])
+                    self.report(
+                        "barrier-divergence",
+                        "threads of one block wait at different barriers; none of them can complete",
+                        [self.site(int(pcs[0]), a, "barrier"), self.site(int(pcs[-1]), c, "barrier")],
+                    )
+                elif len(others):
+                    a = int(members[0])
+                    c = int(others[0])
+                    self.report(
+                        "deadlock",
+                        "threads wait at a barrier that other threads of their block can never reach: "
+                        "those wait for a warp synchronisation",
+                        [self.site(int(self.pc[a]), a, "barrier"), self.site(int(self.pc[c]), c, "warp sync")],
+                    )
+                else:
+                    a = int(members[0])
+                    need = int(self.bar_count[a]) or geo.block_size
+                    self.report(
+                        "deadlock",
+                        f"barrier {int(self.bar_id[a])} waits for {need} threads but only {len(members)} can arrive",
+                        [self.site(int(self.pc[a]), a, "barrier")],
+                    )
+        elif len(warp):
+            a = int(warp[0])
+            self.report(
+                "deadlock",
+                f"lanes wait at a warp synchronisation (mask 0x{int(self.wait_mask[a]):08x}) for lanes that never arrive",
+                [self.site(int(self.pc[a]), a, "warp sync")],
+            )
+        self.stopped = "deadlock"
+        return False

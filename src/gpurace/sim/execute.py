@@ -1,0 +1,971 @@
+"""Instruction handlers: each static instruction decoded once into a closure.
+
+A handler takes the sorted array of global thread ids executing the
+instruction in this step and returns the pc they all continue at, or None when
+it has set pcs and statuses itself (branches, waits, calls, exits). Decoding
+resolves registers to slots, immediates to raw bits and labels to pcs, so the
+hot path does only NumPy work. An instruction the simulator does not support
+decodes to a handler that stops the run with a message naming the instruction
+and its source line, so kernels that never execute it still run.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
+from gpurace.sim.alu import compile_alu
+from gpurace.sim.engine import RUN, WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
+from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
+from gpurace.sim.memory import Space, from_generic, space_of, to_generic
+from gpurace.sim.program import BUILTIN_FUNCTIONS, call_parts
+from gpurace.sim.state import SIGNED_TYPES, operand_reader, operand_writer, raw_dtype
+
+Handler = Callable[[np.ndarray], "int | None"]
+
+ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
+FENCE_SCOPES = {"cta": "cta", "gl": "gpu", "sys": "sys", "gpu": "gpu", "cluster": "cluster"}
+NO_OPS = frozenset({"prefetch", "prefetchu", "discard", "applypriority", "pmevent", "fence.proxy"})
+DETECTED_SPACES = (int(Space.GLOBAL), int(Space.SHARED))
+
+
+def where(ins: Instruction) -> str:
+    if ins.loc is not None:
+        return f"{ins.loc.file}:{ins.loc.line}"
+    return f"PTX line {ins.ptx_line}"
+
+
+def unsupported(ins: Instruction, why: str = "") -> Handler:
+    message = f"{where(ins)}: the simulator does not support `{ins.text}`" + (f" ({why})" if why else "")
+
+    def fail(idx):
+        raise UserError(message)
+
+    return fail
+
+
+def decode_all(eng) -> list[Handler]:
+    """One handler per pc."""
+    handlers = []
+    for pc, ins in enumerate(eng.program.instructions):
+        fn = eng.program.owner[pc]
+        try:
+            h = Decoder(eng, pc, fn, ins).decode()
+        except UserError as e:
+            message = str(e)
+            if where(ins) not in message:
+                message = f"{where(ins)}: {message}"
+            h = _raiser(message)
+        if ins.guard is not None and h is not None:
+            h = _guarded(eng, pc, fn, ins, h)
+        handlers.append(h)
+    return handlers
+
+
+def _raiser(message: str) -> Handler:
+    def fail(idx):
+        raise UserError(message)
+
+    return fail
+
+
+def _guarded(eng, pc: int, fn: str, ins: Instruction, body: Handler) -> Handler:
+    """Run `body` only for threads whose guard predicate holds; the others fall through."""
+    slot = eng.state.slot(fn, ins.guard.reg)
+    regs = eng.state.regs
+    negated = ins.guard.negated
+    pcs = eng.pc
+    nxt = pc + 1
+
+    def guarded(idx):
+        m = regs[slot][idx]
+        if negated:
+            m = ~m
+        if m.all():
+            return body(idx)
+        if not m.any():
+            return nxt
+        act = idx[m]
+        pcs[idx[~m]] = nxt
+        r = body(act)
+        if r is not None:
+            pcs[act] = r
+        return None
+
+    return guarded
+
+
+class Decoder:
+    """Turns one instruction into a handler."""
+
+    def __init__(self, eng, pc: int, fn: str, ins: Instruction):
+        self.eng = eng
+        self.pc = pc
+        self.fn = fn
+        self.ins = ins
+        self.state = eng.state
+        self.program = eng.program
+
+    # ------------------------------------------------------------------ helpers
+
+    def reader(self, op, ptx_type: str):
+        if isinstance(op, Sym):
+            sym = self.symbol_value(op.name)
+            dt = raw_dtype(ptx_type)
+            return lambda idx: sym(idx).astype(dt)
+        return operand_reader(self.state, self.fn, self.ins, op, ptx_type)
+
+    def writer(self, op, ptx_type: str):
+        return operand_writer(self.state, self.fn, self.ins, op, ptx_type)
+
+    def symbol_value(self, name: str):
+        """idx -> the value of a symbol used as an operand: its address in its own state space."""
+        info = self.program.functions[self.fn]
+        state = self.state
+        if name in info.frame:
+            off = np.int64(info.frame[name])
+            return lambda idx: (state.frame_base[idx] + off).astype(np.uint64)
+        if name in self.program.kernel_params:
+            value = np.uint64(self.program.kernel_params[name])
+            return lambda idx: np.full(len(idx), value, dtype=np.uint64)
+        try:
+            _space, addr = self.eng.mem.symbol(name)
+        except (KeyError, UserError):
+            raise UserError(f"unknown symbol {name} in `{self.ins.text}`") from None
+        value = np.uint64(addr)
+        return lambda idx: np.full(len(idx), value, dtype=np.uint64)
+
+    def vec_width(self) -> int:
+        for m in self.ins.modifiers:
+            if m in ("v2", "v4", "v8"):
+                return int(m[1])
+        return 1
+
+    def last_type(self) -> str:
+        types = self.ins.types
+        if not types:
+            raise UserError(f"`{self.ins.text}` has no type")
+        return types[-1]
+
+    # ------------------------------------------------------------------ dispatch
+
+    def decode(self) -> Handler:
+        op = self.ins.opcode
+        method = getattr(self, f"op_{op}", None)
+        if method is not None:
+            return method()
+        if op in NO_OPS:
+            return self.op_nop()
+        alu = compile_alu(self.ins)
+        if alu is not None:
+            return self.alu(alu)
+        return unsupported(self.ins)
+
+    def op_nop(self) -> Handler:
+        nxt = self.pc + 1
+        return lambda idx: nxt
+
+    # ------------------------------------------------------------------ ALU
+
+    def alu(self, op) -> Handler:
+        ops = self.ins.operands
+        first = ops[0]
+        if isinstance(first, PredPair):
+            dsts = [first.first, first.second]
+            srcs = ops[1:]
+        else:
+            dsts = list(ops[: len(op.dst_types)])
+            srcs = ops[len(op.dst_types) :]
+        if len(srcs) != len(op.src_types):
+            raise UserError(f"`{self.ins.text}` has {len(srcs)} source operands, expected {len(op.src_types)}")
+        readers = [self.reader(s, t) for s, t in zip(srcs, op.src_types)]
+        writers = [self.writer(d, t) for d, t in zip(dsts, op.dst_types)]
+        fn = op.fn
+        nxt = self.pc + 1
+        carry = self.state.carry
+        carry_in, carry_out = op.carry_in, op.carry_out
+        if len(writers) == 1 and not carry_in and not carry_out:
+            w0 = writers[0]
+            if len(readers) == 2:
+                r0, r1 = readers
+
+                def alu2(idx):
+                    w0(idx, fn(r0(idx), r1(idx)))
+                    return nxt
+
+                return alu2
+
+            def alu1(idx):
+                w0(idx, fn(*[r(idx) for r in readers]))
+                return nxt
+
+            return alu1
+
+        def alu_general(idx):
+            args = [r(idx) for r in readers]
+            out = fn(*args, carry=carry[idx]) if carry_in else fn(*args)
+            if carry_out:
+                out, cout = out
+                carry[idx] = cout
+            if not isinstance(out, tuple):
+                out = (out,)
+            for w, v in zip(writers, out):
+                w(idx, v)
+            return nxt
+
+        return alu_general
+
+    # ------------------------------------------------------------------ moves
+
+    def op_mov(self) -> Handler:
+        dst, src = self.ins.operands[0], self.ins.operands[1]
+        t = self.last_type()
+        nxt = self.pc + 1
+        if isinstance(dst, Vec):  # unpack: mov.b64 {%r1, %r2}, %rd1
+            parts = len(dst.elems)
+            part_size = type_size(t) // parts
+            part_type = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[part_size]
+            read = self.reader(src, t)
+            writers = [self.writer(e, part_type) for e in dst.elems]
+            shift = 8 * part_size
+            mask = (1 << shift) - 1
+            dt = raw_dtype(part_type)
+
+            def unpack(idx):
+                v = read(idx).astype(np.uint64)
+                for i, w in enumerate(writers):
+                    w(idx, ((v >> np.uint64(i * shift)) & np.uint64(mask)).astype(dt))
+                return nxt
+
+            return unpack
+        if isinstance(src, Vec):  # pack: mov.b64 %rd1, {%r1, %r2}
+            parts = len(src.elems)
+            part_size = type_size(t) // parts
+            part_type = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[part_size]
+            readers = [self.reader(e, part_type) for e in src.elems]
+            write = self.writer(dst, t)
+            shift = 8 * part_size
+            dt = raw_dtype(t)
+
+            def pack(idx):
+                v = np.zeros(len(idx), dtype=np.uint64)
+                for i, r in enumerate(readers):
+                    v |= r(idx).astype(np.uint64) << np.uint64(i * shift)
+                write(idx, v.astype(dt))
+                return nxt
+
+            return pack
+        read = self.reader(src, t)
+        write = self.writer(dst, t)
+
+        def mov(idx):
+            write(idx, read(idx))
+            return nxt
+
+        return mov
+
+    def op_cvta(self) -> Handler:
+        ins = self.ins
+        to = ins.has("to")
+        space = Space.from_ptx(ins.space)
+        t = self.last_type()
+        read = self.reader(ins.operands[1], t)
+        write = self.writer(ins.operands[0], t)
+        nxt = self.pc + 1
+        dt = raw_dtype(t)
+        convert = from_generic if to else to_generic
+
+        def cvta(idx):
+            write(idx, convert(space, read(idx).astype(np.uint64)).astype(dt))
+            return nxt
+
+        return cvta
+
+    def op_isspacep(self) -> Handler:
+        ins = self.ins
+        space = Space.from_ptx(ins.space)
+        read = self.reader(ins.operands[1], "u64")
+        write = self.writer(ins.operands[0], "pred")
+        nxt = self.pc + 1
+
+        def isspacep(idx):
+            write(idx, space_of(read(idx)) == space)
+            return nxt
+
+        return isspacep
+
+    op_createpolicy = op_nop
+
+    # ------------------------------------------------------------------ memory
+
+    def address(self, op: Addr):
+        """idx -> (space-relative or generic) uint64 addresses of a memory operand."""
+        off = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
+        if isinstance(op.base, Reg):
+            slot = self.state.slot(self.fn, op.base)
+            regs = self.state.regs
+            return lambda idx: regs[slot][idx].astype(np.uint64) + off
+        if isinstance(op.base, Sym):
+            sym = self.symbol_value(op.base.name)
+            return lambda idx: sym(idx) + off
+        return lambda idx: np.full(len(idx), off, dtype=np.uint64)
+
+    def param_slot(self, op) -> tuple[int, int] | None:
+        """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`."""
+        if isinstance(op, Addr) and isinstance(op.base, Sym):
+            slot = self.program.functions[self.fn].params.get(op.base.name)
+            if slot is not None:
+                return slot, op.offset
+        return None
+
+    def strength(self) -> tuple[bool, str | None, str | None]:
+        """(strong, scope, semantics) of a memory instruction under the PTX memory model."""
+        ins = self.ins
+        sem = ins.semantics
+        scope = ins.scope
+        if ins.opcode in ("atom", "red"):
+            return True, scope or "gpu", sem if sem not in (None, "weak") else "relaxed"
+        if sem == "volatile":
+            return True, "sys", "volatile"
+        if sem in ("relaxed", "acquire", "release"):
+            return True, scope or "sys", sem
+        return False, None, None
+
+    def check_access(self, acc, idx, op_name: str, size: int) -> np.ndarray:
+        """Report out-of-bounds / misaligned / read-only lanes; returns the ok mask."""
+        ok = acc.ok
+        if not ok.all():
+            self.eng.report_access_errors(self.pc, acc, idx, op_name, size)
+        return ok
+
+    def emit_access(self, kind: AccessKind, idx, acc, ok, size, values=None, stored=None, atomic_op=None) -> None:
+        spaces = acc.space
+        keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
+        if not keep.any():
+            return
+        strong, scope, sem = self._strength
+        all_kept = keep.all()
+        pick = (lambda a: a) if all_kept else (lambda a: None if a is None else a[keep])
+        self.eng.emit(
+            AccessBatch(
+                self.eng.next_seq(),
+                self.pc,
+                kind,
+                pick(idx),
+                pick(acc.canonical),
+                size,
+                pick(spaces),
+                strong,
+                scope,
+                sem,
+                atomic_op,
+                pick(values),
+                pick(stored),
+            )
+        )
+
+    def op_ld(self) -> Handler:
+        ins = self.ins
+        t = self.last_type()
+        count = self.vec_width()
+        esize = type_size(t)
+        dst, src = ins.operands[0], ins.operands[1]
+        dsts = list(dst.elems) if isinstance(dst, Vec) else [dst]
+        writers = [self.writer(d, t) for d in dsts]
+        nxt = self.pc + 1
+        pslot = self.param_slot(src) if ins.space == "param" else None
+        if pslot is not None:
+            return self._ld_param(pslot, writers, t, esize)
+        self._strength = self.strength()
+        space = Space.from_ptx(ins.space)
+        addr = self.address(src)
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        size = esize * count
+
+        def ld(idx):
+            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size)
+            ok = self.check_access(acc, idx, "read", size)
+            vals = mem.load(acc, esize, count)
+            if count == 1:
+                writers[0](idx, vals)
+            else:
+                for i, w in enumerate(writers):
+                    w(idx, vals[:, i])
+            self.emit_access(AccessKind.READ, idx, acc, ok, size, values=vals if count == 1 else None)
+            return nxt
+
+        return ld
+
+    op_ldu = op_ld
+
+    def _ld_param(self, pslot, writers, t, esize) -> Handler:
+        slot, off = pslot
+        state = self.state
+        nbytes = self.program.param_sizes[slot]
+        dt = raw_dtype(t) if t != "pred" else np.dtype(np.uint8)
+        nxt = self.pc + 1
+        n = len(writers)
+
+        def ld_param(idx):
+            buf = state.params[slot]
+            if buf is None:
+                buf = state.params[slot] = np.zeros((state.n, max(nbytes, 16)), dtype=np.uint8)
+            raw = np.ascontiguousarray(buf[idx, off : off + esize * n]).view(dt)
+            for i, w in enumerate(writers):
+                w(idx, raw[:, i])
+            return nxt
+
+        return ld_param
+
+    def op_st(self) -> Handler:
+        ins = self.ins
+        t = self.last_type()
+        count = self.vec_width()
+        esize = type_size(t)
+        dst, src = ins.operands[0], ins.operands[1]
+        srcs = list(src.elems) if isinstance(src, Vec) else [src]
+        readers = [self.reader(s, t) for s in srcs]
+        nxt = self.pc + 1
+        pslot = self.param_slot(dst) if ins.space == "param" else None
+        if pslot is not None:
+            return self._st_param(pslot, readers, t, esize)
+        self._strength = self.strength()
+        space = Space.from_ptx(ins.space)
+        addr = self.address(dst)
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        size = esize * count
+
+        def st(idx):
+            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, write=True)
+            ok = self.check_access(acc, idx, "write", size)
+            if count == 1:
+                vals = readers[0](idx)
+            else:
+                vals = np.stack([r(idx) for r in readers], axis=1)
+            mem.store(acc, esize, vals)
+            eng.progress = True
+            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else None)
+            return nxt
+
+        return st
+
+    def _st_param(self, pslot, readers, t, esize) -> Handler:
+        slot, off = pslot
+        state = self.state
+        nbytes = self.program.param_sizes[slot]
+        dt = raw_dtype(t) if t != "pred" else np.dtype(np.uint8)
+        nxt = self.pc + 1
+
+        def st_param(idx):
+            buf = state.params[slot]
+            if buf is None:
+                buf = state.params[slot] = np.zeros((state.n, max(nbytes, 16)), dtype=np.uint8)
+            vals = np.stack([r(idx).astype(dt) for r in readers], axis=1)
+            buf[idx, off : off + esize * len(readers)] = vals.view(np.uint8).reshape(len(idx), -1)
+            return nxt
+
+        return st_param
+
+    def op_atom(self) -> Handler:
+        ins = self.ins
+        ops = [m for m in ins.modifiers if m in ATOMIC_OPS]
+        if len(ops) != 1:
+            raise UserError(f"cannot tell the operation of `{ins.text}`")
+        aop = ops[0]
+        t = self.last_type()
+        esize = type_size(t)
+        has_dst = ins.opcode == "atom"
+        operands = ins.operands
+        dst = operands[0] if has_dst else None
+        rest = operands[1:] if has_dst else operands
+        addr_op, vals = rest[0], rest[1:]
+        if any(m in ("v2", "v4", "v8") for m in ins.modifiers):
+            raise UserError("vector atomics are not supported")
+        readers = [self.reader(v, t) for v in vals]
+        write = self.writer(dst, t) if dst is not None else None
+        self._strength = self.strength()
+        space = Space.from_ptx(ins.space)
+        addr = self.address(addr_op)
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        nxt = self.pc + 1
+
+        def atom(idx):
+            acc = mem.resolve(space, addr(idx), idx, block_of[idx], esize, write=True)
+            ok = self.check_access(acc, idx, f"atomic {aop}", esize)
+            a = readers[0](idx)
+            b = readers[1](idx) if len(readers) > 1 else None
+            old = mem.atomic(acc, aop, t, a, b)
+            if write is not None:
+                write(idx, old)
+            if aop != "cas" or bool(np.any(old[ok] == a[ok])):
+                eng.progress = True
+            self.emit_access(AccessKind.ATOMIC, idx, acc, ok, esize, values=old, stored=b if aop == "cas" else a, atomic_op=aop)
+            return nxt
+
+        return atom
+
+    op_red = op_atom
+
+    def op_cp(self) -> Handler:
+        """`cp.async` (sm_80+), modelled as a synchronous copy from global to shared."""
+        ins = self.ins
+        if "async" not in ins.modifiers:
+            return unsupported(ins)
+        if any(m in ("commit_group", "wait_group", "wait_all", "bulk", "mbarrier") for m in ins.modifiers):
+            if any(m in ("bulk", "mbarrier") for m in ins.modifiers):
+                return unsupported(ins, "bulk and mbarrier copies")
+            return self.op_nop()
+        dst, src, cp_size = ins.operands[0], ins.operands[1], ins.operands[2]
+        if not isinstance(cp_size, Imm):
+            return unsupported(ins, "non-constant copy size")
+        size = int(cp_size.value)
+        src_size = self.reader(ins.operands[3], "u32") if len(ins.operands) > 3 and not isinstance(ins.operands[3], Sym) else None
+        daddr, saddr = self.address(dst), self.address(src)
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        nxt = self.pc + 1
+        self._strength = (False, None, None)
+
+        def cp_async(idx):
+            sacc = mem.resolve(Space.GLOBAL, saddr(idx), idx, block_of[idx], size)
+            sok = self.check_access(sacc, idx, "read", size)
+            data = mem.load(sacc, 1, size)
+            if src_size is not None:
+                keep = np.arange(size)[None, :] < src_size(idx).astype(np.int64)[:, None]
+                data = np.where(keep, data, 0).astype(np.uint8)
+            dacc = mem.resolve(Space.SHARED, daddr(idx), idx, block_of[idx], size, write=True)
+            dok = self.check_access(dacc, idx, "write", size)
+            mem.store(dacc, 1, data)
+            eng.progress = True
+            self.emit_access(AccessKind.READ, idx, sacc, sok, size)
+            self.emit_access(AccessKind.WRITE, idx, dacc, dok, size)
+            return nxt
+
+        return cp_async
+
+    # ------------------------------------------------------------------ fences
+
+    def op_membar(self) -> Handler:
+        scope = next((FENCE_SCOPES[m] for m in self.ins.modifiers if m in FENCE_SCOPES), None)
+        if scope is None:
+            raise UserError("membar needs a scope (.cta, .gl or .sys)")
+        return self._fence(scope, "sc")
+
+    def op_fence(self) -> Handler:
+        mods = self.ins.modifiers
+        if any(m.startswith("proxy") for m in mods) or "mbarrier_init" in mods:
+            return self.op_nop()
+        scope = next((FENCE_SCOPES[m] for m in mods if m in FENCE_SCOPES), None)
+        if scope is None:
+            raise UserError("fence needs a scope")
+        sem = "acq_rel" if "acq_rel" in mods else "sc"
+        return self._fence(scope, sem)
+
+    def _fence(self, scope: str, sem: str) -> Handler:
+        eng = self.eng
+        pc = self.pc
+        nxt = pc + 1
+
+        def fence(idx):
+            eng.emit(FenceEvent(eng.next_seq(), pc, idx, scope, sem))
+            return nxt
+
+        return fence
+
+    # ------------------------------------------------------------------ control flow
+
+    def label_pc(self, op) -> int:
+        if not isinstance(op, Sym):
+            raise UserError(f"indirect branches are not supported: `{self.ins.text}`")
+        try:
+            return self.program.labels[(self.fn, op.name)]
+        except KeyError:
+            raise UserError(f"unknown label {op.name}") from None
+
+    def op_bra(self) -> Handler:
+        target = self.label_pc(self.ins.operands[0])
+        if target > self.pc:
+            return lambda idx: target
+        yielded = self.eng.yielded
+        pcs = self.eng.pc
+
+        def backward(idx):
+            pcs[idx] = target
+            yielded[idx] = True
+            return None
+
+        return backward
+
+    def op_exit(self) -> Handler:
+        eng = self.eng
+        pc = self.pc
+
+        def exit_(idx):
+            eng.exit_threads(idx, pc)
+            return None
+
+        return exit_
+
+    def op_trap(self) -> Handler:
+        eng = self.eng
+        pc = self.pc
+
+        def trap(idx):
+            eng.report("trap", "the kernel executed `trap` (abort)", [eng.site(pc, int(idx[0]), "trap")], count=len(idx))
+            eng.stopped = "trap"
+            return None
+
+        return trap
+
+    op_brkpt = op_trap
+
+    def op_nanosleep(self) -> Handler:
+        yielded = self.eng.yielded
+        pcs = self.eng.pc
+        nxt = self.pc + 1
+
+        def nanosleep(idx):
+            pcs[idx] = nxt
+            yielded[idx] = True
+            return None
+
+        return nanosleep
+
+    def op_call(self) -> Handler:
+        rets, callee, args = call_parts(self.ins)
+        if callee in BUILTIN_FUNCTIONS and callee not in self.program.functions:
+            return self._builtin_call(callee, rets)
+        from gpurace.sim.calls import call_handler
+
+        return call_handler(self, callee, rets, args)
+
+    def op_ret(self) -> Handler:
+        if self.fn == self.program.kernel.name:
+            return self.op_exit()
+        from gpurace.sim.calls import ret_handler
+
+        return ret_handler(self)
+
+    def _builtin_call(self, callee: str, rets: list[str]) -> Handler:
+        eng = self.eng
+        pc = self.pc
+        nxt = pc + 1
+        if callee == "vprintf":
+            return lambda idx: nxt  # output is not reproduced; printf has no effect on memory races
+        if callee == "__assertfail":
+
+            def assertfail(idx):
+                eng.report("assertion-failure", "a device-side assert() failed", [eng.site(pc, int(idx[0]), "assert")], count=len(idx))
+                eng.exit_threads(idx, pc)
+                return None
+
+            return assertfail
+        return unsupported(self.ins, f"device-side {callee}")
+
+    # ------------------------------------------------------------------ barriers
+
+    def op_bar(self) -> Handler:
+        mods = self.ins.modifiers
+        if "warp" in mods:
+            return self.warp_sync()
+        if "red" in mods:
+            return self.bar_red()
+        ops = self.ins.operands
+        bid = self.reader(ops[0], "u32")
+        count = self.reader(ops[1], "u32") if len(ops) > 1 else None
+        eng = self.eng
+        if "arrive" in mods:
+            nxt = self.pc + 1
+
+            def arrive(idx):
+                eng.bar_arrive(idx, bid(idx).astype(np.int64))
+                return nxt
+
+            return arrive
+        if not ("sync" in mods or not mods or "aligned" in mods):
+            return unsupported(self.ins)
+
+        def bar_sync(idx):
+            c = count(idx).astype(np.int32) if count is not None else np.zeros(len(idx), dtype=np.int32)
+            eng.arrive_barrier(idx, bid(idx).astype(np.int32), c, None)
+            return None
+
+        return bar_sync
+
+    def op_barrier(self) -> Handler:
+        if "cluster" in self.ins.modifiers:
+            return unsupported(self.ins, "cluster barriers")
+        return self.op_bar()
+
+    def bar_red(self) -> Handler:
+        """`bar.red.popc.u32 d, a{, b}, {!}p` and `bar.red.{and,or}.pred d, a{, b}, {!}p`."""
+        ins = self.ins
+        mods = ins.modifiers
+        ops = ins.operands
+        dst, bid_op, pred_op = ops[0], ops[1], ops[-1]
+        count_op = ops[2] if len(ops) == 4 else None
+        bid = self.reader(bid_op, "u32")
+        count = self.reader(count_op, "u32") if count_op is not None else None
+        pred = self.reader(pred_op, "pred")
+        eng = self.eng
+        if "popc" in mods:
+            write = self.writer(dst, "u32")
+            eng.bar_red_writers[self.pc] = lambda members, trues, sizes: write(members, trues.astype(np.uint32))
+        elif "and" in mods:
+            write = self.writer(dst, "pred")
+            eng.bar_red_writers[self.pc] = lambda members, trues, sizes: write(members, trues == sizes)
+        elif "or" in mods:
+            write = self.writer(dst, "pred")
+            eng.bar_red_writers[self.pc] = lambda members, trues, sizes: write(members, trues > 0)
+        else:
+            return unsupported(ins)
+
+        def bar_red(idx):
+            c = count(idx).astype(np.int32) if count is not None else np.zeros(len(idx), dtype=np.int32)
+            eng.arrive_barrier(idx, bid(idx).astype(np.int32), c, pred(idx))
+            return None
+
+        return bar_red
+
+    def warp_sync(self) -> Handler:
+        mask = self.reader(self.ins.operands[0], "b32")
+        eng = self.eng
+        pc = self.pc
+
+        def bar_warp_sync(idx):
+            eff = eng.check_masks(pc, idx, mask(idx).astype(np.uint32), "__syncwarp")
+            eng.status[idx] = WARP
+            eng.wait_kind[idx] = WAIT_WARPSYNC
+            eng.wait_mask[idx] = eff
+            recheck_warp_waiters(eng)
+            return None
+
+        return bar_warp_sync
+
+    # ------------------------------------------------------------------ warp collectives
+
+    def collective(self, compute, mask_op, what: str) -> Handler:
+        """A `.sync` warp collective: waits until every lane of its member mask is at this pc, then runs."""
+        mask = self.reader(mask_op, "b32") if mask_op is not None else None
+        eng = self.eng
+        pc = self.pc
+        geo = eng.geo
+
+        def run(idx):
+            parked = np.flatnonzero((eng.status == WARP) & (eng.pc == pc))
+            allidx = np.union1d(idx, parked) if len(parked) else idx
+            raw = mask(allidx).astype(np.uint32) if mask is not None else np.full(len(allidx), 0xFFFFFFFF, np.uint32)
+            if len(parked):
+                fresh = np.isin(allidx, idx)
+                eff = raw.copy()
+                eff[fresh] = eng.check_masks(pc, allidx[fresh], raw[fresh], what)
+                eff[~fresh] = (raw[~fresh] | eng.lane_bits(allidx[~fresh])) & ~eng.exited_lanes[geo.warp_of[allidx[~fresh]]]
+            else:
+                eff = eng.check_masks(pc, allidx, raw, what)
+            ready = eng.warp_ready(allidx, eff, allidx)
+            go = allidx[ready]
+            wait = allidx[~ready]
+            if len(wait):
+                eng.status[wait] = WARP
+                eng.wait_kind[wait] = WAIT_COLLECTIVE
+                eng.wait_mask[wait] = eff[~ready]
+            if len(go):
+                compute(go, eff[ready], allidx)
+                eng.status[go] = RUN
+                eng.pc[go] = pc + 1
+                eng.progress = True
+                groups = geo.warp_of[go].astype(np.int64) * (1 << 32) + eff[ready].astype(np.int64)
+                eng.emit(SyncEvent(eng.next_seq(), "collective", go, groups, np.full(len(go), pc, dtype=np.int64)))
+            return None
+
+        return run
+
+    def warp_matrix(self, present: np.ndarray, values: np.ndarray):
+        """Lay out one value per present lane as rows of 32 (one row per warp); returns (matrix, row of each lane)."""
+        geo = self.eng.geo
+        warps, inv = np.unique(geo.warp_of[present], return_inverse=True)
+        m = np.zeros((len(warps), 32), dtype=values.dtype)
+        m[inv, geo.lane[present]] = values
+        return m, warps
+
+    def row_of(self, warps: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return np.searchsorted(warps, self.eng.geo.warp_of[idx])
+
+    def op_shfl(self) -> Handler:
+        ins = self.ins
+        if "sync" not in ins.modifiers:
+            return unsupported(ins, "shfl without .sync is not available on sm_70 and later")
+        mode = next(m for m in ins.modifiers if m in ("up", "down", "bfly", "idx"))
+        ops = ins.operands
+        dst = ops[0]
+        d_op, p_op = (dst.first, dst.second) if isinstance(dst, PredPair) else (dst, None)
+        a, b, c = self.reader(ops[1], "b32"), self.reader(ops[2], "u32"), self.reader(ops[3], "u32")
+        write_d = self.writer(d_op, "b32")
+        write_p = self.writer(p_op, "pred") if p_op is not None else None
+        lane_of = self.eng.geo.lane
+
+        def compute(go, masks, present):
+            m, warps = self.warp_matrix(present, a(present))
+            rows = self.row_of(warps, go)
+            lane = lane_of[go].astype(np.int64)
+            bval = (b(go) & 0x1F).astype(np.int64)
+            cv = c(go).astype(np.int64)
+            cval = cv & 0x1F
+            seg = (cv >> 8) & 0x1F
+            max_lane = (lane & seg) | (cval & ~seg)
+            min_lane = lane & seg
+            if mode == "up":
+                j = lane - bval
+                pval = j >= max_lane
+            elif mode == "down":
+                j = lane + bval
+                pval = j <= max_lane
+            elif mode == "bfly":
+                j = lane ^ bval
+                pval = j <= max_lane
+            else:
+                j = min_lane | (bval & ~seg)
+                pval = j <= max_lane
+            j = np.where(pval, j, lane)
+            write_d(go, m[rows, j])
+            if write_p is not None:
+                write_p(go, pval)
+
+        return self.collective(compute, ops[4] if len(ops) > 4 else None, "shfl.sync")
+
+    def op_vote(self) -> Handler:
+        ins = self.ins
+        if "sync" not in ins.modifiers:
+            return unsupported(ins, "vote without .sync is not available on sm_70 and later")
+        mode = next(m for m in ins.modifiers if m in ("all", "any", "uni", "ballot"))
+        ops = ins.operands
+        pred = self.reader(ops[1], "pred")
+        write = self.writer(ops[0], "b32" if mode == "ballot" else "pred")
+        eng = self.eng
+
+        def compute(go, masks, present):
+            bits = np.where(pred(present), eng.lane_bits(present), np.uint32(0)).astype(np.uint32)
+            ballot = eng.warp_or(eng.geo.warp_of[present], bits)[eng.geo.warp_of[go]] & masks
+            if mode == "ballot":
+                write(go, ballot)
+            elif mode == "any":
+                write(go, ballot != 0)
+            elif mode == "all":
+                write(go, ballot == masks)
+            else:
+                write(go, (ballot == masks) | (ballot == 0))
+
+        return self.collective(compute, ops[2] if len(ops) > 2 else None, "vote.sync")
+
+    def op_match(self) -> Handler:
+        ins = self.ins
+        mode = next(m for m in ins.modifiers if m in ("any", "all"))
+        t = self.last_type()
+        ops = ins.operands
+        dst = ops[0]
+        d_op, p_op = (dst.first, dst.second) if isinstance(dst, PredPair) else (dst, None)
+        value = self.reader(ops[1], t)
+        write_d = self.writer(d_op, "b32")
+        write_p = self.writer(p_op, "pred") if p_op is not None else None
+        lane_bit = (np.uint64(1) << np.arange(32, dtype=np.uint64)).astype(np.uint64)
+
+        def compute(go, masks, present):
+            m, warps = self.warp_matrix(present, value(present))
+            here = np.zeros((len(warps), 32), dtype=np.bool_)
+            here[self.row_of(warps, present), self.eng.geo.lane[present]] = True
+            rows = self.row_of(warps, go)
+            same = (m[rows] == value(go)[:, None]) & here[rows]
+            bits = (same * lane_bit[None, :]).sum(axis=1).astype(np.uint32) & masks
+            if mode == "any":
+                write_d(go, bits)
+            else:
+                all_same = bits == masks
+                write_d(go, np.where(all_same, masks, np.uint32(0)).astype(np.uint32))
+                if write_p is not None:
+                    write_p(go, all_same)
+
+        return self.collective(compute, ops[2], "match.sync")
+
+    def op_redux(self) -> Handler:
+        ins = self.ins
+        op = next(m for m in ins.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
+        t = self.last_type()
+        ops = ins.operands
+        value = self.reader(ops[1], t)
+        write = self.writer(ops[0], t)
+        signed = t in SIGNED_TYPES
+
+        def compute(go, masks, present):
+            v = value(present).astype(np.int64)
+            if signed:
+                v = np.where(v >= 2**31, v - 2**32, v)
+            m, warps = self.warp_matrix(present, v)
+            here = np.zeros((len(warps), 32), dtype=np.bool_)
+            here[self.row_of(warps, present), self.eng.geo.lane[present]] = True
+            rows = self.row_of(warps, go)
+            member = (((masks[:, None] >> np.arange(32, dtype=np.uint32)[None, :]) & 1) == 1) & here[rows]
+            vals = m[rows]
+            if op == "add":
+                r = np.where(member, vals, 0).sum(axis=1)
+            elif op == "min":
+                r = np.where(member, vals, np.iinfo(np.int64).max).min(axis=1)
+            elif op == "max":
+                r = np.where(member, vals, np.iinfo(np.int64).min).max(axis=1)
+            elif op == "and":
+                r = np.bitwise_and.reduce(np.where(member, vals, -1), axis=1)
+            elif op == "or":
+                r = np.bitwise_or.reduce(np.where(member, vals, 0), axis=1)
+            else:
+                r = np.bitwise_xor.reduce(np.where(member, vals, 0), axis=1)
+            write(go, (r & 0xFFFFFFFF).astype(np.uint32))
+
+        return self.collective(compute, ops[2], "redux.sync")
+
+    def op_activemask(self) -> Handler:
+        write = self.writer(self.ins.operands[0], "b32")
+        eng = self.eng
+        nxt = self.pc + 1
+
+        def activemask(idx):
+            write(idx, eng.warp_or(eng.geo.warp_of[idx], eng.lane_bits(idx))[eng.geo.warp_of[idx]])
+            return nxt
+
+        return activemask
+
+
+def recheck_warp_waiters(eng) -> None:
+    """Release `bar.warp.sync` waiters whose masks are complete; wake collective waiters after exits."""
+    waiting = np.flatnonzero(eng.status == WARP)
+    if len(waiting) == 0:
+        return
+    kinds = eng.wait_kind[waiting]
+    coll = waiting[kinds == WAIT_COLLECTIVE]
+    if len(coll):
+        # Re-run the collective: exits may have completed its mask.
+        stale = (eng.wait_mask[coll] & eng.exited_lanes[eng.geo.warp_of[coll]]) != 0
+        eng.status[coll[stale]] = RUN
+    ws = waiting[kinds == WAIT_WARPSYNC]
+    if len(ws) == 0:
+        return
+    masks = eng.wait_mask[ws] & ~eng.exited_lanes[eng.geo.warp_of[ws]]
+    ready = eng.warp_ready(ws, masks, ws)
+    go = ws[ready]
+    if len(go) == 0:
+        return
+    pcs = eng.pc[go].copy()
+    eng.status[go] = RUN
+    eng.pc[go] = pcs + 1
+    eng.progress = True
+    groups = eng.geo.warp_of[go].astype(np.int64) * (1 << 32) + masks[ready].astype(np.int64)
+    eng.emit(SyncEvent(eng.next_seq(), "warp", go, groups, pcs))
+

@@ -1,0 +1,175 @@
+"""One kernel launch, end to end: pick the kernel, lay out memory, run the engine.
+
+`simulate` is the simulator's public entry point (the `gpurace run` command and
+the Python API `gpurace.run` call it). Buffers passed as NumPy arrays are
+updated in place when the run ends, so a test can compare them with a NumPy
+reference directly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpurace.detect.findings import Finding
+from gpurace.errors import UserError
+from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.kernels import KernelInfo, describe_kernel
+from gpurace.frontend.load import load_module
+from gpurace.frontend.ptx.ir import Module
+from gpurace.sim.args import Buffer, resolve_args
+from gpurace.sim.engine import Engine, Policy, RunStats
+from gpurace.sim.events import EventSink
+from gpurace.sim.geometry import Geometry
+from gpurace.sim.memory import Allocation, Memory
+from gpurace.sim.program import Program, build_program
+
+Dims = tuple[int, int, int]
+
+
+@dataclass
+class RunResult:
+    """What one launch did: the arguments (buffers hold the kernel's output), findings and statistics."""
+
+    kernel: KernelInfo
+    geometry: Geometry
+    args: list[np.ndarray | bytes]
+    findings: list[Finding]
+    stats: RunStats
+    program: Program = field(repr=False)
+    memory: Memory = field(repr=False)
+    allocations: dict[str, Allocation] = field(default_factory=dict, repr=False)
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings
+
+
+def as_dims(value, what: str) -> Dims:
+    if isinstance(value, int):
+        value = (value,)
+    dims = tuple(int(v) for v in value)
+    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
+        raise UserError(f"{what}: expected 1 to 3 positive dimensions, got {value!r}")
+    return (dims + (1, 1))[:3]  # type: ignore[return-value]
+
+
+def select_kernel(module: Module, name: str | None) -> str:
+    """The mangled name of the kernel to run: by demangled or mangled name, or the only one."""
+    kernels = module.kernels
+    if not kernels:
+        raise UserError(f"{module.source_path or 'the input'} defines no kernel")
+    infos = [(k.name, describe_kernel(module, k)) for k in kernels]
+    if name is None:
+        if len(kernels) == 1:
+            return kernels[0].name
+        listing = ", ".join(info.name for _, info in infos)
+        raise UserError(f"{module.source_path} defines several kernels ({listing}); choose one with --kernel")
+    wanted = name.replace(" ", "")
+    for mangled, info in infos:
+        if wanted in (mangled, info.name.replace(" ", "")) or info.name.split("<")[0] == name:
+            return mangled
+    listing = ", ".join(info.name for _, info in infos)
+    raise UserError(f"no kernel named {name!r} in {module.source_path} (kernels: {listing})")
+
+
+def _place_module_variables(mem: Memory, module: Module) -> None:
+    allocs = []
+    for var in module.variables:
+        if var.space not in ("global", "const") or var.linkage == "extern":
+            continue
+        size = max(var.size, var.elem_size)
+        allocs.append((var, mem.allocate_global(var.name, size, const=var.space == "const", align=max(var.align or 1, 1))))
+    for var, alloc in allocs:
+        if var.init:
+            mem.write_initializer(alloc, var.type, var.init)
+
+
+def simulate(
+    source: str | os.PathLike | Module,
+    *,
+    grid,
+    block,
+    args: list,
+    kernel: str | None = None,
+    shared_bytes: int = 0,
+    seed: int = 0,
+    policy: str = "min-pc",
+    max_steps: int = 2_000_000,
+    sinks: list[EventSink] = (),
+    sink_factory: Callable[[Program, Geometry, Memory], list[EventSink]] | None = None,
+    include_dirs=(),
+    defines=(),
+    arch: str = DEFAULT_ARCH,
+) -> RunResult:
+    """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
+
+    Event sinks that need the launch's program, geometry or memory (detectors)
+    come from `sink_factory`, called once memory is laid out.
+    """
+    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
+    mangled = select_kernel(module, kernel)
+    fn = module.functions[mangled]
+    info = describe_kernel(module, fn)
+    geometry = Geometry.create(as_dims(grid, "grid"), as_dims(block, "block"))
+    if shared_bytes < 0:
+        raise UserError("--shared-bytes must not be negative")
+    rng = np.random.default_rng(seed)
+    launch = resolve_args(info, list(args), rng)
+    program = build_program(module, mangled)
+
+    mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes)
+    _place_module_variables(mem, module)
+    mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
+    if program.entry.frame_size:
+        mem.ensure_local(program.entry.frame_size)
+
+    params = bytearray(program.kernel_param_size)
+    allocations: dict[str, Allocation] = {}
+    for i, (p, value) in enumerate(zip(fn.params, launch.values)):
+        offset = program.kernel_params[p.name]
+        if isinstance(value, Buffer):
+            alloc = mem.allocate_global(
+                value.name, max(value.array.nbytes, 1), init=value.array.view(np.uint8).reshape(-1), symbol=False
+            )
+            allocations[value.name] = alloc
+            params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
+        else:
+            if len(value) > p.size:
+                raise UserError(f"argument {i + 1}: {len(value)} bytes do not fit the {p.size}-byte parameter")
+            params[offset : offset + len(value)] = value
+    mem.set_params(bytes(params), program.kernel_params)
+
+    all_sinks = list(sinks) + (sink_factory(program, geometry, mem) if sink_factory else [])
+    engine = Engine(
+        program,
+        geometry,
+        mem,
+        all_sinks,
+        policy=Policy("min-pc" if policy == "min-pc" else "random", seed),
+        max_steps=max_steps,
+    )
+    engine.run()
+
+    out: list[np.ndarray | bytes] = []
+    for value in launch.values:
+        if isinstance(value, Buffer):
+            data = np.frombuffer(mem.read(allocations[value.name]), dtype=np.uint8)
+            value.array.view(np.uint8).reshape(-1)[:] = data[: value.array.nbytes]
+            out.append(value.array)
+        else:
+            out.append(value)
+    return RunResult(
+        kernel=info,
+        geometry=geometry,
+        args=out,
+        findings=engine.findings.sorted(),
+        stats=engine.stats,
+        program=program,
+        memory=mem,
+        allocations=allocations,
+    )
+

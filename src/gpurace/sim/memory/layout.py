@@ -1,0 +1,299 @@
+"""Where things live: the generic address map, global/const allocation tables, the shared-memory layout.
+
+Everything here is bookkeeping about *addresses*; the bytes themselves live in
+`store.py`. The constants are the documented generic address map (see the
+package docstring); the detectors and reports rely on them being stable.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import NamedTuple
+
+import numpy as np
+
+# --------------------------------------------------------------------------
+# The generic address map
+# --------------------------------------------------------------------------
+
+WINDOW_SIZE = 1 << 32
+SHARED_WINDOW = 0x1_0000_0000
+"""Generic addresses [SHARED_WINDOW, SHARED_WINDOW + WINDOW_SIZE) are the executing thread's block's shared memory."""
+LOCAL_WINDOW = 0x2_0000_0000
+"""Generic addresses [LOCAL_WINDOW, LOCAL_WINDOW + WINDOW_SIZE) are the executing thread's own local memory."""
+PARAM_BASE = 0x3_0000_0000
+"""Generic address of byte 0 of the kernel parameter buffer (the same for every thread)."""
+CONST_BASE = 0x4_0000_0000
+"""Start of the `.const` region; const addresses are their own generic addresses."""
+CONST_LIMIT = CONST_BASE + WINDOW_SIZE
+GLOBAL_BASE = 0x10_0000_0000
+"""Start of the global region; global addresses are their own generic addresses."""
+GLOBAL_LIMIT = 1 << 47
+
+REDZONE = 256
+"""Minimum gap between two global (or const) allocations, so small overflows hit no allocation."""
+ALLOC_ALIGN = 256
+"""Minimum alignment of a global or const allocation (what cudaMalloc guarantees)."""
+STORE_ALIGN = 16
+"""Per-block shared and per-thread local strides are multiples of this, so every naturally
+aligned access of up to 16 bytes is aligned in the flat backing store too."""
+
+# Canonical addresses: global, const and param use their generic address (below
+# 2**48). Shared and local put a tag in the top two bits, the block or thread
+# index in bits 32..61 and the offset in the low 32 bits.
+CANON_SHARED_TAG = 1 << 62
+CANON_LOCAL_TAG = 2 << 62
+CANON_TAG_MASK = 3 << 62
+CANON_OWNER_SHIFT = 32
+CANON_OWNER_MASK = (1 << 30) - 1
+CANON_OFFSET_MASK = (1 << 32) - 1
+
+
+class Space(IntEnum):
+    """A PTX state space. `GENERIC` is only an instruction's space; accesses always resolve to one of the others."""
+
+    GLOBAL = 0
+    SHARED = 1
+    LOCAL = 2
+    CONST = 3
+    PARAM = 4
+    GENERIC = 5
+
+    @staticmethod
+    def from_ptx(name: str | None) -> Space:
+        """The Space of a PTX state-space modifier (`None`, no modifier, is generic)."""
+        return Space.GENERIC if name is None else Space[name.upper()]
+
+
+class ErrorKind(IntEnum):
+    """Why an access was not performed (`OK` when it was)."""
+
+    OK = 0
+    OUT_OF_BOUNDS = 1
+    MISALIGNED = 2
+    WRITE_TO_CONST = 3
+    """A store or atomic to read-only memory: `.const` data or the kernel parameter buffer."""
+
+
+def align_up(value: int, align: int) -> int:
+    return -(-value // align) * align
+
+
+def to_generic(space: Space, addrs: np.ndarray) -> np.ndarray:
+    """`cvta.<space>`: a space address to its generic address (identity for global and const)."""
+    addrs = np.asarray(addrs, dtype=np.uint64)
+    base = {Space.SHARED: SHARED_WINDOW, Space.LOCAL: LOCAL_WINDOW, Space.PARAM: PARAM_BASE}.get(space, 0)
+    return addrs + np.uint64(base)
+
+
+def from_generic(space: Space, addrs: np.ndarray) -> np.ndarray:
+    """`cvta.to.<space>`: a generic address to the space address (identity for global and const).
+
+    Like the hardware, this is plain arithmetic: an address outside the window
+    gives a space address that the later access reports as out of bounds.
+    """
+    addrs = np.asarray(addrs, dtype=np.uint64)
+    base = {Space.SHARED: SHARED_WINDOW, Space.LOCAL: LOCAL_WINDOW, Space.PARAM: PARAM_BASE}.get(space, 0)
+    return addrs - np.uint64(base)
+
+
+def space_of(addrs: np.ndarray) -> np.ndarray:
+    """The Space each generic address falls in (`isspacep`); anything outside the windows is GLOBAL."""
+    a = np.asarray(addrs, dtype=np.uint64)
+    out = np.full(a.shape, Space.GLOBAL, dtype=np.int8)
+    for space, lo, hi in (
+        (Space.SHARED, SHARED_WINDOW, SHARED_WINDOW + WINDOW_SIZE),
+        (Space.LOCAL, LOCAL_WINDOW, LOCAL_WINDOW + WINDOW_SIZE),
+        (Space.PARAM, PARAM_BASE, PARAM_BASE + WINDOW_SIZE),
+        (Space.CONST, CONST_BASE, CONST_LIMIT),
+    ):
+        out[(a >= np.uint64(lo)) & (a < np.uint64(hi))] = space
+    return out
+
+
+# --------------------------------------------------------------------------
+# Allocations
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A named byte range: a global or const buffer/variable, a shared variable, the params or a thread's local memory.
+
+    `base` is the space address (the generic address for global and const,
+    an offset for shared, local and param).
+    """
+
+    name: str
+    base: int
+    size: int
+    space: Space
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+class Location(NamedTuple):
+    """What a canonical address points at, for reports."""
+
+    space: Space
+    allocation: str | None
+    offset: int
+
+
+class Nearest(NamedTuple):
+    """The allocation nearest to an out-of-bounds access, for reports.
+
+    `distance` is signed: `address - end` (>= 0) when the access starts at or
+    after the allocation's end, `address - base` (< 0) when it starts before
+    the allocation; `straddles` is True (distance 0) when the access starts
+    inside the allocation but runs past its end.
+    """
+
+    allocation: Allocation
+    distance: int
+    straddles: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.allocation.name
+
+    def text(self) -> str:
+        """E.g. "4 bytes past the end of `out` (1024 bytes)"."""
+        a = self.allocation
+        if self.straddles:
+            where = "straddling the end of"
+        elif self.distance < 0:
+            where = f"{-self.distance} bytes before the start of"
+        else:
+            where = f"{self.distance} bytes past the end of"
+        return f"{where} `{a.name}` ({a.size} bytes)"
+
+
+def nearest_of(allocations: list[Allocation], address: int) -> Nearest | None:
+    """The allocation in `allocations` closest to `address` (linear scan: reports only)."""
+    best: Nearest | None = None
+    for a in allocations:
+        if a.base <= address < a.end:
+            return Nearest(a, 0, straddles=True)
+        cand = Nearest(a, address - a.end) if address >= a.end else Nearest(a, address - a.base)
+        if best is None or abs(cand.distance) < abs(best.distance):
+            best = cand
+    return best
+
+
+class AllocationTable:
+    """The allocations of one region (global or const), in increasing address order.
+
+    Allocations are placed one after the other with at least REDZONE bytes of
+    gap and ALLOC_ALIGN alignment, so the table is sorted by construction and a
+    vectorised `np.searchsorted` finds the candidate allocation of each address.
+    """
+
+    def __init__(self, region_base: int, region_limit: int, space: Space):
+        self.region_base = region_base
+        self.region_limit = region_limit
+        self.space = space
+        self.allocations: list[Allocation] = []
+        self.bases = np.zeros(0, dtype=np.uint64)
+        self.ends = np.zeros(0, dtype=np.uint64)
+        self.top = region_base  # first free address (before the next red zone)
+
+    def place(self, name: str, nbytes: int, align: int) -> Allocation:
+        align = max(align, ALLOC_ALIGN)
+        base = align_up(self.top + (REDZONE if self.allocations else 0), align)
+        if base + nbytes > self.region_limit:
+            raise MemoryError(f"{self.space.name.lower()} region exhausted allocating {name!r} ({nbytes} bytes)")
+        alloc = Allocation(name, base, nbytes, self.space)
+        self.allocations.append(alloc)
+        self.bases = np.append(self.bases, np.uint64(base))
+        self.ends = np.append(self.ends, np.uint64(base + nbytes))
+        self.top = base + nbytes
+        return alloc
+
+    @property
+    def span(self) -> int:
+        """Bytes from the region base to the end of the last allocation (the backing store's size)."""
+        return self.top - self.region_base
+
+    def contains(self, addrs: np.ndarray, size: int) -> np.ndarray:
+        """Whether [addr, addr+size) lies inside one allocation, per address."""
+        if not self.allocations:
+            return np.zeros(addrs.shape, dtype=np.bool_)
+        i = np.searchsorted(self.bases, addrs, side="right") - 1
+        ok = i >= 0
+        i = np.maximum(i, 0)
+        # addr + size <= end, written so it cannot wrap around for huge addresses
+        ends = self.ends[i]
+        return ok & (ends >= np.uint64(size)) & (addrs <= ends - np.uint64(size))
+
+    def find(self, address: int) -> Allocation | None:
+        """The allocation holding byte `address`, if any."""
+        i = bisect.bisect_right(self.allocations, address, key=lambda a: a.base) - 1
+        if i >= 0 and address < self.allocations[i].end:
+            return self.allocations[i]
+        return None
+
+    def nearest(self, address: int) -> Nearest | None:
+        """The allocation closest to an access starting at `address`, and how far it is."""
+        i = bisect.bisect_right(self.allocations, address, key=lambda a: a.base) - 1
+        return nearest_of(self.allocations[max(i, 0) : i + 2], address)
+
+
+# --------------------------------------------------------------------------
+# Shared memory
+# --------------------------------------------------------------------------
+
+
+class SharedLayout:
+    """The per-block shared memory layout: named static variables, then the dynamic area.
+
+    Every `extern .shared` array (size 0) aliases the start of the dynamic
+    area, which holds `dynamic_bytes` bytes (the launch's `--shared-bytes`).
+    """
+
+    def __init__(self, variables: list[tuple[str, int, int]], dynamic_bytes: int):
+        self.offsets: dict[str, int] = {}
+        self.variables: list[Allocation] = []
+        top = 0
+        extern: list[tuple[str, int]] = []
+        for name, size, align in variables:
+            align = max(int(align or 1), 1)
+            if size == 0:
+                extern.append((name, align))
+                continue
+            base = align_up(top, align)
+            self.offsets[name] = base
+            self.variables.append(Allocation(name, base, size, Space.SHARED))
+            top = base + size
+        dyn_align = max([STORE_ALIGN] + [a for _, a in extern])
+        self.dynamic_base = align_up(top, dyn_align) if (extern or dynamic_bytes) else top
+        for name, _ in extern:
+            self.offsets[name] = self.dynamic_base
+        self.dynamic = Allocation(
+            "/".join(n for n, _ in extern) or "dynamic shared memory", self.dynamic_base, dynamic_bytes, Space.SHARED
+        )
+        self._has_dynamic = bool(extern or dynamic_bytes)
+        self.size = self.dynamic_base + dynamic_bytes
+        self.stride = align_up(self.size, STORE_ALIGN)
+
+    def allocations(self) -> list[Allocation]:
+        """Static variables and (if it has any bytes or extern names) the dynamic area, by offset."""
+        out = list(self.variables)
+        if self._has_dynamic:
+            out.append(self.dynamic)
+        return out
+
+    def find(self, offset: int) -> Allocation | None:
+        for a in self.allocations():
+            if a.base <= offset < a.end:
+                return a
+        return None
+
+    def nearest(self, offset: int) -> Nearest | None:
+        """Nearest variable to an out-of-range offset (the whole block's shared memory if none is declared)."""
+        allocs = self.allocations() or [Allocation("shared memory", 0, self.size, Space.SHARED)]
+        return nearest_of(allocs, offset)

@@ -1,0 +1,183 @@
+"""Per-thread architectural state and operand access.
+
+Registers are NumPy arrays over all threads of the launch, one array per
+register slot, holding raw bits (unsigned ints of the register's width, bool
+for predicates). Instructions interpret the bits by their type. Reading an
+operand for a group of threads gathers `reg[idx]`; writing scatters back.
+Immediates become zero-stride broadcast arrays, so they cost nothing.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Imm, Instruction, Negated, Reg, Sink, SpecialReg, type_size
+from gpurace.sim.geometry import Geometry
+from gpurace.sim.program import Program
+
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+SIGNED_TYPES = frozenset({"s8", "s16", "s32", "s64"})
+FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64"})
+
+
+def raw_dtype(ptx_type: str) -> np.dtype:
+    if ptx_type == "pred":
+        return np.dtype(np.bool_)
+    return np.dtype(UINT[type_size(ptx_type)])
+
+
+def imm_bits(imm: Imm, ptx_type: str) -> int | bool:
+    """The raw bit pattern of an immediate used as an operand of `ptx_type`."""
+    if ptx_type == "pred":
+        return bool(imm.value)
+    size = type_size(ptx_type)
+    mask = (1 << (8 * size)) - 1
+    if ptx_type in FLOAT_TYPES:
+        if imm.kind == "f32" and imm.bits is not None and ptx_type == "f32":
+            return imm.bits
+        if imm.kind == "f64" and imm.bits is not None and ptx_type == "f64":
+            return imm.bits
+        value = float(imm.value)
+        if ptx_type == "f32":
+            return struct.unpack("<I", struct.pack("<f", value))[0]
+        if ptx_type == "f64":
+            return struct.unpack("<Q", struct.pack("<d", value))[0]
+        if ptx_type == "f16":
+            return int(np.array(value, dtype=np.float16).view(np.uint16))
+        if ptx_type == "bf16":
+            return struct.unpack("<I", struct.pack("<f", value))[0] >> 16
+    if imm.kind != "int":
+        # A float immediate used as bits (e.g. mov.b32 %r1, 0f3F800000).
+        if imm.bits is not None:
+            return imm.bits & mask
+        return struct.unpack("<I", struct.pack("<f", float(imm.value)))[0] & mask
+    return int(imm.value) & mask
+
+
+class ThreadState:
+    """Registers, the carry flag, local frame bases and per-thread `.param` storage of every thread."""
+
+    def __init__(self, program: Program, geometry: Geometry):
+        n = geometry.nthreads
+        self.n = n
+        self.program = program
+        self.geometry = geometry
+        self.regs: list[np.ndarray] = [np.zeros(n, dtype=dt) for dt in program.reg_types]
+        self.carry = np.zeros(n, dtype=np.bool_)
+        self.frame_base = np.zeros(n, dtype=np.int64)  # local-memory frame of the current function
+        self.params: list[np.ndarray | None] = [None] * len(program.param_sizes)
+        self.clock = 0  # scheduler steps so far; what %clock and %globaltimer read
+        self._special = self._special_registers(geometry)
+
+    # ------------------------------------------------------------------ specials
+
+    def _special_registers(self, geo: Geometry) -> dict[tuple[str, str | None], np.ndarray]:
+        n = geo.nthreads
+        sp: dict[tuple[str, str | None], np.ndarray] = {}
+        for i, c in enumerate("xyz"):
+            sp[("tid", c)] = geo.tid[i]
+            sp[("ctaid", c)] = geo.ctaid[i]
+            sp[("ntid", c)] = np.full(n, geo.block[i], dtype=np.uint32)
+            sp[("nctaid", c)] = np.full(n, geo.grid[i], dtype=np.uint32)
+        lane = geo.lane
+        sp[("laneid", None)] = lane
+        sp[("warpid", None)] = (geo.tid_linear // 32).astype(np.uint32)
+        sp[("nwarpid", None)] = np.full(n, geo.warps_per_block, dtype=np.uint32)
+        sp[("smid", None)] = np.zeros(n, dtype=np.uint32)
+        sp[("nsmid", None)] = np.ones(n, dtype=np.uint32)
+        sp[("gridid", None)] = np.zeros(n, dtype=np.uint64)
+        one = np.uint32(1)
+        sp[("lanemask_eq", None)] = (one << lane).astype(np.uint32)
+        sp[("lanemask_lt", None)] = ((one << lane) - one).astype(np.uint32)
+        sp[("lanemask_le", None)] = (((one << lane) - one) | (one << lane)).astype(np.uint32)
+        sp[("lanemask_gt", None)] = ~sp[("lanemask_le", None)]
+        sp[("lanemask_ge", None)] = ~sp[("lanemask_lt", None)]
+        return sp
+
+    def special(self, op: SpecialReg, idx: np.ndarray) -> np.ndarray:
+        key = (op.name, op.component)
+        if key in self._special:
+            return self._special[key][idx]
+        clock = self.clock
+        if op.name in ("clock", "clock_hi"):
+            return np.full(len(idx), clock & 0xFFFFFFFF, dtype=np.uint32)
+        if op.name in ("clock64", "globaltimer"):
+            return np.full(len(idx), clock * (1000 if op.name == "globaltimer" else 1), dtype=np.uint64)
+        if op.name in ("globaltimer_lo", "globaltimer_hi"):
+            t = clock * 1000
+            return np.full(len(idx), (t >> 32 if op.name.endswith("hi") else t) & 0xFFFFFFFF, dtype=np.uint32)
+        if op.name.startswith("envreg") or op.name in ("dynamic_smem_size", "total_smem_size", "aggr_smem_size"):
+            return np.zeros(len(idx), dtype=np.uint32)
+        name = f"%{op.name}" + (f".{op.component}" if op.component else "")
+        raise UserError(f"special register {name} is not supported by the simulator")
+
+    # ------------------------------------------------------------------ operands
+
+    def slot(self, fn: str, reg: Reg) -> int:
+        try:
+            return self.program.functions[fn].regs[reg.name]
+        except KeyError:
+            raise UserError(f"register {reg.name} is used in {fn} but never declared") from None
+
+
+def convert_width(value: np.ndarray, dtype: np.dtype, signed: bool) -> np.ndarray:
+    """Truncate or extend raw bits to another width; sign-extend when `signed`."""
+    if value.dtype == dtype:
+        return value
+    if dtype == np.bool_:
+        return value != 0
+    if value.dtype == np.bool_:
+        return value.astype(dtype)
+    if signed and value.dtype.itemsize < dtype.itemsize:
+        sdt = np.dtype(f"i{value.dtype.itemsize}")
+        return value.view(sdt).astype(np.dtype(f"i{dtype.itemsize}")).view(dtype)
+    return value.astype(dtype)
+
+
+def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: str):
+    """A function idx -> raw array reading `op` as `ptx_type` (pre-resolved once per instruction)."""
+    dt = raw_dtype(ptx_type)
+    signed = ptx_type in SIGNED_TYPES
+    if isinstance(op, Reg):
+        arr_slot = state.slot(fn, op)
+        regs = state.regs
+
+        def read_reg(idx):
+            return convert_width(regs[arr_slot][idx], dt, signed)
+
+        return read_reg
+    if isinstance(op, Negated):
+        arr_slot = state.slot(fn, op.reg)
+        regs = state.regs
+        return lambda idx: ~regs[arr_slot][idx].astype(np.bool_)
+    if isinstance(op, Imm):
+        scalar = np.array(imm_bits(op, ptx_type), dtype=dt)
+        return lambda idx: np.broadcast_to(scalar, (len(idx),))
+    if isinstance(op, SpecialReg):
+        state.special(op, np.zeros(0, dtype=np.int64))  # unsupported specials fail at decode time
+
+        def read_special(idx):
+            return convert_width(state.special(op, idx), dt, signed)
+
+        return read_special
+    raise UserError(f"unsupported operand {op!r} in `{ins.text}` (PTX line {ins.ptx_line})")
+
+
+def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: str):
+    """A function (idx, raw array) -> None writing a destination register (None for the `_` sink)."""
+    if not isinstance(op, Reg):
+        if isinstance(op, Sink):
+            return lambda idx, value: None
+        raise UserError(f"unsupported destination {op!r} in `{ins.text}` (PTX line {ins.ptx_line})")
+    arr_slot = state.slot(fn, op)
+    regs = state.regs
+    dt = regs[arr_slot].dtype
+    signed = ptx_type in SIGNED_TYPES
+
+    def write(idx, value):
+        regs[arr_slot][idx] = convert_width(value, dt, signed)
+
+    return write
