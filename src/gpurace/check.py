@@ -21,7 +21,7 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.report.model import Report
-from gpurace.sim.launch import simulate
+from gpurace.sim.launch import RunResult, simulate
 from gpurace.sim.program import Program
 
 DETECTORS = ("auto", "interval", "hb")
@@ -57,7 +57,6 @@ def check(
     include_dirs=(),
     defines=(),
     arch: str = DEFAULT_ARCH,
-    arg_specs: list[str] | None = None,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`."""
     if model not in MODELS:
@@ -86,10 +85,21 @@ def check(
         sink_factory=attach,
     )
     det = chosen[0]
-    findings = FindingSet()
-    findings.extend(result.findings)
-    findings.extend(det.finish())
-    seconds = time.perf_counter() - start
+    return build_report(
+        result,
+        result.findings + det.finish(),
+        model=model,
+        detector=det.name,
+        shared_bytes=shared_bytes,
+        args=args,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def build_report(result: RunResult, findings: list, *, model, detector, shared_bytes, args, seconds) -> Report:
+    """A Report for one simulated launch (used by `check`, and by `run` to show the simulator's findings)."""
+    merged = FindingSet()
+    merged.extend(findings)
     geo = result.geometry
     stats = {
         "threads": geo.nthreads,
@@ -102,16 +112,17 @@ def check(
         "grid": list(geo.grid),
         "block": list(geo.block),
         "shared_bytes": shared_bytes,
-        "args": list(arg_specs) if arg_specs is not None else [_describe_arg(a) for a in args],
+        "args": [a if isinstance(a, str) else _describe_arg(a) for a in args],
         "model": model,
-        "detector": det.name,
+        "detector": detector,
     }
+    module = result.program.module
     return Report(
         kernel=result.kernel.name,
         mangled=result.kernel.mangled,
         source=str(module.source_path) if module.source_path else None,
         launch=launch,
-        findings=findings.sorted(),
+        findings=merged.sorted(),
         stats=stats,
     )
 

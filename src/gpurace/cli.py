@@ -9,19 +9,29 @@ the subcommands (clean / findings).
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Callable
 
 import click
+import numpy as np
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from gpurace import __version__
+from gpurace.check import DETECTORS, build_report
+from gpurace.check import check as run_check
+from gpurace.detect.base import MODELS
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.load import load_module
+from gpurace.report.json_format import to_json
+from gpurace.report.sarif import to_sarif
+from gpurace.report.text import render_text
+from gpurace.sim.geometry import parse_dims
+from gpurace.sim.launch import simulate
 
 INPUT_ERROR_STATUS = 2
 
@@ -111,6 +121,151 @@ def _print_kernels(infos: list[KernelInfo]) -> None:
             table.add_row(str(i), p.name, escape(p.type or "?"), p.ptx_type, str(p.size))
         console.print(table)
         console.print()
+
+
+def launch_options(command: Callable) -> Callable:
+    """--kernel, --grid, --block, --arg, --shared-bytes, --seed, --max-steps: one launch, shared by `run` and `check`."""
+    decorators = [
+        click.option("--kernel", default=None, help="Kernel to launch (demangled or mangled name); needed when FILE has several."),
+        click.option("--grid", required=True, help="Grid dimensions X[,Y[,Z]]."),
+        click.option("--block", required=True, help="Block dimensions X[,Y[,Z]]."),
+        click.option(
+            "--arg",
+            "args",
+            multiple=True,
+            metavar="SPEC",
+            help="One per kernel parameter, in order: a scalar (1024, -3, 2.5) or a buffer "
+            "buf:COUNT[:INIT] / TYPE:COUNT[:INIT] (TYPE i8..i64, u8..u64, f16, f32, f64; "
+            "INIT zeros, ones, iota, rand or file:PATH.npy).",
+        ),
+        click.option("--shared-bytes", default=0, show_default=True, type=click.IntRange(min=0), help="Dynamic shared memory per block."),
+        click.option("--seed", default=0, show_default=True, type=int, help="Seed for rand buffers and random schedules."),
+        click.option(
+            "--max-steps",
+            default=2_000_000,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Scheduler step budget; a run that exceeds it is reported as a livelock.",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return command
+
+
+@cli.command()
+@source_options
+@launch_options
+@click.option("--policy", type=click.Choice(["min-pc", "random"]), default="min-pc", show_default=True, help="Scheduling policy.")
+@click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...).")
+def run(file, include_dirs, defines, arch, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
+    """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
+    module = load_from_options(file, include_dirs, defines, arch)
+    result = simulate(
+        module,
+        kernel=kernel,
+        grid=parse_dims(grid, "grid"),
+        block=parse_dims(block, "block"),
+        args=list(args),
+        shared_bytes=shared_bytes,
+        seed=seed,
+        policy=policy,
+        max_steps=max_steps,
+    )
+    if save_args:
+        _save_args(save_args, result.args)
+    console = Console(highlight=False, stderr=False)
+    geo = result.geometry
+    st = result.stats
+    console.print(
+        f"{escape(result.kernel.name)}: {geo.nthreads} threads (grid {_dims(geo.grid)}, block {_dims(geo.block)}), "
+        f"{st.thread_instructions} thread-instructions in {st.steps} steps"
+    )
+    if result.findings:
+        report = build_report(
+            result, result.findings, model=None, detector=None, shared_bytes=shared_bytes, args=list(args), seconds=0.0
+        )
+        render_text(report, console)
+        raise SystemExit(1)
+
+
+@cli.command()
+@source_options
+@launch_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option(
+    "--detector",
+    type=click.Choice(list(DETECTORS)),
+    default="auto",
+    show_default=True,
+    help="auto: barrier-interval for barrier-only kernels, happens-before otherwise.",
+)
+@click.option(
+    "--model",
+    type=click.Choice(list(MODELS)),
+    default="cuda",
+    show_default=True,
+    help="Memory model: cuda (volatile is not atomic), ptx (the PTX model to the letter), scord (ScoRD's fence rules).",
+)
+@click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
+def check(file, include_dirs, defines, arch, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model, output) -> None:
+    """Check one launch of a kernel in FILE for races and synchronisation bugs.
+
+    Exit status: 0 nothing found, 1 findings, 2 the input could not be handled.
+    """
+    module = load_from_options(file, include_dirs, defines, arch)
+    report = run_check(
+        module,
+        kernel=kernel,
+        grid=parse_dims(grid, "grid"),
+        block=parse_dims(block, "block"),
+        args=list(args),
+        shared_bytes=shared_bytes,
+        seed=seed,
+        max_steps=max_steps,
+        detector=detector,
+        model=model,
+    )
+    if fmt == "text":
+        _write_text(report, output)
+    else:
+        data = to_json(report) if fmt == "json" else to_sarif(report)
+        _write(output, json.dumps(data, indent=2) + "\n")
+    raise SystemExit(report.exit_code())
+
+
+def _write(path: str | None, text: str) -> None:
+    if path is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise UserError(f"--output: cannot write {path}: {e.strerror}") from None
+
+
+def _write_text(report, path: str | None) -> None:
+    if path is None:
+        render_text(report, Console(highlight=False))
+        return
+    console = Console(record=True, highlight=False, file=io.StringIO(), width=120)
+    render_text(report, console)
+    _write(path, console.export_text())
+
+
+def _dims(d) -> str:
+    return "x".join(str(v) for v in d)
+
+
+def _save_args(path: str, values) -> None:
+    arrays = {}
+    for i, v in enumerate(values):
+        arrays[f"arg{i}"] = v if isinstance(v, np.ndarray) else np.frombuffer(v, dtype=np.uint8)
+    try:
+        np.savez(path, **arrays)
+    except OSError as e:
+        raise UserError(f"--save-args: cannot write {path}: {e.strerror}") from None
 
 
 def main() -> None:

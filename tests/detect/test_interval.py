@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import shlex
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from corpus import corpus_files, read_header
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import ERROR, WARNING
@@ -15,13 +14,9 @@ from gpurace.detect.interval import IntervalDetector
 from gpurace.frontend.ptx.ir import Imm, Instruction, SourceLoc
 from gpurace.sim.events import AccessBatch, AccessKind, ExitEvent, SyncEvent
 from gpurace.sim.geometry import Geometry
-from gpurace.sim.memory import Memory
 from gpurace.sim.launch import simulate
+from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import CANON_OWNER_SHIFT, CANON_SHARED_TAG
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from corpus import corpus_files, read_header  # noqa: E402
 
 
 class FakeProgram:

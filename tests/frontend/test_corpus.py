@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from functools import cache
 from pathlib import Path
 
 import pytest
+from corpus import KERNELS_DIR, CorpusHeader, corpus_files, kernel_key, read_header
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from corpus import KERNELS_DIR, CorpusHeader, corpus_files, kernel_key, read_header  # noqa: E402
-
-from gpurace.frontend.kernels import (  # noqa: E402
+from gpurace.frontend.kernels import (
     KernelInfo,
     describe_kernels,
     reachable_functions,
     source_loc,
     sync_sites,
 )
-from gpurace.frontend.load import load_module  # noqa: E402
-from gpurace.frontend.ptx.ir import Module  # noqa: E402
+from gpurace.frontend.load import load_module
+from gpurace.frontend.ptx.ir import Module
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 FILES = corpus_files() + corpus_files(EXAMPLES_DIR)

@@ -173,8 +173,9 @@ class HappensBeforeDetector:
         self.fence_pc = np.zeros(n, dtype=np.int32)
         # Strong reads of released locations, waiting for an acquire fence: thread -> [(Release, read pc)].
         self.pending: dict[int, list[tuple[Release, int]]] = {}
-        # Released locations: canonical address -> releases in its release sequence.
-        self.released: dict[int, list[Release]] = {}
+        # Released locations: canonical address -> the merged releases of its release sequence,
+        # one per scope class (None: gpu/sys scope; a block id: cta-scoped releases from that block).
+        self.released: dict[int, dict[int | None, Release]] = {}
         self._released_keys = np.zeros(0, dtype=np.uint64)
         # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
         self.missed: dict[int, list[tuple[int, str]]] = {}
@@ -318,12 +319,17 @@ class HappensBeforeDetector:
                 clock, rank, pc = int(self.fence_clock[g]), min(int(self.fence_scope[g]), scope_rank), int(self.fence_pc[g])
             else:
                 continue
-            rel = Release(self._snapshot(g, clock), g, int(self.geo.block_of[g]), rank, pc)
+            block = int(self.geo.block_of[g])
+            rel = Release(self._snapshot(g, clock), g, block, rank, pc)
             addr = int(ev.addrs[i])
-            seq = self.released.setdefault(addr, [])
+            seq = self.released.setdefault(addr, {})
             if ev.kind != AccessKind.ATOMIC:
                 seq.clear()  # a plain strong store starts a new release sequence
-            seq.append(rel)
+            key = block if rank <= SCOPE_RANK["cluster"] else None
+            prev = seq.get(key)
+            if prev is not None:  # read-modify-writes continue the sequence: an acquirer syncs with every release in it
+                rel = Release(rel.knowledge.join(prev.knowledge), g, block, rank, pc)
+            seq[key] = rel
         self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
 
     def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
@@ -332,7 +338,7 @@ class HappensBeforeDetector:
         for i in lanes:
             g = int(ev.threads[i])
             b = int(self.geo.block_of[g])
-            for rel in self.released.get(int(ev.addrs[i]), ()):
+            for rel in self.released.get(int(ev.addrs[i]), {}).values():
                 if rel.thread == g:
                     continue
                 if rel.scope <= SCOPE_RANK["cluster"] and rel.block != b:

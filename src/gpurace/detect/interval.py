@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.findings import Address, Finding, FindingSet, make_site
+from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
 from gpurace.detect.rules import (
     BLOCK_SCOPES,
     NO_SCOPE,
@@ -384,14 +384,13 @@ class IntervalDetector:
             a, b = b, a
         program, geo, pcs = self.program, self.geometry, self.pcs
         sites = tuple(make_site(program, geo, pc, g, pcs.op[pc], pcs.scope_name[pc]) for pc, g in (a, b))
-        loc = self.ctx.memory.describe(address)
         finding = Finding(
             kind="data-race",
             severity=severity_of(cause),
             cause=self._cause_text(cause, a, b, sites),
             sites=sites,
             space="shared" if shared else "global",
-            address=Address(loc.allocation or "unknown", int(loc.offset), address),
+            address=describe_address(self.ctx.memory, address),
         )
         self.findings.add(finding, count)
 

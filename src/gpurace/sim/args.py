@@ -66,6 +66,9 @@ PTX_DTYPES = {
 
 INITS = ("zeros", "ones", "iota", "rand")
 
+# Element suffixes of `bytes:` specs (struct parameters passed by value), as struct format codes.
+BYTES_SUFFIXES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q", "f": "f", "d": "d"}
+
 
 @dataclass
 class Buffer:
@@ -173,10 +176,34 @@ def make_buffer(count: int, dtype: np.dtype, init: str, rng: np.random.Generator
     raise UserError(f"{label}: unknown initialiser {init!r} (use zeros, ones, iota, rand or file:PATH.npy)")
 
 
+def parse_bytes_spec(body: str, size: int, label: str) -> bytes:
+    """`bytes:2.0f,1.0f,64i,1i`: values with a type suffix (b/B 8, h/H 16, i/I 32, l/L 64-bit ints; f float; d double),
+    each at its natural alignment, zero-padded to the parameter's size, like a C struct."""
+    out = bytearray()
+    for item in filter(None, (x.strip() for x in body.split(","))):
+        code = BYTES_SUFFIXES.get(item[-1])
+        if code is None:
+            raise UserError(f"{label}: {item!r} needs a type suffix (one of {''.join(BYTES_SUFFIXES)})")
+        width = struct.calcsize(code)
+        out.extend(b"\0" * (-len(out) % width))
+        try:
+            value = float(item[:-1]) if code in "fd" else int(item[:-1], 0)
+            out.extend(struct.pack("<" + code, value))
+        except (ValueError, struct.error) as e:
+            raise UserError(f"{label}: bad value {item!r}: {e}") from None
+    if len(out) > size:
+        raise UserError(f"{label}: {len(out)} bytes do not fit the {size}-byte parameter")
+    return bytes(out) + b"\0" * (size - len(out))
+
+
 def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) -> Buffer | bytes:
     """One `--arg` value for parameter `i`."""
     label = f"--arg {spec!r} for {param_label(i, p)}"
     head, _, rest = spec.partition(":")
+    if head == "bytes":
+        if is_pointer(p):
+            raise UserError(f"{label}: bytes: is for parameters passed by value, this one is a pointer")
+        return parse_bytes_spec(rest, p.size, label)
     if rest:
         pointer = is_pointer(p)
         if not pointer:

@@ -146,7 +146,9 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
         regs = state.regs
 
         def read_reg(idx):
-            return convert_width(regs[arr_slot][idx], dt, signed)
+            arr = regs[arr_slot]
+            # a group that is the whole launch is every thread in order: a copy beats a gather
+            return convert_width(arr.copy() if len(idx) == len(arr) else arr[idx], dt, signed)
 
         return read_reg
     if isinstance(op, Negated):
@@ -178,6 +180,10 @@ def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
     signed = ptx_type in SIGNED_TYPES
 
     def write(idx, value):
-        regs[arr_slot][idx] = convert_width(value, dt, signed)
+        arr = regs[arr_slot]
+        if len(idx) == len(arr):
+            np.copyto(arr, convert_width(value, dt, signed))
+        else:
+            arr[idx] = convert_width(value, dt, signed)
 
     return write

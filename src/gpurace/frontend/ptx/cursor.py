@@ -38,14 +38,14 @@ class Cursor:
 
     def accept(self, text: str) -> bool:
         """Consume the next token if its text is `text`."""
-        if self.tokens[self.i][1] == text and self.tokens[self.i][0] != "str":
+        if self.tokens[self.i][1] == text:
             self.i += 1
             return True
         return False
 
     def expect(self, text: str, what: str | None = None) -> Token:
         tok = self.tokens[self.i]
-        if tok[1] != text or tok[0] == "str":
+        if tok[1] != text:
             raise self.error(f"expected {what or repr(text)}, found {describe(tok)}", tok)
         self.i += 1
         return tok
@@ -104,10 +104,8 @@ def describe(tok: Token) -> str:
 def int_value(tok: Token, cursor: Cursor) -> int:
     """The value of an `int` token: decimal, hex `0x`, binary `0b` or octal `0...`, optional `U`."""
     text = tok[1].rstrip("U")
-    if text[:2] in ("0x", "0X"):
-        return int(text[2:], 16)
-    if text[:2] in ("0b", "0B"):
-        return int(text[2:], 2)
+    if text[:2] in ("0x", "0X", "0b", "0B"):
+        return int(text, 0)
     if len(text) > 1 and text[0] == "0":
         if not all(c in "01234567" for c in text):
             raise cursor.error(f"malformed octal number {tok[1]!r}", tok)

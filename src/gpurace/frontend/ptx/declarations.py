@@ -8,7 +8,14 @@ call sequences there), so they are parsed by the same functions in both places.
 from __future__ import annotations
 
 from gpurace.frontend.ptx.cursor import Cursor, describe, hex_float, int_value
-from gpurace.frontend.ptx.ir import TYPES, AddressOf, Initializer, Param, RegDecl, Variable
+from gpurace.frontend.ptx.ir import (
+    TYPES,
+    AddressOf,
+    Initializer,
+    Param,
+    RegDecl,
+    Variable,
+)
 from gpurace.frontend.ptx.vocabulary import OPAQUE_TYPES
 
 _VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}

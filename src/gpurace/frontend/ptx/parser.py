@@ -31,6 +31,7 @@ from gpurace.frontend.ptx.instructions import InstructionParser
 from gpurace.frontend.ptx.ir import Function, Module, RegDecl, SourceLoc, Sym, Variable
 from gpurace.frontend.ptx.lexer import Source, Token
 from gpurace.frontend.ptx.vocabulary import (
+    KNOWN_DIRECTIVES,
     LINKAGE_DIRECTIVES,
     OPAQUE_TYPES,
     PERFORMANCE_DIRECTIVES,
@@ -107,7 +108,7 @@ class _ModuleParser:
         elif word in OPAQUE_TYPES:
             raise cur.error(f"{word} (the legacy texture/surface API) is not supported", tok)
         elif tok[0] == "dir":
-            raise cur.error(f"unknown directive {word}", tok)
+            raise cur.error(_misplaced(word, "at module scope"), tok)
         else:
             raise cur.error(f"expected .entry, .func or a variable after linkage, found {describe(tok)}", tok)
 
@@ -230,7 +231,7 @@ class _BodyParser:
                 elif word == ".pragma":
                     fn.pragmas.append(_read_pragma(cur))
                 else:
-                    raise cur.error(f"unknown directive {word} in the body of {fn.name}", tok)
+                    raise cur.error(_misplaced(word, f"in the body of {fn.name}"), tok)
             elif word == "@" and kind == "punct":
                 body.append(parse_instruction(loc))
                 scopes.append(self.path)
@@ -328,6 +329,12 @@ def _visible_label(op, path: tuple[int, ...], renamed: dict, shared: set[str]):
         if unique is not None:
             return Sym(unique)
     return op
+
+
+def _misplaced(directive: str, where: str) -> str:
+    if directive in KNOWN_DIRECTIVES:
+        return f"directive {directive} is not supported {where}"
+    return f"unknown directive {directive} {where}"
 
 
 def _read_pragma(cur: Cursor) -> str:

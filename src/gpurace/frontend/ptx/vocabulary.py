@@ -83,3 +83,15 @@ PERFORMANCE_DIRECTIVES = {
 
 # Opaque handle types of the legacy texture/surface API (removed in CUDA 12).
 OPAQUE_TYPES = frozenset({".texref", ".surfref", ".samplerref"})
+
+# Directives PTX defines that are either out of place where they were found or
+# not supported at all; they get a clearer message than "unknown directive".
+KNOWN_DIRECTIVES = frozenset(
+    {
+        ".version", ".target", ".address_size", ".file", ".section", ".loc", ".pragma",
+        ".entry", ".func", ".reg", ".param", ".global", ".shared", ".const", ".local", ".tex",
+        ".visible", ".weak", ".extern", ".common", ".align", ".ptr", ".attribute", ".noreturn",
+        ".alias", ".callprototype", ".calltargets", ".branchtargets", ".sreg", ".abi_preserve",
+        ".abi_preserve_control", *PERFORMANCE_DIRECTIVES,
+    }
+)

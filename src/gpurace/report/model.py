@@ -1,0 +1,165 @@
+"""The report of one checked launch, and the vocabulary every renderer shares.
+
+A `Report` is what `gpurace check` hands to the renderers: the kernel, the
+launch configuration, the findings and a few statistics. The renderers (text,
+JSON, SARIF) must agree on how a finding kind is named and described, how a
+thread or a memory location is spelled, and how severities map to levels, so
+those helpers live here rather than in any one renderer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Address, Finding, Site
+
+
+@dataclass
+class Report:
+    """One checked launch: the kernel, how it was launched, what was found.
+
+    `launch` holds the grid and block (lists of three), `shared_bytes`, the
+    argument specs as given, the memory model and the detector; `stats` the
+    simulation counters (threads, steps, thread_instructions, events, seconds).
+    Both are plain JSON-compatible dicts so a report can be recorded and
+    reloaded without knowing which counters a given version produced.
+    """
+
+    kernel: str
+    mangled: str
+    source: str | None
+    launch: dict
+    findings: list[Finding]
+    stats: dict
+
+    @property
+    def clean(self) -> bool:
+        """True when the launch produced no finding at all."""
+        return not self.findings
+
+    def exit_code(self) -> int:
+        """The CLI's status for this report: 0 when clean, 1 when there are findings."""
+        return 0 if self.clean else 1
+
+
+@dataclass(frozen=True)
+class KindInfo:
+    """How a finding kind is named in a headline and described in a SARIF rule.
+
+    `located` is the headline when the finding names a memory space, with
+    `{space}` replaced by it ("data race on {space} memory"); `title` is used
+    otherwise. `level` is the kind's default SARIF level; a finding's own
+    severity overrides it (volatile races are warnings).
+    """
+
+    title: str
+    located: str
+    description: str
+    level: str = "error"
+
+
+KINDS: dict[str, KindInfo] = {
+    "data-race": KindInfo(
+        "data race",
+        "data race on {space} memory",
+        "Two threads access the same bytes, at least one of them writes, and nothing orders the two accesses: "
+        "no barrier between them, no release/acquire synchronisation, or atomics, fences or locks whose scope "
+        "does not cover both threads.",
+    ),
+    "out-of-bounds": KindInfo(
+        "out-of-bounds access",
+        "out-of-bounds access to {space} memory",
+        "An access falls outside the allocation its address points into, or outside every allocation of its "
+        "memory space.",
+    ),
+    "misaligned-access": KindInfo(
+        "misaligned access",
+        "misaligned access to {space} memory",
+        "An access whose address is not a multiple of its size; the hardware stops the kernel with a "
+        "misaligned address error.",
+    ),
+    "write-to-read-only": KindInfo(
+        "write to read-only memory",
+        "write to read-only {space} memory",
+        "A store or atomic to a memory space the kernel may only read, such as constant or parameter memory.",
+    ),
+    "barrier-divergence": KindInfo(
+        "barrier divergence",
+        "barrier divergence",
+        "Threads of one block reach different barrier statements, or wait at a barrier that other threads of "
+        "their block exited without reaching; the behaviour is undefined and usually a hang.",
+    ),
+    "deadlock": KindInfo(
+        "deadlock",
+        "deadlock",
+        "Every thread that has not exited waits (at a barrier, a warp synchronisation or a lock) and none of "
+        "them can proceed.",
+    ),
+    "livelock": KindInfo(
+        "livelock",
+        "livelock",
+        "Threads keep running without making progress: they spin on memory that no remaining thread will "
+        "change, or the run exceeded its step budget.",
+    ),
+    "invalid-warp-sync": KindInfo(
+        "invalid warp synchronisation",
+        "invalid warp synchronisation",
+        "A warp-synchronous operation (__syncwarp, a shuffle, a vote or bar.warp.sync) whose mask leaves out "
+        "the executing lane or names lanes that have already exited.",
+    ),
+    "redundant-barrier": KindInfo(
+        "redundant barrier",
+        "redundant barrier",
+        "A barrier that orders no conflicting accesses; removing it does not change what the kernel computes "
+        "and saves the synchronisation cost.",
+        level="note",
+    ),
+}
+
+SEVERITY_RANK = {ERROR: 0, WARNING: 1, PERFORMANCE: 2}
+
+# SARIF knows error, warning and note; performance findings are notes.
+SARIF_LEVELS = {ERROR: "error", WARNING: "warning", PERFORMANCE: "note"}
+
+
+def kind_info(kind: str) -> KindInfo:
+    """The KindInfo of `kind`; a kind this version does not know is named after itself."""
+    known = KINDS.get(kind)
+    if known is not None:
+        return known
+    words = kind.replace("-", " ")
+    return KindInfo(words, words, f"A {words} finding.")
+
+
+def headline(finding: Finding) -> str:
+    """"data race on shared memory (s[+4])": the kind, the memory space and the allocation and offset."""
+    info = kind_info(finding.kind)
+    text = info.located.format(space=finding.space) if finding.space else info.title
+    if finding.address is not None:
+        text += f" ({format_address(finding.address)})"
+    return text
+
+
+def format_address(address: Address) -> str:
+    """`s[+4]`: allocation name and byte offset, signed so negative out-of-bounds offsets read naturally."""
+    return f"{address.allocation}[{address.offset:+d}]"
+
+
+def format_dims(dims) -> str:
+    """`256x1x1`, the way launch dimensions are written in CUDA documentation."""
+    return "x".join(str(d) for d in dims)
+
+
+def describe_site(site: Site) -> str:
+    """`write by thread (3,0,0) of block (0,0,0), warp 0 lane 3`, plus the scope of a scoped operation."""
+    text = (
+        f"{site.op} by thread {_coords(site.thread)} of block {_coords(site.block)}, "
+        f"warp {site.warp} lane {site.lane}"
+    )
+    if site.scope:
+        text += f", scope {site.scope}"
+    return text
+
+
+def _coords(xyz) -> str:
+    return "(" + ",".join(str(v) for v in xyz) + ")"

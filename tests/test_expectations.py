@@ -1,0 +1,99 @@
+"""One runner for the race-detection expectations written in the kernel headers.
+
+Every corpus file (tests/kernels/**/*.cu, examples/*.cu) with an `@launch` and
+`@expect` lines is checked through the real command line (`gpurace check ...
+--format json`): the set of findings must be exactly the expected one, by
+kind, memory space and source lines. `@expect` holds for the default model;
+`@expect_ptx` and `@expect_scord` (when present) for the other presets.
+Where the barrier-interval detector applies, both detectors must agree.
+
+Expectation syntax: `clean`, or `KIND [SPACE] LINE [LINE] [warning]`, e.g.
+`data-race shared 22 22`, `barrier-divergence 12`, `data-race global 8 8 warning`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from corpus import read_header
+from gpurace.cli import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+SPACES = {"shared", "global", "local", "const", "param"}
+FILES = sorted(p for p in [*ROOT.glob("tests/kernels/**/*.cu"), *ROOT.glob("examples/*.cu")])
+
+
+def parse_expectation(text: str) -> tuple | None:
+    """`data-race shared 22 22 warning` -> ("data-race", "shared", (22, 22), "warning"); `clean` -> None."""
+    words = text.split()
+    if words == ["clean"]:
+        return None
+    kind, rest = words[0], words[1:]
+    space = rest.pop(0) if rest and rest[0] in SPACES else None
+    severity = rest.pop() if rest and rest[-1] in ("error", "warning") else None
+    lines = tuple(sorted(int(w) for w in rest))
+    return (kind, space, lines, severity)
+
+
+def expected_for(header, model: str) -> list[str] | None:
+    if model == "cuda":
+        return header.expect or None
+    return header.extra.get(f"expect_{model}")
+
+
+def observed(report: dict) -> list[tuple]:
+    out = []
+    for f in report["findings"]:
+        lines = tuple(sorted(a["line"] for a in f["accesses"]))
+        out.append((f["kind"], f["space"], lines, f["severity"]))
+    return out
+
+
+def matches(expected: tuple, found: tuple) -> bool:
+    kind, space, lines, severity = expected
+    return (
+        kind == found[0]
+        and (space is None or space == found[1])
+        and lines == found[2]
+        and (severity is None or severity == found[3])
+    )
+
+
+def run_check(path: Path, launch: str, *extra: str) -> dict:
+    result = CliRunner().invoke(cli, ["check", str(path), *shlex.split(launch), "--format", "json", *extra])
+    assert result.exit_code in (0, 1), f"{path.name}: exit {result.exit_code}\n{result.output}"
+    report = json.loads(result.stdout)
+    assert result.exit_code == (1 if report["findings"] else 0)
+    return report
+
+
+CASES = []
+for path in FILES:
+    header = read_header(path)
+    if not header.launches:
+        continue
+    for model in ("cuda", "ptx", "scord"):
+        exp = expected_for(header, model)
+        if exp:
+            CASES.append(pytest.param(path, header.launches[0], model, exp, id=f"{path.parent.name}/{path.stem}-{model}"))
+
+
+@pytest.mark.parametrize("path, launch, model, expect", CASES)
+def test_expectations(path: Path, launch: str, model: str, expect: list[str]) -> None:
+    report = run_check(path, launch, "--model", model)
+    found = observed(report)
+    wanted = [e for e in (parse_expectation(t) for t in expect) if e is not None]
+    unmatched = list(found)
+    for e in wanted:
+        hit = next((f for f in unmatched if matches(e, f)), None)
+        assert hit is not None, f"{path.name}: expected {e}, found {found}\n" + json.dumps(report["findings"], indent=1)[:3000]
+        unmatched.remove(hit)
+    assert not unmatched, f"{path.name}: unexpected findings {unmatched}\n" + json.dumps(report["findings"], indent=1)[:3000]
+    if model == "cuda" and report["launch"]["detector"] == "interval":
+        other = run_check(path, launch, "--model", model, "--detector", "hb")
+        assert sorted(observed(other)) == sorted(found), f"{path.name}: hb and interval disagree"
