@@ -10,87 +10,10 @@ reference computed here, independently of the simulator.
 from __future__ import annotations
 
 import math
-import shlex
-from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 
 import numpy as np
 import pytest
-
-from gpurace.frontend.load import load_module
-from gpurace.frontend.ptx.ir import Module
-from gpurace.sim.launch import RunResult, simulate
-
-KERNELS = Path(__file__).resolve().parents[1] / "kernels" / "sim"
-
-
-@dataclass
-class Header:
-    grid: tuple[int, ...]
-    block: tuple[int, ...]
-    args: list[str]
-    shared_bytes: int = 0
-    kernel: str | None = None
-    expect: list[str] = field(default_factory=list)
-
-
-def _dims(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.split(","))
-
-
-@cache
-def header(name: str) -> Header:
-    """The `@launch` and `@expect` lines of a kernel file (the leading `//` block)."""
-    launch, expect = None, []
-    for line in (KERNELS / name).read_text().splitlines():
-        if not line.startswith("//"):
-            break
-        body = line[2:].strip()
-        if body.startswith("@launch "):
-            launch = shlex.split(body[len("@launch ") :])
-        elif body.startswith("@expect "):
-            expect.append(body[len("@expect ") :].strip())
-    assert launch is not None, f"{name} has no @launch line"
-    opts: dict[str, str] = {}
-    args: list[str] = []
-    it = iter(launch)
-    for word in it:
-        value = next(it)
-        if word == "--arg":
-            args.append(value)
-        else:
-            opts[word] = value
-    return Header(
-        grid=_dims(opts["--grid"]),
-        block=_dims(opts["--block"]),
-        args=args,
-        shared_bytes=int(opts.get("--shared-bytes", 0)),
-        kernel=opts.get("--kernel"),
-        expect=expect,
-    )
-
-
-@cache
-def module(name: str) -> Module:
-    """Compile and parse once per session; a Module is never modified by a run."""
-    return load_module(KERNELS / name)
-
-
-def run(name: str, overrides: dict[int, np.ndarray] | None = None, **kwargs) -> RunResult:
-    """Run a kernel file's `@launch`, with buffers `overrides` (by argument index) given as arrays."""
-    h = header(name)
-    args: list = list(h.args)
-    for i, array in (overrides or {}).items():
-        count = int(h.args[i].split(":")[1])
-        assert array.size == count, f"override for argument {i} of {name} must hold {count} elements"
-        args[i] = array
-    res = simulate(
-        module(name), grid=h.grid, block=h.block, args=args, shared_bytes=h.shared_bytes, kernel=h.kernel, **kwargs
-    )
-    if h.expect == ["clean"]:
-        assert res.findings == [], "\n".join(f"{f.kind}: {f.cause}" for f in res.findings)
-    return res
+from kernel_files import KERNELS, header, module, run
 
 
 def test_vector_add_float():
@@ -376,3 +299,59 @@ def test_every_kernel_file_has_a_launch_header(name):
     h = header(name)
     assert h.expect, f"{name} has no @expect line"
     assert len(h.args) == len(module(name).kernels[0].params) or h.kernel is not None
+
+
+def test_shuffle_variants():
+    res = run("shuffle_variants.cu")
+    out = res.args[1].reshape(64, 4)
+    v = np.arange(64) * 10
+    for t in range(64):
+        lane, base = t % 32, t - t % 32
+        seg = lane % 8
+        assert out[t, 0] == v[base + (t * 7) % 32]
+        assert out[t, 1] == (v[t - 3] if lane >= 3 else v[t])
+        assert out[t, 2] == v[base + (lane ^ 5)]
+        assert out[t, 3] == (v[t + 2] if seg + 2 < 8 else v[t])
+
+
+def test_mixed_atomics():
+    ints = np.zeros(8, dtype=np.int32)
+    ints[2] = -1
+    res = run("atomics_mixed.cu", {1: ints})
+    g = np.arange(256)
+    v = g - 100
+    xor = 0
+    for x in g:
+        xor ^= (int(x) * 2654435761) & 0xFFFFFFFF
+    and_ = 0xFFFFFFFF
+    for x in g:
+        and_ &= ~(1 << (int(x) % 31)) & 0xFFFFFFFF
+    expected = [v.min(), v.max(), and_, (1 << 29) - 1, xor, -g.sum(), 0, 0]
+    assert [int(x) & 0xFFFFFFFF for x in res.args[1]] == [int(x) & 0xFFFFFFFF for x in expected]
+    np.testing.assert_array_equal(res.args[2], [256 * 0.5, 0.25 * v.sum()])
+
+
+def test_vector_loads_and_ldg():
+    res = run("vector_loads.cu")
+    a = np.arange(512, dtype=np.float32).reshape(128, 4)
+    b = np.arange(512, dtype=np.float32)[(np.arange(128) * 4 + 3) % 512]
+    expected = np.stack([a[:, 3] + b, a[:, 2] * 2, a[:, 1] - a[:, 0], a[:, 0]], axis=1)
+    np.testing.assert_array_equal(res.args[1].reshape(128, 4), expected)
+
+
+# Kernels whose outputs do not depend on the schedule (device_globals hands out
+# tickets in schedule order; the big grid is covered once in test_progress).
+SCHEDULE_INDEPENDENT = sorted(
+    p.name
+    for p in KERNELS.glob("*.cu")
+    if header(p.name).expect == ["clean"] and p.name not in ("device_globals.cu", "progress_big_grid.cu")
+)
+
+
+@pytest.mark.parametrize("name", SCHEDULE_INDEPENDENT)
+def test_random_schedules_give_the_same_results(name):
+    reference = run(name)
+    for seed in (1, 2):
+        other = run(name, policy="random", seed=seed)
+        for mine, theirs in zip(reference.args, other.args):
+            np.testing.assert_array_equal(np.asarray(mine), np.asarray(theirs), err_msg=f"{name} with seed {seed}")

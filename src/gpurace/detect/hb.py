@@ -171,8 +171,13 @@ class HappensBeforeDetector:
         self.fence_clock = np.zeros(n, dtype=np.int64)
         self.fence_scope = np.full(n, -1, dtype=np.int8)
         self.fence_pc = np.zeros(n, dtype=np.int32)
-        # Strong reads of released locations, waiting for an acquire fence: thread -> [(Release, read pc)].
-        self.pending: dict[int, list[tuple[Release, int]]] = {}
+        # A strong read of a released location waiting for the acquire fence that completes the pattern:
+        # the release read (per thread, as an object array so releases are freed when no longer pending),
+        # the location it was read from, and the pc of the read.
+        self.pend = np.full(n, None, dtype=object)
+        self.pend_has = np.zeros(n, dtype=np.bool_)
+        self.pend_loc = np.zeros(n, dtype=np.uint64)
+        self.pend_pc = np.zeros(n, dtype=np.int32)
         # Released locations: canonical address -> the merged releases of its release sequence,
         # one per scope class (None: gpu/sys scope; a block id: cta-scoped releases from that block).
         self.released: dict[int, dict[int | None, Release]] = {}
@@ -255,9 +260,9 @@ class HappensBeforeDetector:
         t = ev.threads
         rank = SCOPE_RANK.get(ev.scope, SCOPE_RANK["gpu"])
         # acquire patterns: strong reads of released locations followed by this fence
-        if self.pending:
-            for g in t[np.isin(t, np.fromiter(self.pending.keys(), dtype=np.int64))]:
-                self._complete_acquire(int(g), rank, ev.pc)
+        waiting = t[self.pend_has[t]]
+        for g in waiting:
+            self._complete_acquire(int(g), rank, ev.pc)
         # release patterns: remember the clock at the fence; a later strong write publishes it
         self.fence_clock[t] = self.clock[t]
         self.fence_scope[t] = rank
@@ -265,16 +270,13 @@ class HappensBeforeDetector:
         self.clock[t] += 1
 
     def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
-        same_block_only = fence_rank <= SCOPE_RANK["cluster"]
-        keep = []
-        for rel, read_pc in self.pending.pop(g):
-            if same_block_only and rel.block != int(self.geo.block_of[g]):
-                keep.append((rel, read_pc))
-                self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
-                continue
-            self.know[g] = rel.knowledge.join(self.know[g])
-        if keep:
-            self.pending[g] = keep
+        rel: Release = self.pend[g]
+        if fence_rank <= SCOPE_RANK["cluster"] and rel.block != int(self.geo.block_of[g]):
+            self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
+            return
+        self.know[g] = rel.knowledge.join(self.know[g])
+        self.pend[g] = None
+        self.pend_has[g] = False
 
     def _snapshot(self, g: int, clock: int) -> Knowledge:
         """What thread g knows, as a Knowledge object (used when it releases)."""
@@ -335,23 +337,46 @@ class HappensBeforeDetector:
     def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
         """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence."""
         read_rank = SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"])
-        for i in lanes:
-            g = int(ev.threads[i])
-            b = int(self.geo.block_of[g])
-            for rel in self.released.get(int(ev.addrs[i]), {}).values():
-                if rel.thread == g:
-                    continue
-                if rel.scope <= SCOPE_RANK["cluster"] and rel.block != b:
-                    self._note_missed(g, rel.block, self._scope_text("the release", rel.pc, "membar.cta"))
-                    continue
-                if read_rank <= SCOPE_RANK["cluster"] and rel.block != b:
-                    self._note_missed(g, rel.block, self._scope_text("the flag read", ev.pc, "ld"))
+        order = np.argsort(ev.addrs[lanes], kind="stable")
+        addrs_sorted = ev.addrs[lanes][order]
+        starts = np.flatnonzero(np.append(True, addrs_sorted[1:] != addrs_sorted[:-1]))
+        ends = np.append(starts[1:], len(order))
+        for lo, hi in zip(starts, ends):
+            addr = addrs_sorted[lo]
+            threads = ev.threads[lanes[order[lo:hi]]]
+            blocks = self.geo.block_of[threads]
+            for rel in self.released[int(addr)].values():
+                m = threads != rel.thread
+                foreign = m & (blocks != rel.block)
+                if foreign.any() and (rel.scope <= SCOPE_RANK["cluster"] or read_rank <= SCOPE_RANK["cluster"]):
+                    narrow = ("the release", rel.pc) if rel.scope <= SCOPE_RANK["cluster"] else ("the flag read", ev.pc)
+                    text = self._scope_text(narrow[0], narrow[1], "membar.cta")
+                    for g in threads[foreign]:
+                        self._note_missed(int(g), rel.block, text)
+                    m &= ~foreign
+                gs = threads[m]
+                if len(gs) == 0:
                     continue
                 if acquire_op or self.model == "scord":
-                    self.know[g] = rel.knowledge.join(self.know[g])
+                    for g in gs:
+                        k = self.know[int(g)]
+                        if k is not rel.knowledge:
+                            self.know[int(g)] = rel.knowledge.join(k)
                 else:
-                    self.pending.setdefault(g, []).append((rel, ev.pc))
-                    self._note_missed(g, rel.block, self._missing_fence_text(ev.pc))
+                    self._set_pending(gs, rel, addr, ev.pc)
+
+    def _set_pending(self, gs: np.ndarray, rel: Release, addr, pc: int) -> None:
+        """Remember the release each thread read until its acquire fence; a newer read of the same location
+        replaces the older (its release sequence includes it), reads of different locations merge."""
+        other = self.pend_has[gs] & (self.pend_loc[gs] != addr)
+        for g in gs[other]:
+            old: Release = self.pend[g]
+            self.pend[g] = Release(rel.knowledge.join(old.knowledge), rel.thread, rel.block, rel.scope, rel.pc)
+        fresh = gs[~other]
+        self.pend[fresh] = rel
+        self.pend_has[gs] = True
+        self.pend_loc[gs] = addr
+        self.pend_pc[gs] = pc
 
     def _missing_fence_text(self, pc: int) -> str:
         ins = self.ctx.program.instructions[pc]
@@ -531,6 +556,8 @@ class HappensBeforeDetector:
         for block, text in self.missed.get(t, ()):
             if block == int(geo.block_of[u]):
                 return text
+        if self.pend_has[t] and self.pend[t].block == int(geo.block_of[u]):
+            return self._missing_fence_text(int(self.pend_pc[t]))
         if cause == Cause.INSUFFICIENT_SCOPE:
             narrow = pc_u if _is_cta(program.instructions[pc_u]) else ev.pc
             ins = program.instructions[narrow]

@@ -145,7 +145,7 @@ def parse_scalar_text(text: str, dtype: np.dtype, label: str) -> bytes:
     try:
         value = float(text) if dtype.kind == "f" else int(text, 0)
     except ValueError:
-        raise UserError(f"{label}: expected a {'number' if dtype.kind == 'f' else 'integer'}, got {text!r}") from None
+        raise UserError(f"{label}: expected {'a number' if dtype.kind == 'f' else 'an integer'}, got {text!r}") from None
     return pack_scalar(value, dtype, label)
 
 
