@@ -26,8 +26,8 @@ import numpy as np
 
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # must precede any numba.cuda import
 
-from gpurace.frontend.load import load_module  # noqa: E402
-from gpurace.sim.launch import simulate  # noqa: E402
+from gpurace.frontend.load import load_module
+from gpurace.sim.launch import simulate
 
 SAXPY_LOOP = r"""
 __global__ void saxpy_loop(float a, const float* x, float* y, int n)

@@ -26,7 +26,7 @@ def test_vector_add_float():
 
 def test_saxpy_double():
     res = run("saxpy_double.cu")
-    x, y = res.args[1], res.args[2]
+    y = res.args[2]
     assert y.dtype == np.float64
     np.testing.assert_array_equal(y, 2.5 * np.arange(512.0) + 1.0)
 
@@ -200,13 +200,17 @@ def test_half_arithmetic():
     np.testing.assert_array_equal(res.args[2], expected.astype(np.float32))
 
 
+def bits(pred) -> int:
+    """A warp mask from one boolean per lane."""
+    return sum(1 << i for i, p in enumerate(pred) if p)
+
+
 def test_warp_vote_and_match():
     res = run("warp_vote.cu")
     out = res.args[1].reshape(64, 6)
     v = np.arange(64)
     for w in range(2):
         lanes = v[32 * w : 32 * w + 32]
-        bits = lambda pred: sum(1 << i for i, p in enumerate(pred) if p)  # noqa: E731
         for lane, t in enumerate(lanes):
             row = out[t]
             assert row[0] == bits(lanes % 3 == 0)
@@ -231,13 +235,13 @@ def _bits_reference(t: int) -> list[int]:
     masked = x & ((m << (t % 32)) & m)
     ffs = (masked & -masked).bit_length()
     return [
-        bin(x).count("1"),
+        x.bit_count(),
         clz,
         int(f"{x:032b}"[::-1], 2),
         perm,
         ((((y << 32) | x) << (t & 31)) >> 32) & m,
         ffs,
-        bin((x << 32) | y).count("1"),
+        ((x << 32) | y).bit_count(),
     ]
 
 

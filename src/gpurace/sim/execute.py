@@ -957,7 +957,14 @@ def recheck_warp_waiters(eng) -> None:
     ws = waiting[kinds == WAIT_WARPSYNC]
     if len(ws) == 0:
         return
-    masks = eng.wait_mask[ws] & ~eng.exited_lanes[eng.geo.warp_of[ws]]
+    exited = eng.exited_lanes[eng.geo.warp_of[ws]]
+    named = ws[(eng.wait_mask[ws] & exited) != 0]
+    for pc in np.unique(eng.pc[named]):
+        # lanes named in the mask exited while these waited: as invalid as naming them after they exited
+        members = named[eng.pc[named] == pc]
+        eng.check_masks(int(pc), members, eng.wait_mask[members], "__syncwarp")
+    masks = eng.wait_mask[ws] & ~exited
+    eng.wait_mask[ws] = masks
     ready = eng.warp_ready(ws, masks, ws)
     go = ws[ready]
     if len(go) == 0:
