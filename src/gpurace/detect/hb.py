@@ -300,7 +300,7 @@ class HappensBeforeDetector:
 
     def _scope_text(self, what: str, pc: int, default: str) -> str:
         ins = self.ctx.program.instructions[pc]
-        where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+        where = ins.where()
         return f"insufficient scope of {what} `{ins.text.split()[0] or default}` at {where}"
 
     def _note_missed(self, g: int, block: int, text: str) -> None:
@@ -380,7 +380,7 @@ class HappensBeforeDetector:
 
     def _missing_fence_text(self, pc: int) -> str:
         ins = self.ctx.program.instructions[pc]
-        where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+        where = ins.where()
         return f"missing fence after the flag read at {where}: a strong read acquires only when a fence follows it"
 
     # ------------------------------------------------------------------ accesses
@@ -562,12 +562,12 @@ class HappensBeforeDetector:
             narrow = pc_u if _is_cta(program.instructions[pc_u]) else ev.pc
             ins = program.instructions[narrow]
             op, hint = scoped_op_name(ins.opcode, ins.scope or "cta", next((m for m in ins.modifiers if m in _ATOMIC_OPS), None))
-            where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+            where = ins.where()
             other = u if narrow == ev.pc else t
             return cause_message(cause, op=op, hint=hint, where=where, block=geo.thread_coords(other)[1])
         if cause == Cause.ATOMIC_VS_PLAIN:
             ins = program.instructions[pc_u]
-            where = f"{ins.loc.file}:{ins.loc.line}" if ins.loc else f"PTX line {ins.ptx_line}"
+            where = ins.where()
             return cause_message(cause, where=where)
         return cause_message(cause)
 

@@ -82,12 +82,6 @@ def call_handler(dec, callee: str, rets: list[str], args: list[str]):
     frame_size = caller.frame_size
     callee_frame = info.frame_size
 
-    def param_buf(slot):
-        buf = state.params[slot]
-        if buf is None:
-            buf = state.params[slot] = np.zeros((state.n, max(program.param_sizes[slot], 16)), dtype=np.uint8)
-        return buf
-
     def call(idx):
         if info.recursive:
             d = stack.depth[idx]
@@ -95,9 +89,9 @@ def call_handler(dec, callee: str, rets: list[str], args: list[str]):
             for slot in own_regs:
                 stack.save(("reg", slot), idx, d, state.regs[slot][idx])
             for slot in own_params:
-                stack.save(("param", slot), idx, d, param_buf(slot)[idx])
+                stack.save(("param", slot), idx, d, state.param_buffer(slot)[idx])
         for src, dst, size in copies:
-            param_buf(dst)[idx, :size] = param_buf(src)[idx, :size]
+            state.param_buffer(dst)[idx, :size] = state.param_buffer(src)[idx, :size]
         stack.push(idx, pc + 1, pc, state.frame_base[idx])
         state.frame_base[idx] += frame_size
         if callee_frame:
@@ -119,12 +113,6 @@ def ret_handler(dec):
     stack: CallStack = eng.calls
     pcs = eng.pc
 
-    def param_buf(slot):
-        buf = state.params[slot]
-        if buf is None:
-            buf = state.params[slot] = np.zeros((state.n, max(program.param_sizes[slot], 16)), dtype=np.uint8)
-        return buf
-
     def ret(idx):
         d = stack.depth[idx] - 1
         sites = stack.site[d, idx]
@@ -134,12 +122,12 @@ def ret_handler(dec):
             caller = program.functions[program.owner[int(site)]]
             for (src, size), name in zip(returns, ret_names):
                 dst = caller.params[name]
-                param_buf(dst)[members, :size] = param_buf(src)[members, :size]
+                state.param_buffer(dst)[members, :size] = state.param_buffer(src)[members, :size]
         if info.recursive:
             for slot in own_regs:
                 state.regs[slot][idx] = stack.saved[("reg", slot)][d, idx]
             for slot in own_params:
-                param_buf(slot)[idx] = stack.saved[("param", slot)][d, idx]
+                state.param_buffer(slot)[idx] = stack.saved[("param", slot)][d, idx]
         state.frame_base[idx] = stack.frame[d, idx]
         pcs[idx] = stack.ret[d, idx]
         stack.depth[idx] = d

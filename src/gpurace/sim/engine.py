@@ -426,36 +426,36 @@ class Engine:
         geo = self.geo
         # Threads of one block waiting at different barriers, or at a barrier while others wait at a warp sync.
         if len(bar):
-            blocks = geo.block_of[bar]
-            for b in np.unique(blocks)[:1]:
-                members = bar[blocks == b]
-                pcs = np.unique(self.pc[members])
-                others = waiting[(geo.block_of[waiting] == b) & (self.status[waiting] != BAR)]
-                if len(pcs) > 1 or len(np.unique(self.bar_id[members])) > 1:
-                    a = int(members[np.argmax(self.pc[members] == pcs[0])])
-                    c = int(members[np.argmax(self.pc[members] == pcs[-1])])
-                    self.report(
-                        "barrier-divergence",
-                        "threads of one block wait at different barriers; none of them can complete",
-                        [self.site(int(pcs[0]), a, "barrier"), self.site(int(pcs[-1]), c, "barrier")],
-                    )
-                elif len(others):
-                    a = int(members[0])
-                    c = int(others[0])
-                    self.report(
-                        "deadlock",
-                        "threads wait at a barrier that other threads of their block can never reach: "
-                        "those wait for a warp synchronisation",
-                        [self.site(int(self.pc[a]), a, "barrier"), self.site(int(self.pc[c]), c, "warp sync")],
-                    )
-                else:
-                    a = int(members[0])
-                    need = int(self.bar_count[a]) or geo.block_size
-                    self.report(
-                        "deadlock",
-                        f"barrier {int(self.bar_id[a])} waits for {need} threads but only {len(members)} can arrive",
-                        [self.site(int(self.pc[a]), a, "barrier")],
-                    )
+            # report the first stuck block: the others are usually stuck the same way
+            b = int(geo.block_of[bar[0]])
+            members = bar[geo.block_of[bar] == b]
+            pcs = np.unique(self.pc[members])
+            others = waiting[(geo.block_of[waiting] == b) & (self.status[waiting] != BAR)]
+            if len(pcs) > 1 or len(np.unique(self.bar_id[members])) > 1:
+                a = int(members[np.argmax(self.pc[members] == pcs[0])])
+                c = int(members[np.argmax(self.pc[members] == pcs[-1])])
+                self.report(
+                    "barrier-divergence",
+                    "threads of one block wait at different barriers; none of them can complete",
+                    [self.site(int(pcs[0]), a, "barrier"), self.site(int(pcs[-1]), c, "barrier")],
+                )
+            elif len(others):
+                a = int(members[0])
+                c = int(others[0])
+                self.report(
+                    "deadlock",
+                    "threads wait at a barrier that other threads of their block can never reach: "
+                    "those wait for a warp synchronisation",
+                    [self.site(int(self.pc[a]), a, "barrier"), self.site(int(self.pc[c]), c, "warp sync")],
+                )
+            else:
+                a = int(members[0])
+                need = int(self.bar_count[a]) or geo.block_size
+                self.report(
+                    "deadlock",
+                    f"barrier {int(self.bar_id[a])} waits for {need} threads but only {len(members)} can arrive",
+                    [self.site(int(self.pc[a]), a, "barrier")],
+                )
         elif len(warp):
             a = int(warp[0])
             self.report(

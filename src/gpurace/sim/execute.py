@@ -32,14 +32,8 @@ NO_OPS = frozenset({"prefetch", "prefetchu", "discard", "applypriority", "pmeven
 DETECTED_SPACES = (int(Space.GLOBAL), int(Space.SHARED))
 
 
-def where(ins: Instruction) -> str:
-    if ins.loc is not None:
-        return f"{ins.loc.file}:{ins.loc.line}"
-    return f"PTX line {ins.ptx_line}"
-
-
 def unsupported(ins: Instruction, why: str = "") -> Handler:
-    message = f"{where(ins)}: the simulator does not support `{ins.text}`" + (f" ({why})" if why else "")
+    message = f"{ins.where()}: the simulator does not support `{ins.text}`" + (f" ({why})" if why else "")
 
     def fail(idx):
         raise UserError(message)
@@ -56,8 +50,8 @@ def decode_all(eng) -> list[Handler]:
             h = Decoder(eng, pc, fn, ins).decode()
         except UserError as e:
             message = str(e)
-            if where(ins) not in message:
-                message = f"{where(ins)}: {message}"
+            if ins.where() not in message:
+                message = f"{ins.where()}: {message}"
             h = _raiser(message)
         if ins.guard is not None and h is not None:
             h = _guarded(eng, pc, fn, ins, h)
@@ -406,15 +400,12 @@ class Decoder:
     def _ld_param(self, pslot, writers, t, esize) -> Handler:
         slot, off = pslot
         state = self.state
-        nbytes = self.program.param_sizes[slot]
         dt = raw_dtype(t) if t != "pred" else np.dtype(np.uint8)
         nxt = self.pc + 1
         n = len(writers)
 
         def ld_param(idx):
-            buf = state.params[slot]
-            if buf is None:
-                buf = state.params[slot] = np.zeros((state.n, max(nbytes, 16)), dtype=np.uint8)
+            buf = state.param_buffer(slot)
             raw = np.ascontiguousarray(buf[idx, off : off + esize * n]).view(dt)
             for i, w in enumerate(writers):
                 w(idx, raw[:, i])
@@ -459,14 +450,11 @@ class Decoder:
     def _st_param(self, pslot, readers, t, esize) -> Handler:
         slot, off = pslot
         state = self.state
-        nbytes = self.program.param_sizes[slot]
         dt = raw_dtype(t) if t != "pred" else np.dtype(np.uint8)
         nxt = self.pc + 1
 
         def st_param(idx):
-            buf = state.params[slot]
-            if buf is None:
-                buf = state.params[slot] = np.zeros((state.n, max(nbytes, 16)), dtype=np.uint8)
+            buf = state.param_buffer(slot)
             vals = np.stack([r(idx).astype(dt) for r in readers], axis=1)
             buf[idx, off : off + esize * len(readers)] = vals.view(np.uint8).reshape(len(idx), -1)
             return nxt

@@ -72,10 +72,8 @@ class Program:
 
     def where(self, pc: int) -> str:
         """`file:line` (or the PTX line) of an instruction, for messages."""
-        ins = self.instructions[pc]
-        if ins.loc is not None:
-            return f"{ins.loc.file}:{ins.loc.line}"
-        return f"PTX line {ins.ptx_line}"
+        return self.instructions[pc].where()
+
 
 
 def _align(x: int, a: int) -> int:

@@ -72,6 +72,13 @@ class ThreadState:
         self.clock = 0  # scheduler steps so far; what %clock and %globaltimer read
         self._special = self._special_registers(geometry)
 
+    def param_buffer(self, slot: int) -> np.ndarray:
+        """Per-thread bytes of a `.param` slot (call arguments and returns), allocated on first use."""
+        buf = self.params[slot]
+        if buf is None:
+            buf = self.params[slot] = np.zeros((self.n, max(self.program.param_sizes[slot], 16)), dtype=np.uint8)
+        return buf
+
     # ------------------------------------------------------------------ specials
 
     def _special_registers(self, geo: Geometry) -> dict[tuple[str, str | None], np.ndarray]:

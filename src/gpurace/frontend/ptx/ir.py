@@ -204,6 +204,12 @@ class Instruction:
     def has(self, modifier: str) -> bool:
         return modifier in self.modifiers
 
+    def where(self) -> str:
+        """`file:line` of the source position, or the PTX line when there is none (for messages)."""
+        if self.loc is not None:
+            return f"{self.loc.file}:{self.loc.line}"
+        return f"PTX line {self.ptx_line}"
+
 
 # --------------------------------------------------------------------------
 # Declarations
