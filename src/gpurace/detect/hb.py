@@ -422,7 +422,7 @@ class HappensBeforeDetector:
         space, first = self._shadow_index(ev)
         for sp in np.unique(space):
             lanes = np.flatnonzero(space == sp) if len(np.unique(space)) > 1 else np.arange(len(space))
-            self._check_space(ev, int(sp), lanes, first[lanes], write, flags_word)
+            self._check_space(ev, int(sp), lanes, first[lanes], write, scope, flags_word)
 
     def _sync_effects(self, ev: AccessBatch, write: bool, scope: int) -> None:
         reads = ev.kind in (AccessKind.READ, AccessKind.ATOMIC)
@@ -436,7 +436,7 @@ class HappensBeforeDetector:
             if len(lanes):
                 self._publish(ev, lanes, scope, release_op)
 
-    def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, flags_word: int) -> None:
+    def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
         size = ev.size
         threads = ev.threads[lanes]
         nb = len(lanes) * size
@@ -460,10 +460,14 @@ class HappensBeforeDetector:
                     _unpack_flags(slot["fl"][byte[k]]), cur_flags[k], lanes[lane_of_byte[k]],
                 )
         # 2. within the batch: lanes of one instruction are unordered with each other
-        order = np.argsort(byte, kind="stable")
-        sb = byte[order]
-        dup = np.flatnonzero(sb[1:] == sb[:-1])
-        if len(dup) and write:
+        if nb < 2 or bool((byte[1:] > byte[:-1]).all()):  # coalesced: no byte twice, no sort needed
+            order, sb, dup = np.arange(nb), byte, np.zeros(0, dtype=np.int64)
+        else:
+            order = np.argsort(byte, kind="stable")
+            sb = byte[order]
+            dup = np.flatnonzero(sb[1:] == sb[:-1])
+        device_atomics = ev.kind == AccessKind.ATOMIC and scope >= SCOPE_RANK["gpu"]  # exempt among themselves
+        if len(dup) and write and not device_atomics:
             a, b = order[dup], order[dup + 1]
             diff = t[a] != t[b]
             if diff.any():
