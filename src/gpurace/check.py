@@ -57,6 +57,7 @@ def check(
     include_dirs=(),
     defines=(),
     arch: str = DEFAULT_ARCH,
+    progress=None,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`."""
     if model not in MODELS:
@@ -83,6 +84,7 @@ def check(
         seed=seed,
         max_steps=max_steps,
         sink_factory=attach,
+        progress=progress,
     )
     det = chosen[0]
     return build_report(

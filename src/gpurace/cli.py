@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from typing import Callable
 
 import click
@@ -161,17 +162,19 @@ def launch_options(command: Callable) -> Callable:
 def run(file, include_dirs, defines, arch, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
     module = load_from_options(file, include_dirs, defines, arch)
-    result = simulate(
-        module,
-        kernel=kernel,
-        grid=parse_dims(grid, "grid"),
-        block=parse_dims(block, "block"),
-        args=list(args),
-        shared_bytes=shared_bytes,
-        seed=seed,
-        policy=policy,
-        max_steps=max_steps,
-    )
+    with _Progress() as progress:
+        result = simulate(
+            module,
+            kernel=kernel,
+            grid=parse_dims(grid, "grid"),
+            block=parse_dims(block, "block"),
+            args=list(args),
+            shared_bytes=shared_bytes,
+            seed=seed,
+            policy=policy,
+            max_steps=max_steps,
+            progress=progress,
+        )
     if save_args:
         _save_args(save_args, result.args)
     console = Console(highlight=False, stderr=False)
@@ -214,18 +217,20 @@ def check(file, include_dirs, defines, arch, kernel, grid, block, args, shared_b
     Exit status: 0 nothing found, 1 findings, 2 the input could not be handled.
     """
     module = load_from_options(file, include_dirs, defines, arch)
-    report = run_check(
-        module,
-        kernel=kernel,
-        grid=parse_dims(grid, "grid"),
-        block=parse_dims(block, "block"),
-        args=list(args),
-        shared_bytes=shared_bytes,
-        seed=seed,
-        max_steps=max_steps,
-        detector=detector,
-        model=model,
-    )
+    with _Progress() as progress:
+        report = run_check(
+            module,
+            kernel=kernel,
+            grid=parse_dims(grid, "grid"),
+            block=parse_dims(block, "block"),
+            args=list(args),
+            shared_bytes=shared_bytes,
+            seed=seed,
+            max_steps=max_steps,
+            detector=detector,
+            model=model,
+            progress=progress,
+        )
     if fmt == "text":
         _write_text(report, output)
     else:
@@ -252,6 +257,32 @@ def _write_text(report, path: str | None) -> None:
     console = Console(record=True, highlight=False, file=io.StringIO(), width=120)
     render_text(report, console)
     _write(path, console.export_text())
+
+
+class _Progress:
+    """A status line on stderr while a long simulation runs (only when stderr is a terminal)."""
+
+    def __init__(self) -> None:
+        self.console = Console(stderr=True)
+        self.status = None
+        self.start = time.monotonic()
+
+    def __call__(self, stats) -> None:
+        if not self.console.is_terminal or time.monotonic() - self.start < 1.0:
+            return
+        text = f"simulating: {stats.steps:,} steps, {stats.thread_instructions:,} thread-instructions"
+        if self.status is None:
+            self.status = self.console.status(text)
+            self.status.start()
+        else:
+            self.status.update(text)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.status is not None:
+            self.status.stop()
 
 
 def _dims(d) -> str:

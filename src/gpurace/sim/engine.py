@@ -28,6 +28,7 @@ or an exhausted step budget ends the run with a finding instead of a hang.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,7 @@ class Engine:
         *,
         policy: Policy = Policy(),
         max_steps: int = 2_000_000,
+        progress: Callable[[RunStats], None] | None = None,
     ):
         from gpurace.sim.execute import decode_all
 
@@ -83,6 +85,7 @@ class Engine:
         self.policy = policy
         self.rng = np.random.default_rng(policy.seed)
         self.max_steps = max_steps
+        self.progress_callback = progress
         self.findings = FindingSet()
         self.stats = RunStats()
         n = geometry.nthreads
@@ -173,6 +176,8 @@ class Engine:
             self.state.clock = stats.steps
             if self.stopped is not None:
                 return
+            if self.progress_callback is not None and stats.steps % 256 == 0:
+                self.progress_callback(stats)
             if stats.steps >= self.max_steps:
                 self._step_budget_exhausted()
                 return

@@ -101,6 +101,7 @@ def simulate(
     max_steps: int = 2_000_000,
     sinks: list[EventSink] = (),
     sink_factory: Callable[[Program, Geometry, Memory], list[EventSink]] | None = None,
+    progress: Callable[[RunStats], None] | None = None,
     include_dirs=(),
     defines=(),
     arch: str = DEFAULT_ARCH,
@@ -108,7 +109,8 @@ def simulate(
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
     Event sinks that need the launch's program, geometry or memory (detectors)
-    come from `sink_factory`, called once memory is laid out.
+    come from `sink_factory`, called once memory is laid out. `progress` is
+    called with the running statistics every few hundred scheduler steps.
     """
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
     mangled = select_kernel(module, kernel)
@@ -151,6 +153,7 @@ def simulate(
         all_sinks,
         policy=Policy("min-pc" if policy == "min-pc" else "random", seed),
         max_steps=max_steps,
+        progress=progress,
     )
     engine.run()
 
