@@ -303,6 +303,14 @@ def test_szext():
     assert alu("szext.wrap.u32").fn(u32(0xFFFFFFFF, 0x1FF), u32(0, 8 + 32)).tolist() == [0, 0xFF]
 
 
+def test_bmsk():
+    # a mask of width b from bit a; .wrap reduces both modulo 32, .clamp saturates
+    assert alu("bmsk.clamp.b32").fn(u32(4, 0, 28, 32, 0, 31), u32(8, 32, 8, 1, 0, 1)).tolist() == [
+        0xFF0, 0xFFFFFFFF, 0xF0000000, 0, 0, 0x80000000
+    ]
+    assert alu("bmsk.wrap.b32").fn(u32(4, 36, 28, 0), u32(8, 8, 8, 33)).tolist() == [0xFF0, 0xFF0, 0xF0000000, 0x1]
+
+
 def test_immediate_operands_are_counted():
     op = alu("add.s32", (Reg("%r1"), Reg("%r2"), Imm(3)))
     assert op.fn(u32(1), u32(3)).tolist() == [4]

@@ -125,6 +125,10 @@ class Decoder:
         if name in self.program.kernel_params:
             value = np.uint64(self.program.kernel_params[name])
             return lambda idx: np.full(len(idx), value, dtype=np.uint64)
+        if name in self.program.module.functions:
+            raise UserError(f"function pointers (indirect calls) are not supported: `{self.ins.text}` takes the address of {name}")
+        if name == "WARP_SZ":  # PTX's built-in constant
+            return lambda idx: np.full(len(idx), 32, dtype=np.uint64)
         try:
             _space, addr = self.eng.mem.symbol(name)
         except (KeyError, UserError):

@@ -81,13 +81,13 @@ def _align(x: int, a: int) -> int:
 
 
 def _callees(fn: Function) -> list[str]:
+    """Direct callees; an indirect call (through a register) fails only if it is executed."""
     out = []
     for ins in fn.body:
         if ins.opcode == "call":
-            for op in ins.operands:
-                if isinstance(op, Sym):
-                    out.append(op.name)
-                    break
+            ops = [op for op in ins.operands if not isinstance(op, ParamList)]
+            if ops and isinstance(ops[0], Sym):
+                out.append(ops[0].name)
     return out
 
 

@@ -65,6 +65,7 @@ _SINGLE: dict[str, Builder] = {
     "bfe": bits.build_bfe,
     "bfi": bits.build_bfi,
     "szext": bits.build_szext,
+    "bmsk": bits.build_bmsk,
     "rcp": floating.build_rcp,
     "sqrt": floating.build_sqrt,
     "rsqrt": partial(floating.build_approx, opcode="rsqrt"),

@@ -1,5 +1,5 @@
 """Bit and logic instructions: and/or/xor/not/cnot, lop3, shl/shr/shf, prmt,
-popc/clz/bfind/fns/brev, bfe/bfi, szext.
+popc/clz/bfind/fns/brev, bfe/bfi, szext, bmsk.
 
 Shift amounts are unsigned and may exceed the width; NumPy (like C) leaves
 such shifts undefined, so every shift here clamps its amount first.
@@ -309,3 +309,28 @@ def build_szext(instr, mods: Mods) -> AluOp:
         return (a & ~mask) | np.where(sign, mask, np.uint32(0))
 
     return AluOp((t, "u32"), (t,), fn)
+
+
+def build_bmsk(instr, mods: Mods) -> AluOp:
+    """`bmsk.{clamp,wrap}.b32 d, a, b`: a mask of b one-bits starting at bit a.
+
+    Per the ISA: `.wrap` takes both operands modulo 32; `.clamp` gives an
+    empty mask for a >= 32 and runs the mask to bit 31 when a + b >= 32.
+    """
+    mode = mods.one_of(("clamp", "wrap"))
+    if mode is None:
+        raise mods.error("bmsk needs .clamp or .wrap")
+    _type(mods, {"b32"})
+    ones = np.uint32(0xFFFFFFFF)
+
+    def fn(a, b):
+        a1 = a & np.uint32(31)
+        total = a1.astype(np.uint64) + (b & np.uint32(31))
+        mask0 = shl(np.broadcast_to(ones, a.shape), a1, 32)
+        mask1 = shl(np.broadcast_to(ones, a.shape), np.minimum(total, 32).astype(np.uint32), 32)
+        if mode == "clamp":
+            mask0 = np.where(a >= 32, np.uint32(0), mask0)
+            mask1 = np.where((b >= 32) | (total >= 32), np.uint32(0), mask1)
+        return (mask0 & ~mask1).astype(np.uint32)
+
+    return AluOp(("b32", "b32"), ("b32",), fn)
