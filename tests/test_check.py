@@ -1,0 +1,100 @@
+"""`gpurace check` as a Python API and a command: detector choice, models, outputs and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from gpurace.check import check
+from gpurace.cli import cli
+from gpurace.errors import UserError
+
+RACY = r"""
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  out[threadIdx.x] = s[(threadIdx.x + 1) % 64];   // line 5: no barrier before reading a neighbour's slot
+}
+"""
+
+FENCED = r"""
+__global__ void k(int* data, int* flag) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) { data[0] = 1; __threadfence(); atomicExch(flag, 1); }
+}
+"""
+
+
+@pytest.fixture
+def racy(tmp_path):
+    p = tmp_path / "racy.cu"
+    p.write_text(RACY)
+    return p
+
+
+def test_api_report_for_a_barrier_race(racy):
+    report = check(racy, grid=1, block=64, args=["buf:64"])
+    assert not report.clean and report.exit_code() == 1
+    assert report.launch["detector"] == "interval"
+    (f,) = report.findings
+    assert (f.kind, f.space, f.severity) == ("data-race", "shared", "error")
+    assert sorted(s.loc.line for s in f.sites) == [4, 5]
+    assert f.address.allocation == "s"
+
+
+def test_api_with_numpy_arrays_and_the_clean_property(tmp_path):
+    import numpy as np
+
+    p = tmp_path / "ok.cu"
+    p.write_text("__global__ void k(int* out) { out[threadIdx.x] = threadIdx.x; }\n")
+    out = np.zeros(32, np.int32)
+    report = check(p, grid=1, block=32, args=[out])
+    assert report.clean
+    assert (out == np.arange(32)).all()
+
+
+def test_auto_takes_hb_when_the_kernel_uses_fences(tmp_path):
+    p = tmp_path / "f.cu"
+    p.write_text(FENCED)
+    assert check(p, grid=2, block=32, args=["buf:1", "buf:1"]).launch["detector"] == "hb"
+    with pytest.raises(UserError, match="--detector interval"):
+        check(p, grid=2, block=32, args=["buf:1", "buf:1"], detector="interval")
+
+
+def test_both_detectors_agree_on_a_barrier_race(racy):
+    a = check(racy, grid=1, block=64, args=["buf:64"], detector="interval").findings
+    b = check(racy, grid=1, block=64, args=["buf:64"], detector="hb").findings
+    assert [(f.kind, f.space, sorted(s.loc.line for s in f.sites)) for f in a] == [
+        (f.kind, f.space, sorted(s.loc.line for s in f.sites)) for f in b
+    ]
+
+
+def test_unknown_model_is_a_user_error(racy):
+    with pytest.raises(UserError, match="unknown memory model"):
+        check(racy, grid=1, block=64, args=["buf:64"], model="sc")
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "text"])
+def test_cli_formats_and_output_file(racy, tmp_path, fmt):
+    out = tmp_path / f"report.{fmt}"
+    result = CliRunner().invoke(
+        cli, ["check", str(racy), "--grid", "1", "--block", "64", "--arg", "buf:64", "--format", fmt, "--output", str(out)]
+    )
+    assert result.exit_code == 1, result.output
+    text = out.read_text()
+    if fmt == "json":
+        assert json.loads(text)["findings"][0]["kind"] == "data-race"
+    elif fmt == "sarif":
+        data = json.loads(text)
+        assert data["version"] == "2.1.0" and data["runs"][0]["results"][0]["ruleId"] == "data-race"
+    else:
+        assert "racy.cu:5" in text or "racy.cu:4" in text
+        assert "error" in text
+
+
+def test_cli_rejects_bad_choices_with_status_2(racy):
+    for extra in (["--detector", "magic"], ["--model", "sc"], ["--format", "xml"]):
+        result = CliRunner().invoke(cli, ["check", str(racy), "--grid", "1", "--block", "64", "--arg", "buf:64", *extra])
+        assert result.exit_code == 2
+        assert "Traceback" not in result.output
