@@ -53,9 +53,6 @@ from gpurace.sim.memory import GLOBAL_BASE, Space
 F_WRITE, F_ATOMIC, F_VOLATILE = 1, 2, 4
 SCOPE_SHIFT = 3  # scope rank + 1 in bits 3..5 (0 = weak)
 
-CTA = SCOPE_RANK["cta"]
-
-
 def _flags_word(write: bool, atomic: bool, volatile: bool, scope: int) -> int:
     return (F_WRITE if write else 0) | (F_ATOMIC if atomic else 0) | (F_VOLATILE if volatile else 0) | ((scope + 1) << SCOPE_SHIFT)
 

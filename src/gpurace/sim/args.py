@@ -64,8 +64,6 @@ PTX_DTYPES = {
     "f32": np.float32, "f64": np.float64, "f16": np.float16,
 }
 
-INITS = ("zeros", "ones", "iota", "rand")
-
 # Element suffixes of `bytes:` specs (struct parameters passed by value), as struct format codes.
 BYTES_SUFFIXES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q", "f": "f", "d": "d"}
 
@@ -83,10 +81,6 @@ class Launch:
     """Resolved arguments: per parameter, a Buffer or a packed scalar (bytes)."""
 
     values: list[Buffer | bytes]
-
-    @property
-    def buffers(self) -> list[tuple[int, Buffer]]:
-        return [(i, v) for i, v in enumerate(self.values) if isinstance(v, Buffer)]
 
 
 def is_pointer(p: ParamInfo) -> bool:

@@ -28,16 +28,6 @@ class AccessKind(IntEnum):
     ATOMIC = 2  # read-modify-write (atom/red)
 
 
-class MemSpace(IntEnum):
-    """Memory spaces as they appear in events (generic accesses are resolved per thread)."""
-
-    GLOBAL = 0
-    SHARED = 1
-    LOCAL = 2
-    CONST = 3
-    PARAM = 4
-
-
 SCOPE_RANK = {"cta": 0, "cluster": 1, "gpu": 2, "sys": 3}
 
 
