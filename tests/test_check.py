@@ -98,3 +98,23 @@ def test_cli_rejects_bad_choices_with_status_2(racy):
         result = CliRunner().invoke(cli, ["check", str(racy), "--grid", "1", "--block", "64", "--arg", "buf:64", *extra])
         assert result.exit_code == 2
         assert "Traceback" not in result.output
+
+
+EXITED_BEFORE_BARRIER = r"""
+__global__ void k(int* out) {
+  __shared__ int s[64];
+  s[threadIdx.x] = threadIdx.x;
+  if (threadIdx.x >= 32) return;
+  __syncthreads();                      // line 6: half the block has left
+  out[threadIdx.x] = s[threadIdx.x + 32];
+}
+"""
+
+
+@pytest.mark.parametrize("detector", ["interval", "hb"])
+def test_a_barrier_skipped_by_exited_threads_is_one_divergence_finding(tmp_path, detector):
+    p = tmp_path / "exited.cu"
+    p.write_text(EXITED_BEFORE_BARRIER)
+    report = check(p, grid=1, block=64, args=["buf:64"], detector=detector)
+    assert [f.kind for f in report.findings] == ["barrier-divergence"]
+    assert report.findings[0].sites[0].loc.line == 6

@@ -162,6 +162,7 @@ class HappensBeforeDetector:
         self.model = ctx.model
         self.clock = np.ones(n, dtype=np.int64)
         self.phase = np.zeros(n, dtype=np.int32)
+        self.exited = np.zeros(n, dtype=np.bool_)
         self.wknown: np.ndarray | None = None
         self.know: list[Knowledge | None] = [None] * n
         # Fence-based release patterns: the clock at the thread's last fence, its scope and pc.
@@ -198,7 +199,7 @@ class HappensBeforeDetector:
         elif isinstance(ev, FenceEvent):
             self._fence(ev)
         elif isinstance(ev, ExitEvent):
-            pass
+            self.exited[ev.threads] = True
 
     def finish(self) -> list[Finding]:
         return self.findings.sorted()
@@ -227,6 +228,12 @@ class HappensBeforeDetector:
     def _barrier(self, ev: SyncEvent) -> None:
         members = ev.threads
         self.phase[members] += 1
+        if self.exited.any():
+            # A barrier released although threads of its block exited (the simulator reports the
+            # barrier divergence): count their earlier accesses as ordered, as the interval detector does,
+            # so that the divergence is reported once rather than as races derived from it.
+            gone = np.flatnonzero(self.exited & np.isin(self.geo.block_of, np.unique(ev.groups)))
+            self.phase[gone] += 1
         if self._has_knowledge(members):
             self._group_join(members, ev.groups)
         else:
