@@ -429,16 +429,32 @@ class HappensBeforeDetector:
             self._check_space(ev, int(sp), lanes, first[lanes], write, scope, flags_word)
 
     def _sync_effects(self, ev: AccessBatch, write: bool, scope: int) -> None:
+        acquire_op = ev.sem in ("acquire", "acq_rel")
+        release_op = ev.sem in ("release", "acq_rel")
+        publishing = np.zeros(0, dtype=np.int64)
+        if write:
+            publishing = np.arange(len(ev.threads)) if release_op else np.flatnonzero(self.fence_scope[ev.threads] >= 0)
+        serial = np.zeros(len(ev.threads), dtype=np.bool_)
+        if ev.kind == AccessKind.ATOMIC and len(publishing):
+            # Read-modify-writes of one batch take effect lane by lane: a lane reads what the lane before it
+            # on the same address wrote, so on addresses where some lane releases, go in batch order.
+            serial = np.isin(ev.addrs, ev.addrs[publishing])
+            publishes = np.zeros(len(ev.threads), dtype=np.bool_)
+            publishes[publishing] = True
+            for i in np.flatnonzero(serial):
+                one = np.array([i])
+                if int(ev.addrs[i]) in self.released:
+                    self._observe(ev, one, acquire_op)
+                if publishes[i]:
+                    self._publish(ev, one, scope, release_op)
+            publishing = publishing[~serial[publishing]]
         reads = ev.kind in (AccessKind.READ, AccessKind.ATOMIC)
         if reads and len(self._released_keys):
-            lanes = np.flatnonzero(np.isin(ev.addrs, self._released_keys))
+            lanes = np.flatnonzero(~serial & np.isin(ev.addrs, self._released_keys))
             if len(lanes):
-                self._observe(ev, lanes, ev.sem in ("acquire", "acq_rel"))
-        if write:
-            release_op = ev.sem in ("release", "acq_rel")
-            lanes = np.arange(len(ev.threads)) if release_op else np.flatnonzero(self.fence_scope[ev.threads] >= 0)
-            if len(lanes):
-                self._publish(ev, lanes, scope, release_op)
+                self._observe(ev, lanes, acquire_op)
+        if len(publishing):
+            self._publish(ev, publishing, scope, release_op)
 
     def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
         size = ev.size
