@@ -424,8 +424,9 @@ class HappensBeforeDetector:
             if hit.any():
                 self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
         space, first = self._shadow_index(ev)
-        for sp in np.unique(space):
-            lanes = np.flatnonzero(space == sp) if len(np.unique(space)) > 1 else np.arange(len(space))
+        uniform = len(space) == 0 or space.min() == space.max()
+        for sp in space[:1] if uniform else np.unique(space):
+            lanes = np.arange(len(space)) if uniform else np.flatnonzero(space == sp)
             self._check_space(ev, int(sp), lanes, first[lanes], write, scope, flags_word)
 
     def _sync_effects(self, ev: AccessBatch, write: bool, scope: int) -> None:

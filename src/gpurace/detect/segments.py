@@ -43,18 +43,27 @@ class Segments:
     start: np.ndarray
 
 
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, ascending. Sort-based: NumPy 2's hash-based `np.unique` is about a hundred
+    times slower on large arrays of many distinct integers, which is exactly what addresses are."""
+    s = np.sort(values)
+    if len(s) == 0:
+        return s
+    return s[np.concatenate(([True], s[1:] != s[:-1]))]
+
+
 def split_segments(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Segments:
     """Cut the ranges [start, end) into elementary segments; ranges of different `group`s never share one."""
     n = len(start)
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
         return Segments(empty, empty, np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.uint64))
-    points = np.unique(np.concatenate([start, end]))
+    points = sorted_unique(np.concatenate([start, end]))
     span = np.int64(len(points) + 1)
     group = np.asarray(group, dtype=np.int64)
     key_start = group * span + np.searchsorted(points, start)
     key_end = group * span + np.searchsorted(points, end)
-    bounds = np.unique(np.concatenate([key_start, key_end]))
+    bounds = sorted_unique(np.concatenate([key_start, key_end]))
     first_seg = np.searchsorted(bounds, key_start)
     counts = np.searchsorted(bounds, key_end) - first_seg
     rec, offset = expand(counts)
