@@ -35,7 +35,7 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.segments import pairs_in_runs, run_bounds, split_segments
+from gpurace.detect.segments import pairs_in_runs, run_bounds, shared_by_threads, split_segments
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
 from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
@@ -213,7 +213,9 @@ class IntervalDetector:
         thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
         begin, _ = run_bounds(_runs(thread, addr, size, pc))
         thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
-        self._check_same_block(thread, addr, size, pc, seq)
+        maybe = shared_by_threads(thread, addr, size)
+        if maybe.any():
+            self._check_same_block(thread[maybe], addr[maybe], size[maybe], pc[maybe], seq[maybe])
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
         if glob.any():
             self._check_other_blocks(thread[glob], addr[glob], size[glob], pc[glob], seq[glob])

@@ -52,6 +52,34 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return s[np.concatenate(([True], s[1:] != s[:-1]))]
 
 
+def shared_by_threads(thread: np.ndarray, addr: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """Which naturally aligned byte ranges may overlap a range of another thread.
+
+    A cheap filter: it never drops a range that another thread overlaps, and may keep some that none does.
+
+    Aligned ranges of at most 16 bytes never cross a 16-byte boundary, and two of them overlap only
+    inside one aligned block of the larger size. Grouping each range with the others of its 16-byte
+    chunk at the chunk's largest size therefore puts every overlapping pair in one group; a group
+    touched by a single thread holds no conflict and can be skipped.
+    """
+    if len(addr) == 0:
+        return np.zeros(0, dtype=np.bool_)
+    chunk = addr >> np.uint64(4)
+    order = np.argsort(chunk, kind="stable")
+    begin, end = run_bounds(chunk[order])
+    largest = np.maximum.reduceat(size[order], begin)
+    shift = np.empty(len(addr), dtype=np.uint64)
+    shift[order] = np.repeat(np.log2(largest).astype(np.uint64), end - begin)
+    key = addr >> shift
+    order = np.argsort(key, kind="stable")
+    begin, end = run_bounds(key[order])
+    t = thread[order]
+    several = np.minimum.reduceat(t, begin) != np.maximum.reduceat(t, begin)
+    out = np.empty(len(addr), dtype=np.bool_)
+    out[order] = np.repeat(several, end - begin)
+    return out
+
+
 def split_segments(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Segments:
     """Cut the ranges [start, end) into elementary segments; ranges of different `group`s never share one."""
     n = len(start)
