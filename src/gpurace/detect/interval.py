@@ -306,6 +306,13 @@ class IntervalDetector:
         old = self._summary_near(new[0], new[0] + new[1])
         start, size, pc, n, tmin, tmax, seq = (np.concatenate([a, b]) for a, b in zip(new, old))
         is_new = np.arange(len(start)) < len(new[0])
+        # only items that another block may overlap can race here (items spanning blocks always may)
+        bmin, bmax = block_of[tmin], block_of[tmax]
+        maybe = (bmin != bmax) | shared_by_threads(bmin, start, size)
+        if not maybe.any():
+            self._summary_merge(new)
+            return
+        start, size, pc, n, tmin, tmax, seq, is_new = (c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, is_new))
 
         segs = split_segments(np.zeros(len(start), dtype=np.int64), start, start + size)
         o = np.argsort(segs.seg, kind="stable")
