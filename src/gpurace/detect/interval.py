@@ -208,8 +208,9 @@ class IntervalDetector:
         thread, addr, size, pc, seq = (c[mine] for c in cols)
         if len(thread) == 0:
             return
-        # one record per distinct (thread, address range, instruction), keeping its first execution
-        order = np.lexsort((seq, pc, size, addr, thread))
+        # one record per distinct (thread, address range, instruction), keeping its first execution:
+        # records are buffered in event order and lexsort is stable, so the first comes first
+        order = np.lexsort((pc, size, addr, thread))
         thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
         begin, _ = run_bounds(_runs(thread, addr, size, pc))
         thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
@@ -310,7 +311,7 @@ class IntervalDetector:
         bmin, bmax = block_of[tmin], block_of[tmax]
         maybe = (bmin != bmax) | shared_by_threads(bmin, start, size)
         if not maybe.any():
-            self._summary_merge(new)
+            self._remember(new)
             return
         start, size, pc, n, tmin, tmax, seq, is_new = (c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, is_new))
 
@@ -343,7 +344,7 @@ class IntervalDetector:
                     False,
                     int(total),
                 )
-        self._summary_merge(new)
+        self._remember(new)
 
     # ------------------------------------------------------------------ global summary
 
@@ -361,6 +362,11 @@ class IntervalDetector:
         np.add.at(marks, hi, -1)
         near = np.cumsum(marks[:-1]) > 0
         return tuple(c[near] for c in cols)
+
+    def _remember(self, new: tuple[np.ndarray, ...]) -> None:
+        """Keep the closed interval's global items for later intervals, unless every thread has exited."""
+        if (self._alive > 0).any():
+            self._summary_merge(new)
 
     def _summary_merge(self, new: tuple[np.ndarray, ...]) -> None:
         """Fold the closed interval's global items into the summary (one row per start, size and instruction)."""
