@@ -137,6 +137,9 @@ class IntervalDetector:
         self.pcs = _PcTable(len(ctx.program.instructions))
         self.findings = FindingSet()
         self._pending: list[tuple[np.ndarray, ...]] = []
+        # pcs of the buffered batches; a pc seen twice means a thread may have repeated an access
+        self._pending_pcs: set[int] = set()
+        self._pending_repeats = False
         self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
         # global summary: one row per (start, size, pc), sorted by start
         self._g_start = np.zeros(0, dtype=np.uint64)
@@ -182,6 +185,9 @@ class IntervalDetector:
         if len(batch.threads) == 0:
             return
         self.pcs.record(batch)
+        if batch.pc in self._pending_pcs:
+            self._pending_repeats = True
+        self._pending_pcs.add(batch.pc)
         n = len(batch.threads)
         self._pending.append(
             (
@@ -204,16 +210,22 @@ class IntervalDetector:
             mine = np.ones(len(cols[0]), dtype=np.bool_)
         else:
             mine = np.isin(self.geometry.block_of[cols[0]], blocks)
-        self._pending = [tuple(c[~mine] for c in cols)] if not mine.all() else []
-        thread, addr, size, pc, seq = (c[mine] for c in cols)
+        repeats = self._pending_repeats
+        if mine.all():
+            self._pending, self._pending_pcs, self._pending_repeats = [], set(), False
+            thread, addr, size, pc, seq = cols
+        else:
+            self._pending = [tuple(c[~mine] for c in cols)]
+            thread, addr, size, pc, seq = (c[mine] for c in cols)
         if len(thread) == 0:
             return
-        # one record per distinct (thread, address range, instruction), keeping its first execution:
-        # records are buffered in event order and lexsort is stable, so the first comes first
-        order = np.lexsort((pc, size, addr, thread))
-        thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
-        begin, _ = run_bounds(_runs(thread, addr, size, pc))
-        thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
+        if repeats:
+            # one record per distinct (thread, address range, instruction), keeping its first execution:
+            # records are buffered in event order and lexsort is stable, so the first comes first
+            order = np.lexsort((pc, size, addr, thread))
+            thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
+            begin, _ = run_bounds(_runs(thread, addr, size, pc))
+            thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
         maybe = shared_by_threads(thread, addr, size)
         if maybe.any():
             self._check_same_block(thread[maybe], addr[maybe], size[maybe], pc[maybe], seq[maybe])
