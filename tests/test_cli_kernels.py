@@ -62,17 +62,20 @@ def test_json_listing(source):
     assert [p["type"] for p in reduce["params"]] == ["const int*", "int*", "int"]
     assert [p["size"] for p in reduce["params"]] == [8, 8, 4]
     assert all(p["name"].startswith("_Z6reducePKiPii_param_") for p in reduce["params"])
+    assert [p["cpp_name"] for p in reduce["params"]] == ["in", "out", "n"]
     assert reduce["shared_bytes"] == 1024
 
     clamp = kernels["clamp<float>"]
     assert [p["type"] for p in clamp["params"]] == ["float*", "Box"]
     assert [p["size"] for p in clamp["params"]] == [8, 12]
+    assert [p["cpp_name"] for p in clamp["params"]] == ["v", "box"]
     assert clamp["shared_bytes"] == 0
 
     plain = kernels["plain"]
     assert plain["mangled"] == "plain"
     assert [p["type"] for p in plain["params"]] == [None, None]
     assert [p["size"] for p in plain["params"]] == [8, 8]
+    assert [p["cpp_name"] for p in plain["params"]] == ["bytes", "count"]
 
 
 def test_text_listing(source):

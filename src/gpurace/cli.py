@@ -98,7 +98,7 @@ def _kernel_json(k: KernelInfo) -> dict:
     return {
         "name": k.name,
         "mangled": k.mangled,
-        "params": [{"name": p.name, "type": p.type, "size": p.size} for p in k.params],
+        "params": [{"name": p.name, "cpp_name": p.cpp_name, "type": p.type, "size": p.size} for p in k.params],
         "shared_bytes": k.shared_bytes,
     }
 
@@ -115,11 +115,12 @@ def _print_kernels(infos: list[KernelInfo]) -> None:
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("#", justify="right")
         table.add_column("parameter")
+        table.add_column("PTX name")
         table.add_column("C++ type")
         table.add_column("PTX type")
         table.add_column("bytes", justify="right")
         for i, p in enumerate(k.params):
-            table.add_row(str(i), p.name, escape(p.type or "?"), p.ptx_type, str(p.size))
+            table.add_row(str(i), p.cpp_name or "?", p.name, escape(p.type or "?"), p.ptx_type, str(p.size))
         console.print(table)
         console.print()
 

@@ -101,7 +101,7 @@ def test_store_one_past_the_end():
     res = run("oob_store.cu")
     (finding,) = res.findings
     assert "past the end" in finding.cause
-    assert "arg0" in finding.cause
+    assert "out (int*)" in finding.cause
     assert finding.sites[0].thread == (32, 0, 0)
     assert finding.space == "global"
     # the in-bounds stores happened, the out-of-bounds one did not

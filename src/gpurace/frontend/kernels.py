@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Vec
+from gpurace.frontend.source_params import parameter_names
 
 # Byte sizes of the C++ scalar types a buffer argument can hold (LP64, as nvcc
 # uses on 64-bit hosts); `__half`/`__nv_bfloat16` are structs in CUDA's headers
@@ -34,12 +35,17 @@ _MEMBAR_SCOPES = {"cta": "cta", "gl": "gpu", "sys": "sys"}
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """One kernel parameter: PTX name, C++ type (None for `extern "C"` kernels), PTX type, size in bytes."""
+    """One kernel parameter: PTX name, C++ type (None for `extern "C"` kernels), PTX type, size in bytes.
+
+    `cpp_name` is the name in the C++ source, when the kernel came from a
+    source file whose definition could be read (see `source_params`).
+    """
 
     name: str
     type: str | None
     ptx_type: str
     size: int
+    cpp_name: str | None = None
 
     @property
     def pointee(self) -> tuple[str, int] | None:
@@ -101,8 +107,23 @@ def describe_kernel(module: Module, fn: Function) -> KernelInfo:
         types = sig.param_types
     else:
         types = (None,) * len(fn.params)
-    params = tuple(ParamInfo(p.name, t, p.ptx_type, p.size) for p, t in zip(fn.params, types))
+    names = _source_names(module, sig.name, len(fn.params))
+    params = tuple(ParamInfo(p.name, t, p.ptx_type, p.size, n) for p, t, n in zip(fn.params, types, names))
     return KernelInfo(sig.name, fn.name, params, static_shared_bytes(module, fn))
+
+
+def _source_names(module: Module, kernel_name: str, count: int) -> tuple[str | None, ...]:
+    """C++ parameter names from the module's source file (None each where unknown, or for PTX input)."""
+    path = module.source_path
+    unknown = (None,) * count
+    if path is None or os.fspath(path).endswith(".ptx"):
+        return unknown
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            source = f.read()
+    except OSError:
+        return unknown
+    return parameter_names(source, kernel_name, count) or unknown
 
 
 def static_shared_bytes(module: Module, kernel: Function) -> int:

@@ -113,8 +113,9 @@ def param_label(i: int, p: ParamInfo) -> str:
 
 
 def buffer_name(i: int, p: ParamInfo) -> str:
-    """How reports name the buffer passed for parameter `i`."""
-    return f"arg{i}" if p.type is None else f"arg{i} ({p.type})"
+    """How reports name the buffer passed for parameter `i`: its C++ name when known, else `argN`, and its type."""
+    name = p.cpp_name or f"arg{i}"
+    return name if p.type is None else f"{name} ({p.type})"
 
 
 def pack_scalar(value, dtype: np.dtype, label: str) -> bytes:
