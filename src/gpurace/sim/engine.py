@@ -104,6 +104,9 @@ class Engine:
         self.wait_mask = np.zeros(n, dtype=np.uint32)
         self.wait_kind = np.zeros(n, dtype=np.int8)
         self.exited_lanes = np.zeros(geometry.nwarps, dtype=np.uint32)
+        # Lanes past the end of a block's partial last warp do not exist: a mask may name them (the full
+        # mask 0xffffffff does) and nobody waits for them, as on hardware.
+        self.absent_lanes = ~self.warp_or(geometry.warp_of, self.lane_bits(np.arange(n)))
         # Livelock detection.
         self.progress = False
         self._last_fingerprint: np.ndarray | None = None
@@ -388,6 +391,7 @@ class Engine:
                 count=int(missing_self.sum()),
             )
         warps = self.geo.warp_of[idx]
+        masks = masks & ~self.absent_lanes[warps]
         gone = masks & self.exited_lanes[warps]
         if gone.any():
             i = int(np.argmax(gone != 0))
@@ -398,7 +402,12 @@ class Engine:
                 [self.site(pc, g, what)],
                 count=int((gone != 0).sum()),
             )
-        return (masks | own) & ~self.exited_lanes[warps]
+        return self.effective_masks(idx, masks)
+
+    def effective_masks(self, idx: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The lanes each of `idx` really waits for: its mask plus itself, less exited and absent lanes."""
+        warps = self.geo.warp_of[idx]
+        return (masks | self.lane_bits(idx)) & ~(self.exited_lanes[warps] | self.absent_lanes[warps])
 
     def warp_ready(self, idx: np.ndarray, masks: np.ndarray, present_idx: np.ndarray) -> np.ndarray:
         """Which of `idx` have every lane of their mask among `present_idx`."""
