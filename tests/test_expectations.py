@@ -7,13 +7,22 @@ kind, memory space and source lines. `@expect` holds for the default model;
 `@expect_ptx` and `@expect_scord` (when present) for the other presets.
 Where the barrier-interval detector applies, both detectors must agree.
 
-Expectation syntax: `clean`, or `KIND [SPACE] LINE [LINE] [warning]`, e.g.
-`data-race shared 22 22`, `barrier-divergence 12`, `data-race global 8 8 warning`.
+A file written for GPUVerify (first lines `//pass` or `//xfail:...` and
+`//--blockDim=... --gridDim=...`) needs no `@launch`: it is run with no launch
+options, so the command must take the launch from that header (and every
+argument is automatic); the report's `header_expect` must be its label.
+`@expect_error TEXT` lines say the launch must fail with exit status 2 and a
+message containing each TEXT.
+
+Expectation syntax: `clean`, or `KIND [SPACE] LINE [LINE] [SEVERITY]`, e.g.
+`data-race shared 22 22`, `barrier-divergence 12`, `data-race global 8 8 warning`,
+`redundant-barrier 14` (a performance note; it leaves the exit status 0).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -26,6 +35,22 @@ from gpurace.cli import cli
 ROOT = Path(__file__).resolve().parent.parent
 SPACES = {"shared", "global", "local", "const", "param"}
 FILES = sorted(p for p in [*ROOT.glob("tests/kernels/**/*.cu"), *ROOT.glob("examples/*.cu")])
+GPUVERIFY_LABEL = re.compile(r"^//(pass|xfail:\S+)\s*$")
+GPUVERIFY_DIMS = re.compile(r"^//--.*--(?:blockDim|gridDim)=|^//--(?:blockDim|gridDim)=")
+
+
+def gpuverify_label(path: Path) -> str | None:
+    """The `//pass` / `//xfail:...` label of a file whose first two lines are a GPUVerify header, else None."""
+    first, second = (path.read_text().splitlines() + ["", ""])[:2]
+    label = GPUVERIFY_LABEL.match(first)
+    return label.group(1) if label and GPUVERIFY_DIMS.match(second) else None
+
+
+def launch_of(header, path: Path) -> str | None:
+    """The launch options: the `@launch` line, or none at all for a file with a GPUVerify header."""
+    if header.launches:
+        return header.launches[0]
+    return "" if gpuverify_label(path) else None
 
 
 def parse_expectation(text: str) -> tuple | None:
@@ -35,7 +60,7 @@ def parse_expectation(text: str) -> tuple | None:
         return None
     kind, rest = words[0], words[1:]
     space = rest.pop(0) if rest and rest[0] in SPACES else None
-    severity = rest.pop() if rest and rest[-1] in ("error", "warning") else None
+    severity = rest.pop() if rest and rest[-1] in ("error", "warning", "performance") else None
     lines = tuple(sorted(int(w) for w in rest))
     return (kind, space, lines, severity)
 
@@ -68,19 +93,23 @@ def run_check(path: Path, launch: str, *extra: str) -> dict:
     result = CliRunner().invoke(cli, ["check", str(path), *shlex.split(launch), "--format", "json", *extra])
     assert result.exit_code in (0, 1), f"{path.name}: exit {result.exit_code}\n{result.output}"
     report = json.loads(result.stdout)
-    assert result.exit_code == (1 if report["findings"] else 0)
+    assert result.exit_code == (1 if any(f["severity"] != "performance" for f in report["findings"]) else 0)
     return report
 
 
 CASES = []
+ERROR_CASES = []
 for path in FILES:
     header = read_header(path)
-    if not header.launches:
+    launch = launch_of(header, path)
+    if launch is None:
         continue
     for model in ("cuda", "ptx", "scord"):
         exp = expected_for(header, model)
         if exp:
-            CASES.append(pytest.param(path, header.launches[0], model, exp, id=f"{path.parent.name}/{path.stem}-{model}"))
+            CASES.append(pytest.param(path, launch, model, exp, id=f"{path.parent.name}/{path.stem}-{model}"))
+    if "expect_error" in header.extra:
+        ERROR_CASES.append(pytest.param(path, launch, header.extra["expect_error"], id=f"{path.parent.name}/{path.stem}"))
 
 
 @pytest.mark.parametrize("path, launch, model, expect", CASES)
@@ -94,6 +123,18 @@ def test_expectations(path: Path, launch: str, model: str, expect: list[str]) ->
         assert hit is not None, f"{path.name}: expected {e}, found {found}\n" + json.dumps(report["findings"], indent=1)[:3000]
         unmatched.remove(hit)
     assert not unmatched, f"{path.name}: unexpected findings {unmatched}\n" + json.dumps(report["findings"], indent=1)[:3000]
+    label = gpuverify_label(path)
+    if label is not None:
+        assert report["launch"]["header_expect"] == label
     if model == "cuda" and report["launch"]["detector"] == "interval":
         other = run_check(path, launch, "--model", model, "--detector", "hb")
         assert sorted(observed(other)) == sorted(found), f"{path.name}: hb and interval disagree"
+
+
+@pytest.mark.parametrize("path, launch, messages", ERROR_CASES)
+def test_expected_errors(path: Path, launch: str, messages: list[str]) -> None:
+    result = CliRunner().invoke(cli, ["check", str(path), *shlex.split(launch), "--format", "json"])
+    assert result.exit_code == 2, f"{path.name}: exit {result.exit_code}\n{result.output}"
+    assert result.stdout == ""
+    for text in messages:
+        assert text in result.stderr, f"{path.name}: {text!r} not in {result.stderr!r}"

@@ -11,6 +11,9 @@ from __future__ import annotations
 from gpurace.sim.launch import RunResult, simulate
 
 
-def run(source, *, grid, block, args, **options) -> RunResult:
-    """Simulate one launch (see `gpurace.sim.launch.simulate` for the options); arrays in `args` are updated in place."""
+def run(source, *, grid, block, args=None, **options) -> RunResult:
+    """Simulate one launch (see `gpurace.sim.launch.simulate` for the options); arrays in `args` are updated in place.
+
+    Any argument may be "auto", and `args=None` means "auto" for every parameter (automatic buffers and default scalars).
+    """
     return simulate(source, grid=grid, block=block, args=args, **options)

@@ -4,14 +4,17 @@ The detector is chosen per launch: `auto` takes the exact, vectorised
 barrier-interval detector when the kernel synchronises only with barriers, and
 the scoped happens-before detector otherwise. The simulator's own findings
 (out-of-bounds, barrier divergence, deadlock, ...) and the detector's races
-go into one report.
+go into one report; on request the redundant-barrier detector consumes the
+same event stream and its performance notes join them.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 
+from gpurace.detect.barriers import RedundantBarrierDetector
 from gpurace.detect.base import MODELS, DetectorContext
 from gpurace.detect.findings import FindingSet
 from gpurace.detect.hb import HappensBeforeDetector
@@ -21,6 +24,7 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.report.model import Report
+from gpurace.sim.events import EventSink
 from gpurace.sim.launch import RunResult, simulate
 from gpurace.sim.program import Program
 
@@ -47,10 +51,11 @@ def check(
     *,
     grid,
     block,
-    args: list,
+    args: list | None = None,
     kernel: str | None = None,
     detector: str = "auto",
     model: str = "cuda",
+    redundant_barriers: bool = False,
     shared_bytes: int = 0,
     seed: int = 0,
     max_steps: int = 2_000_000,
@@ -58,20 +63,38 @@ def check(
     defines=(),
     arch: str = DEFAULT_ARCH,
     progress=None,
+    sinks: Sequence[EventSink] = (),
 ) -> Report:
-    """Check one launch for races and synchronisation bugs; see `Report`."""
+    """Check one launch for races and synchronisation bugs; see `Report`.
+
+    `args` as for `simulate`: one value per parameter, any of them "auto"; None means "auto" for all.
+    `redundant_barriers` also reports barriers that order no conflicting accesses
+    (`detect.barriers`); the report's stats then list the pcs of the barriers
+    executed and needed (`stats["barriers"]`), for unions over several runs.
+    `sinks` are extra event sinks that watch the same launch (the input search
+    measures its fitness this way); a sink with a `bind(context)` method gets
+    the launch's `DetectorContext` once memory is laid out, before any event.
+    """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
     chosen: list = []
+    barrier_checks: list[RedundantBarrierDetector] = []
 
     def attach(program, geometry, memory):
         cls = choose_detector(detector, program)
-        det = cls(DetectorContext(program, geometry, memory, model))
+        ctx = DetectorContext(program, geometry, memory, model)
+        det = cls(ctx)
         chosen.append(det)
-        return [det]
+        if redundant_barriers:
+            barrier_checks.append(RedundantBarrierDetector(ctx))
+        for sink in sinks:
+            bind = getattr(sink, "bind", None)
+            if bind is not None:
+                bind(ctx)
+        return [det, *barrier_checks, *sinks]
 
     start = time.perf_counter()
     result = simulate(
@@ -87,15 +110,19 @@ def check(
         progress=progress,
     )
     det = chosen[0]
-    return build_report(
+    extra = [f for b in barrier_checks for f in b.finish()]
+    report = build_report(
         result,
-        result.findings + det.finish(),
+        result.findings + det.finish() + extra,
         model=model,
         detector=det.name,
         shared_bytes=shared_bytes,
         args=args,
         seconds=time.perf_counter() - start,
     )
+    for b in barrier_checks:
+        report.stats["barriers"] = {"executed": sorted(b.executed), "needed": sorted(b.needed)}
+    return report
 
 
 def build_report(result: RunResult, findings: list, *, model, detector, shared_bytes, args, seconds) -> Report:
@@ -110,14 +137,20 @@ def build_report(result: RunResult, findings: list, *, model, detector, shared_b
         "events": result.stats.events,
         "seconds": round(seconds, 4),
     }
+    if result.buffers:
+        stats["buffers"] = [u.as_dict() for u in result.buffers]
+    if args is None:
+        args = ["auto"] * len(result.kernel.params)
     launch = {
         "grid": list(geo.grid),
         "block": list(geo.block),
         "shared_bytes": shared_bytes,
-        "args": [a if isinstance(a, str) else _describe_arg(a) for a in args],
+        "args": [a if isinstance(a, str) else describe_arg(a) for a in args],
         "model": model,
         "detector": detector,
     }
+    if result.auto_scalars:
+        launch["auto_scalars"] = [{"name": a.name, "value": a.value} for a in result.auto_scalars]
     module = result.program.module
     return Report(
         kernel=result.kernel.name,
@@ -129,7 +162,8 @@ def build_report(result: RunResult, findings: list, *, model, detector, shared_b
     )
 
 
-def _describe_arg(a) -> str:
+def describe_arg(a) -> str:
+    """How a report shows an argument given as a Python value (strings are shown as given): `int32[512]`, `7`."""
     shape = getattr(a, "shape", None)
     if shape is not None:
         return f"{a.dtype}[{a.size}]"

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from typing import Callable
 
 import click
+from click.core import ParameterSource
 import numpy as np
 from rich.console import Console
 from rich.markup import escape
@@ -26,11 +28,15 @@ from gpurace.check import check as run_check
 from gpurace.detect.base import MODELS
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.load import load_module
 from gpurace.report.json_format import to_json
 from gpurace.report.sarif import to_sarif
-from gpurace.report.text import render_text
+from gpurace.report.text import automatic_arguments, render_text
+from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SEARCH_STEP_BUDGET
+from gpurace.search import search as run_search
+from gpurace.search.progress import SearchProgressBar
 from gpurace.sim.geometry import parse_dims
 from gpurace.sim.launch import simulate
 
@@ -57,7 +63,7 @@ class GpuraceGroup(click.Group):
 
 
 def source_options(command: Callable) -> Callable:
-    """FILE, -I DIR, -D NAME[=VALUE] and --arch, shared by every command that loads a kernel file."""
+    """FILE, -I DIR, -D NAME[=VALUE], --arch and -G, shared by every command that loads a kernel file."""
     decorators = [
         click.argument("file", type=click.Path(dir_okay=False, path_type=str)),
         click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path."),
@@ -65,15 +71,35 @@ def source_options(command: Callable) -> Callable:
         click.option(
             "--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX)."
         ),
+        click.option(
+            "-G",
+            "--device-debug",
+            is_flag=True,
+            help="Compile without optimisation, so that every access of the source happens (files written for "
+            "GPUVerify always are).",
+        ),
     ]
     for decorate in reversed(decorators):
         command = decorate(command)
     return command
 
 
-def load_from_options(file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str):
-    """The module for the common options of `source_options`."""
-    return load_module(file, include_dirs=include_dirs, defines=defines, arch=arch)
+def load_from_options(file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool):
+    """The module for the common options of `source_options`.
+
+    The `-D` options of the file's GPUVerify header (`//--blockDim=64 -DN=64`)
+    are added, except for names that `defines` defines itself.
+    """
+    header = file_header(file)
+    if header is not None:
+        given = {d.split("=", 1)[0] for d in defines}
+        defines = (*(d for d in header.defines if d.split("=", 1)[0] not in given), *defines)
+    return load_module(file, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug)
+
+
+def file_header(file: str) -> LaunchHeader | None:
+    """The GPUVerify launch header of FILE, or None (also when FILE is missing: loading it says so)."""
+    return read_launch_header(file) if os.path.isfile(file) else None
 
 
 @click.group(cls=GpuraceGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -85,9 +111,11 @@ def cli() -> None:
 @cli.command()
 @source_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def kernels(file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, fmt: str) -> None:
+def kernels(
+    file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool, fmt: str
+) -> None:
     """List the kernels in FILE with their parameters and static shared memory."""
-    infos = describe_kernels(load_from_options(file, include_dirs, defines, arch))
+    infos = describe_kernels(load_from_options(file, include_dirs, defines, arch, device_debug))
     if fmt == "json":
         click.echo(json.dumps({"kernels": [_kernel_json(k) for k in infos]}, indent=2))
     else:
@@ -129,16 +157,17 @@ def launch_options(command: Callable) -> Callable:
     """--kernel, --grid, --block, --arg, --shared-bytes, --seed, --max-steps: one launch, shared by `run` and `check`."""
     decorators = [
         click.option("--kernel", default=None, help="Kernel to launch (demangled or mangled name); needed when FILE has several."),
-        click.option("--grid", required=True, help="Grid dimensions X[,Y[,Z]]."),
-        click.option("--block", required=True, help="Block dimensions X[,Y[,Z]]."),
+        click.option("--grid", default=None, help="Grid dimensions X[,Y[,Z]]; default: the file's GPUVerify header (//--gridDim=...)."),
+        click.option("--block", default=None, help="Block dimensions X[,Y[,Z]]; default: the file's GPUVerify header (//--blockDim=...)."),
         click.option(
             "--arg",
             "args",
             multiple=True,
             metavar="SPEC",
-            help="One per kernel parameter, in order: a scalar (1024, -3, 2.5) or a buffer "
+            help="One per kernel parameter, in order: a scalar (1024, -3, 2.5), a buffer "
             "buf:COUNT[:INIT] / TYPE:COUNT[:INIT] (TYPE i8..i64, u8..u64, f16, f32, f64; "
-            "INIT zeros, ones, iota, rand or file:PATH.npy).",
+            "INIT zeros, ones, iota, rand or file:PATH.npy), or auto (a buffer that grows as the kernel "
+            "touches it; for a scalar: the thread count, 1.0 or true). No --arg at all: auto for every parameter.",
         ),
         click.option("--shared-bytes", default=0, show_default=True, type=click.IntRange(min=0), help="Dynamic shared memory per block."),
         click.option("--seed", default=0, show_default=True, type=int, help="Seed for rand buffers and random schedules."),
@@ -147,7 +176,8 @@ def launch_options(command: Callable) -> Callable:
             default=2_000_000,
             show_default=True,
             type=click.IntRange(min=1),
-            help="Scheduler step budget; a run that exceeds it is reported as a livelock.",
+            help="Scheduler step budget; a run that exceeds it is reported as a livelock. With check --search: "
+            "the budget of each candidate launch, default 10000; a candidate that exceeds it is discarded.",
         ),
     ]
     for decorate in reversed(decorators):
@@ -155,21 +185,41 @@ def launch_options(command: Callable) -> Callable:
     return command
 
 
+def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool = False):
+    """(grid, block, header) of a launch of FILE: `--grid`/`--block` win over its GPUVerify header.
+
+    Without dimensions from either place the launch cannot run, unless an
+    input search is to choose them (`search`; they are then None).
+    """
+    header = file_header(file)
+    grid_dims = parse_dims(grid, "grid") if grid is not None else (header.grid if header else None)
+    block_dims = parse_dims(block, "block") if block is not None else (header.block if header else None)
+    # The one place that decides a launch cannot run without both dimensions.
+    missing = [f"--{what}" for what, dims in (("grid", grid_dims), ("block", block_dims)) if dims is None]
+    if missing and not search:
+        raise UserError(
+            f"{file}: no launch dimensions: pass {' and '.join(missing)}, "
+            "or start the file with a GPUVerify header such as //--blockDim=64 --gridDim=4"
+        )
+    return grid_dims, block_dims, header
+
+
 @cli.command()
 @source_options
 @launch_options
 @click.option("--policy", type=click.Choice(["min-pc", "random"]), default="min-pc", show_default=True, help="Scheduling policy.")
-@click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...).")
-def run(file, include_dirs, defines, arch, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
+@click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
+def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
-    module = load_from_options(file, include_dirs, defines, arch)
+    grid_dims, block_dims, _header = launch_dims(file, grid, block)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug)
     with _Progress() as progress:
         result = simulate(
             module,
             kernel=kernel,
-            grid=parse_dims(grid, "grid"),
-            block=parse_dims(block, "block"),
-            args=list(args),
+            grid=grid_dims,
+            block=block_dims,
+            args=list(args) or None,
             shared_bytes=shared_bytes,
             seed=seed,
             policy=policy,
@@ -185,12 +235,14 @@ def run(file, include_dirs, defines, arch, kernel, grid, block, args, shared_byt
         f"{escape(result.kernel.name)}: {geo.nthreads} threads (grid {_dims(geo.grid)}, block {_dims(geo.block)}), "
         f"{st.thread_instructions} thread-instructions in {st.steps} steps"
     )
+    report = build_report(
+        result, result.findings, model=None, detector=None, shared_bytes=shared_bytes, args=list(args) or None, seconds=0.0
+    )
     if result.findings:
-        report = build_report(
-            result, result.findings, model=None, detector=None, shared_bytes=shared_bytes, args=list(args), seconds=0.0
-        )
         render_text(report, console)
         raise SystemExit(1)
+    for line in automatic_arguments(report):
+        console.print(line, soft_wrap=True)
 
 
 @cli.command()
@@ -211,27 +263,85 @@ def run(file, include_dirs, defines, arch, kernel, grid, block, args, shared_byt
     show_default=True,
     help="Memory model: cuda (volatile is not atomic), ptx (the PTX model to the letter), scord (ScoRD's fence rules).",
 )
+@click.option(
+    "--redundant-barriers",
+    is_flag=True,
+    help="Also report barriers that order no conflicting accesses (performance notes; they do not make the exit status 1).",
+)
+@click.option(
+    "--search",
+    is_flag=True,
+    help="Search inputs for races (Simulee's evolutionary search): every auto scalar argument, and the grid "
+    "or block when neither an option nor a header gives it; reports the union of findings, each with its input.",
+)
+@click.option(
+    "--population",
+    default=DEFAULT_POPULATION,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="With --search: candidate inputs that survive each generation.",
+)
+@click.option(
+    "--generations",
+    default=DEFAULT_GENERATIONS,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="With --search: generations of mutation after the initial population.",
+)
 @click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
-def check(file, include_dirs, defines, arch, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model, output) -> None:
+def check(
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model,
+    redundant_barriers, search, population, generations, output,
+) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
-    Exit status: 0 nothing found, 1 findings, 2 the input could not be handled.
+    With --search, check many launches chosen by an evolutionary input search
+    (--max-steps is then the budget of each, default 10000).
+
+    Exit status: 0 nothing found (or only performance notes), 1 findings, 2 the input could not be handled.
     """
-    module = load_from_options(file, include_dirs, defines, arch)
-    with _Progress() as progress:
-        report = run_check(
-            module,
-            kernel=kernel,
-            grid=parse_dims(grid, "grid"),
-            block=parse_dims(block, "block"),
-            args=list(args),
-            shared_bytes=shared_bytes,
-            seed=seed,
-            max_steps=max_steps,
-            detector=detector,
-            model=model,
-            progress=progress,
-        )
+    given = click.get_current_context().get_parameter_source
+    if not search and any(given(o) is not ParameterSource.DEFAULT for o in ("population", "generations")):
+        raise UserError("--population and --generations configure the input search: add --search")
+    grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug)
+    if search:
+        explicit_steps = given("max_steps") is not ParameterSource.DEFAULT
+        with SearchProgressBar() as bar:
+            report = run_search(
+                module,
+                kernel=kernel,
+                grid=grid_dims,
+                block=block_dims,
+                args=list(args) or None,
+                shared_bytes=shared_bytes,
+                seed=seed,
+                max_steps=max_steps if explicit_steps else SEARCH_STEP_BUDGET,
+                detector=detector,
+                model=model,
+                redundant_barriers=redundant_barriers,
+                population=population,
+                generations=generations,
+                progress=bar,
+            )
+    else:
+        with _Progress() as progress:
+            report = run_check(
+                module,
+                kernel=kernel,
+                grid=grid_dims,
+                block=block_dims,
+                args=list(args) or None,
+                shared_bytes=shared_bytes,
+                seed=seed,
+                max_steps=max_steps,
+                detector=detector,
+                model=model,
+                redundant_barriers=redundant_barriers,
+                progress=progress,
+            )
+    if header is not None:
+        report.launch["header_expect"] = header.expect
     if fmt == "text":
         _write_text(report, output)
     else:

@@ -23,3 +23,11 @@ class PtxSyntaxError(UserError):
         super().__init__(f"{where}: {message}{detail}")
         self.line = line
         self.path = path
+
+
+class PreconditionViolated(UserError):
+    """The launch violates a `__requires(...)` of the kernel; the message names its file:line.
+
+    An input search catches it to discard the candidate input; everywhere
+    else it is a UserError like any other bad input.
+    """

@@ -207,3 +207,29 @@ def test_compile_error_through_the_cli(tmp_path):
     assert result.stderr.startswith("gpurace: error: ")
     assert "undefined_name" in result.stderr
     assert "Traceback" not in result.output + result.stderr
+
+
+DEAD_SHARED_STORE = """\
+__global__ void dead(void)
+{
+    __shared__ int a[16];
+    a[0] = threadIdx.x;
+}
+"""
+
+
+@pytest.mark.parametrize("host_code", [False, True])
+def test_device_debug_keeps_stores_the_optimiser_deletes(tmp_path, host_code):
+    source = DEAD_SHARED_STORE + ("int main() { dead<<<1, 16>>>(); return 0; }\n" if host_code else "")
+    path = _write(tmp_path, "dead.cu", source)
+    optimised = compile_to_ptx(path)
+    debug = compile_to_ptx(path, device_debug=True)
+    assert (optimised.compiler, debug.compiler) == (("nvcc", "nvcc") if host_code else ("nvrtc", "nvrtc"))
+    assert not re.search(r"\bst\.", optimised.text)  # nothing reads a[0], so the store is gone
+    assert re.search(r"\bst\.(shared\.)?u32", debug.text)
+
+
+def test_files_written_for_gpuverify_are_compiled_without_optimisation(tmp_path):
+    # no #include: GPUVerify's front end includes its cuda.h itself, and so does gpurace
+    path = _write(tmp_path, "gv.cu", "//pass\n//--blockDim=16 --gridDim=1\n" + DEAD_SHARED_STORE.replace("{\n", "{\n    __requires(1 == 1);\n", 1))
+    assert re.search(r"\bst\.(shared\.)?u32", compile_to_ptx(path).text)

@@ -54,6 +54,8 @@ class Finding:
     address: Address | None = None
     count: int = 1
     details: dict = field(default_factory=dict)
+    # Under an input search, the launch that first exposed it: {"grid": [...], "block": [...], "args": [...]}.
+    input: dict | None = None
 
     @property
     def key(self) -> tuple:

@@ -27,9 +27,11 @@ a thread's knowledge is split by the thread hierarchy:
 
 Each access is checked FastTrack-style against a byte-granular shadow memory
 holding the last write and the last two reads by different threads (so a
-writer that was itself the last reader still sees the reader before it). The
-check is vectorised over the batch; only pairs that the block and warp levels
-do not order fall back to the sparse objects, one pair at a time.
+writer that was itself the last reader still sees the reader before it;
+global memory is shadowed only for the pages the kernel touches, see
+`shadow.py`). The check is vectorised over the batch; only pairs that the
+block and warp levels do not order fall back to the sparse objects, one pair
+at a time.
 
 The shadow keeps two reads per byte, not every read: a write can miss a race
 with an older read when the two most recent reads by other threads are both
@@ -46,6 +48,7 @@ import numpy as np
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
 from gpurace.detect.rules import AccessFlags, Cause, batch_flags, cause_message, classify, scoped_op_name, severity_of
+from gpurace.detect.shadow import PageTable, Shadow
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
 from gpurace.sim.memory import GLOBAL_BASE, Space
 
@@ -117,38 +120,6 @@ class Release:
     pc: int  # the fence or release operation
 
 
-class Shadow:
-    """Per-byte access history of one memory space: last write and last two reads by different threads."""
-
-    FIELDS = ("t", "c", "ph", "pc", "fl")
-
-    def __init__(self, size: int):
-        self.size = size
-        self.w = self._slots(size)
-        self.r1 = self._slots(size)
-        self.r2 = self._slots(size)
-
-    @staticmethod
-    def _slots(size: int) -> dict[str, np.ndarray]:
-        return {
-            "t": np.full(size, -1, dtype=np.int64),
-            "c": np.zeros(size, dtype=np.int64),
-            "ph": np.zeros(size, dtype=np.int32),
-            "pc": np.zeros(size, dtype=np.int32),
-            "fl": np.zeros(size, dtype=np.int16),
-        }
-
-    def grow(self, size: int) -> None:
-        if size <= self.size:
-            return
-        for slots in (self.w, self.r1, self.r2):
-            for k, v in slots.items():
-                new = np.full(size, -1 if k == "t" else 0, dtype=v.dtype)
-                new[: self.size] = v
-                slots[k] = new
-        self.size = size
-
-
 class HappensBeforeDetector:
     """The `hb` detector (see the module docstring)."""
 
@@ -183,6 +154,7 @@ class HappensBeforeDetector:
         # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
         self.missed: dict[int, list[tuple[int, str]]] = {}
         self.shadows: dict[int, Shadow] = {}
+        self.global_pages = PageTable()
         self.findings = FindingSet()
         self.mem = ctx.memory
 
@@ -390,7 +362,10 @@ class HappensBeforeDetector:
     # ------------------------------------------------------------------ accesses
 
     def _shadow_index(self, ev: AccessBatch) -> tuple[np.ndarray, np.ndarray]:
-        """(space code, dense byte index) of the first byte of every lane's access."""
+        """(space code, dense byte index) of the first byte of every lane's access.
+
+        Shared memory is indexed block by block; global memory through the page table.
+        """
         a = ev.addrs
         space = ev.space
         idx = np.empty(len(a), dtype=np.int64)
@@ -401,7 +376,7 @@ class HappensBeforeDetector:
             idx[shared] = owner * self.mem.shared.stride + (s & np.uint64(0xFFFFFFFF)).astype(np.int64)
         glob = ~shared
         if glob.any():
-            idx[glob] = (a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64)
+            idx[glob] = self.global_pages.index((a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64))
         return space, idx
 
     def _shadow(self, space: int, need: int) -> Shadow:
@@ -600,7 +575,7 @@ class HappensBeforeDetector:
         if space == Space.SHARED:
             stride = self.mem.shared.stride
             return (1 << 62) | ((byte // stride) << 32) | (byte % stride)
-        return GLOBAL_BASE + byte
+        return GLOBAL_BASE + self.global_pages.offset(byte)
 
 
 _ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})

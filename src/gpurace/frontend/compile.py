@@ -19,6 +19,12 @@ Which compiler, and why:
   then in the `nvidia-cuda-nvcc` wheel (`site-packages/nvidia/cu13/bin`). The
   wheel's `nvcc.profile` locates `cicc`, its headers and libraries relative
   to the binary, so it runs as it is, given only a host compiler on PATH.
+* Kernels written for GPUVerify include "cuda.h" for its annotation
+  intrinsics; gpurace's own cuda.h (`gpuverify.COMPAT_INCLUDE_DIR`) provides
+  them. It is on NVRTC's include path always (NVRTC has no cuda.h), and on
+  nvcc's only for files in GPUVerify's style, where it also includes the
+  toolkit's cuda.h; in those files `#include <cuda.h>` is not taken as a
+  sign of host code.
 
 Both compilers get `-lineinfo` so every PTX instruction carries a `.loc` back
 to the source, which is what makes findings point at source lines.
@@ -36,6 +42,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from gpurace.errors import CompileError, UserError
+from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, uses_gpuverify
 
 DEFAULT_ARCH = "compute_75"
 
@@ -52,6 +59,8 @@ _HOST_CODE_RE = re.compile(
     r"cstring|string\.h|cuda_runtime\.h|cuda_runtime_api\.h|cuda\.h|algorithm|chrono|"
     r"fstream|sstream|memory|random|thread)[>\"]"
 )
+
+_CUDA_H_INCLUDE_RE = re.compile(r"#\s*include\s*[<\"]cuda\.h[>\"]")
 
 _NVCC_TIMEOUT_S = 600
 
@@ -76,12 +85,17 @@ def compile_to_ptx(
     include_dirs: Iterable[str | os.PathLike] = (),
     defines: Iterable[str] = (),
     arch: str = DEFAULT_ARCH,
+    device_debug: bool = False,
 ) -> CompiledPtx:
     """Compile (or read) `path` into PTX with line information.
 
     `include_dirs` become `-I` options, `defines` (`NAME` or `NAME=VALUE`)
     become `-D` options, `arch` is `compute_XX` or `sm_XX` (both select the
     virtual architecture `compute_XX`, since PTX is what we want).
+    `device_debug` compiles without optimisation (`-G`), so that every access
+    of the source happens, even a store the optimiser would delete because
+    nothing reads it; files written for GPUVerify always are, since
+    GPUVerify's verdicts are about the source program.
     """
     source = _check_source(Path(path))
     suffix = source.suffix.lower()
@@ -91,15 +105,25 @@ def compile_to_ptx(
     includes = [str(Path(d)) for d in include_dirs]
     macros = [_check_define(d) for d in defines]
     code = _read_text(source)
-    if has_host_code(code):
-        return _compile_with_nvcc(source, includes, macros, virtual_arch, host_code=True)
+    gpuverify = uses_gpuverify(code)
+    # NVRTC has no cuda.h, so gpurace's compatibility header can always be found there; under nvcc
+    # it would shadow the toolkit's cuda.h (which it includes), so only files written for GPUVerify get it.
+    nvcc_includes = [*includes, str(COMPAT_INCLUDE_DIR)] if gpuverify else includes
+    debug = ["-G"] if device_debug or gpuverify else []
+    # GPUVerify's own front end includes its cuda.h in every kernel and takes namespace-scope variables
+    # as device variables, so kernels of its suites often do neither themselves.
+    # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
+    nvcc_extra = [*debug, "-include", "cuda.h"] if gpuverify else debug
+    if has_host_code(code, gpuverify=gpuverify):
+        return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, host_code=True)
+    nvrtc_extra = [*debug, f"--pre-include={COMPAT_INCLUDE_DIR / 'cuda.h'}", "-default-device"] if gpuverify else debug
     try:
-        return _compile_with_nvrtc(source, code, includes, macros, virtual_arch)
+        return _compile_with_nvrtc(source, code, [*includes, str(COMPAT_INCLUDE_DIR)], macros, virtual_arch, nvrtc_extra)
     except CompileError as nvrtc_error:
         if find_nvcc() is None:
             raise
         try:
-            return _compile_with_nvcc(source, includes, macros, virtual_arch, host_code=False)
+            return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, host_code=False)
         except CompileError:
             raise nvrtc_error from None
 
@@ -112,9 +136,16 @@ def normalize_arch(arch: str) -> str:
     return f"compute_{m.group(1)}"
 
 
-def has_host_code(code: str) -> bool:
-    """True when the source visibly contains host code that only nvcc can compile."""
-    return _HOST_CODE_RE.search(_strip_comments(code)) is not None
+def has_host_code(code: str, *, gpuverify: bool = False) -> bool:
+    """True when the source visibly contains host code that only nvcc can compile.
+
+    In a file written for GPUVerify (`gpuverify`), `#include "cuda.h"` means
+    gpurace's compatibility header, not the driver API.
+    """
+    code = _strip_comments(code)
+    if gpuverify:
+        code = _CUDA_H_INCLUDE_RE.sub(" ", code)
+    return _HOST_CODE_RE.search(code) is not None
 
 
 def nvcc_candidates() -> Iterator[Path]:
@@ -153,11 +184,11 @@ def pypi_cuda_roots() -> list[Path]:
 
 
 def _compile_with_nvrtc(
-    source: Path, code: str, includes: list[str], macros: list[str], arch: str
+    source: Path, code: str, includes: list[str], macros: list[str], arch: str, extra: list[str]
 ) -> CompiledPtx:
     from cuda.bindings import nvrtc
 
-    options = ["-lineinfo", f"--gpu-architecture={arch}", f"-I{source.parent}"]
+    options = ["-lineinfo", f"--gpu-architecture={arch}", f"-I{source.parent}", *extra]
     options += [f"-I{d}" for d in includes]
     # NVRTC's own builtin headers do not include cuda_fp16.h & co.; the wheel's include dir has them.
     options += [f"-I{root / 'include'}" for root in pypi_cuda_roots()]
@@ -203,7 +234,7 @@ def _check_nvrtc(err, what: str, source: Path) -> None:
 
 
 def _compile_with_nvcc(
-    source: Path, includes: list[str], macros: list[str], arch: str, *, host_code: bool
+    source: Path, includes: list[str], macros: list[str], arch: str, extra: list[str], *, host_code: bool
 ) -> CompiledPtx:
     nvcc = find_nvcc()
     if nvcc is None:
@@ -214,7 +245,7 @@ def _compile_with_nvcc(
         )
     with tempfile.TemporaryDirectory(prefix="gpurace-") as tmp:
         out = Path(tmp) / (source.stem + ".ptx")
-        cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}"]
+        cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}", *extra]
         cmd += [f"-I{d}" for d in includes]
         cmd += [f"-D{m}" for m in macros]
         cmd += [str(source), "-o", str(out)]

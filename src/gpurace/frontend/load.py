@@ -20,13 +20,14 @@ def load_module(
     include_dirs: Iterable[str | os.PathLike] = (),
     defines: Iterable[str] = (),
     arch: str = DEFAULT_ARCH,
+    device_debug: bool = False,
 ) -> Module:
     """Compile `path` (.cu or .ptx) and parse the PTX; `Module.source_path` names `path`.
 
     Parse errors in PTX generated from a .cu file name the generated PTX, since
     their line numbers are PTX lines, not source lines.
     """
-    compiled = compile_to_ptx(path, include_dirs=include_dirs, defines=defines, arch=arch)
+    compiled = compile_to_ptx(path, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug)
     where = compiled.source_path if compiled.compiler == "ptx" else f"{compiled.source_path} (generated PTX)"
     module = parse_ptx(compiled.text, where)
     module.source_path = compiled.source_path

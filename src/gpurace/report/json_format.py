@@ -76,6 +76,7 @@ def _finding(f: Finding) -> dict:
         "accesses": [_access(s) for s in f.sites],
         "address": _address(f.address),
         "details": plain(f.details),
+        "input": plain(f.input),
     }
 
 
@@ -126,6 +127,7 @@ def _read_finding(d: dict) -> Finding:
         address=Address(address["allocation"], int(address["offset"]), int(address["address"])) if address else None,
         count=int(d["count"]),
         details=dict(d.get("details", {})),
+        input=d.get("input"),
     )
 
 

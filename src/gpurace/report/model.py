@@ -19,8 +19,13 @@ class Report:
     """One checked launch: the kernel, how it was launched, what was found.
 
     `launch` holds the grid and block (lists of three), `shared_bytes`, the
-    argument specs as given, the memory model and the detector; `stats` the
-    simulation counters (threads, steps, thread_instructions, events, seconds).
+    argument specs as given, the memory model and the detector, and
+    `auto_scalars` (name and value of each scalar that `auto` chose) when
+    there are any; `stats` the simulation counters (threads, steps,
+    thread_instructions, events, seconds) and `buffers` (name, bytes_used and
+    pages of each automatic buffer) when there are any, and `barriers` (the
+    pcs of the barriers executed and needed) when redundant barriers were
+    checked.
     Both are plain JSON-compatible dicts so a report can be recorded and
     reloaded without knowing which counters a given version produced.
     """
@@ -38,8 +43,12 @@ class Report:
         return not self.findings
 
     def exit_code(self) -> int:
-        """The CLI's status for this report: 0 when clean, 1 when there are findings."""
-        return 0 if self.clean else 1
+        """The CLI's status for this report: 1 when there are findings other than performance notes, else 0.
+
+        A performance note (a redundant barrier) is a hint, not a bug: a
+        sanitizer step in CI must not fail on it.
+        """
+        return 1 if any(f.severity != PERFORMANCE for f in self.findings) else 0
 
 
 @dataclass(frozen=True)
@@ -110,8 +119,8 @@ KINDS: dict[str, KindInfo] = {
     "redundant-barrier": KindInfo(
         "redundant barrier",
         "redundant barrier",
-        "A barrier that orders no conflicting accesses; removing it does not change what the kernel computes "
-        "and saves the synchronisation cost.",
+        "A __syncthreads() that orders no conflicting accesses of different threads on the inputs run: removing "
+        "it introduces no data race there, and saves every thread of the block a wait.",
         level="note",
     ),
 }
@@ -148,6 +157,13 @@ def format_address(address: Address) -> str:
 def format_dims(dims) -> str:
     """`256x1x1`, the way launch dimensions are written in CUDA documentation."""
     return "x".join(str(d) for d in dims)
+
+
+def format_input(launch: dict) -> str:
+    """`grid 2x1x1 block 64x1x1 args auto 0`: a launch input found by a search (`Finding.input`), in the words
+    of the `--grid`, `--block` and `--arg` options that replay it."""
+    text = f"grid {format_dims(launch['grid'])} block {format_dims(launch['block'])}"
+    return f"{text} args {' '.join(launch['args'])}" if launch["args"] else text
 
 
 def describe_site(site: Site) -> str:

@@ -91,6 +91,8 @@ def _result(f: Finding, rule_index: int) -> dict:
         result["properties"]["allocation"] = f.address.allocation
         result["properties"]["offset"] = int(f.address.offset)
         result["properties"]["location"] = format_address(f.address)
+    if f.input is not None:
+        result["properties"]["input"] = plain(f.input)
     if f.sites:
         result["locations"] = [_location(f.sites[0], message=describe_site(f.sites[0]))]
         related = [_location(s, message=describe_site(s)) for s in f.sites[1:]]

@@ -13,6 +13,10 @@ The layout follows clang and rustc because GPU programmers already read those
          = inlined from reduce.cu:30:3
          = ptx: st.shared.u32 [%r5], %r6;
 
+When gpurace chose arguments (`auto`), a line per automatic buffer says how
+much of it the kernel used and a line per automatic scalar its value, just
+before the summary.
+
 Styles only mark the severity, the header and the focus line; rich drops them
 when the console is not a terminal, so the plain text is what pipes and tests
 see. Source lines are read from the files the `.loc` directives name (relative
@@ -31,7 +35,7 @@ from rich.text import Text
 from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Finding, Site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import SourceLoc
-from gpurace.report.model import SEVERITY_RANK, Report, describe_site, format_dims, headline
+from gpurace.report.model import SEVERITY_RANK, Report, describe_site, format_dims, format_input, headline
 
 CONTEXT_LINES = 2  # source lines shown above and below the focus line
 TAB_WIDTH = 4
@@ -47,15 +51,63 @@ def render_text(report: Report, console: Console) -> None:
         for line in diagnostic(finding, report, sources):
             console.print(line, soft_wrap=True)
         console.print()
+    for line in automatic_arguments(report):
+        console.print(line, soft_wrap=True)
+    if "search" in report.stats:
+        console.print(search_summary(report), soft_wrap=True)
     console.print(summary(report), soft_wrap=True)
 
 
+def automatic_arguments(report: Report) -> list[Text]:
+    """`automatic buffer out (int*): 4096 bytes used, 1 page touched` and `automatic value n (int) = 1024` lines."""
+    lines = []
+    for b in report.stats.get("buffers", []):
+        pages = b["pages"]
+        lines.append(
+            Text(f"automatic buffer {b['name']}: {b['bytes_used']} bytes used, {pages} page{'' if pages == 1 else 's'} touched")
+        )
+    for a in report.launch.get("auto_scalars", []):
+        value = "all zero bytes" if a["value"] is None else str(a["value"]).lower()
+        lines.append(Text(f"automatic value {a['name']} = {value}"))
+    return lines
+
+
+DISCARD_REASONS = {
+    "precondition": "violated a __requires",
+    "step_budget": "exceeded the step budget of {step_budget} steps",
+    "invalid_access": "accessed memory out of bounds or misaligned",
+}
+
+
+def search_summary(report: Report) -> Text:
+    """`input search: 57 candidate inputs over 10 of 10 generations (population 8), searching stride (int); 12 discarded: ...`."""
+    stats, config = report.stats["search"], report.launch["search"]
+    text = (
+        f"input search: {stats['candidates']} candidate inputs over {stats['generations']} of {config['generations']} "
+        f"generations (population {config['population']}, seed {config['seed']}"
+    )
+    text += ", stopped early)" if stats["generations"] < config["generations"] else ")"
+    text += f", searching {', '.join(stats['searched'])}" if stats["searched"] else ", nothing to search"
+    discarded = stats["discarded"]
+    total = sum(discarded.values())
+    if total:
+        reasons = ", ".join(f"{n} {DISCARD_REASONS.get(r, r).format(**stats)}" for r, n in discarded.items() if n)
+        text += f"; {total} discarded: {reasons}"
+    else:
+        text += "; none discarded"
+    return Text(text)
+
+
 def summary(report: Report) -> Text:
-    """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`."""
+    """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`.
+
+    Under an input search, a grid or block that was searched reads `grid searched`.
+    """
     launch = report.launch
     where = f" in {report.kernel}"
     if "grid" in launch and "block" in launch:
-        where += f" (grid {format_dims(launch['grid'])}, block {format_dims(launch['block'])})"
+        grid, block = (("searched" if d is None else format_dims(d)) for d in (launch["grid"], launch["block"]))
+        where += f" (grid {grid}, block {block})"
     if report.clean:
         return Text("no issues found" + where, style="bold green")
     counts: dict[str, int] = {}
@@ -83,6 +135,8 @@ def diagnostic(finding: Finding, report: Report, sources: SourceCache) -> list[T
     lines = [header, Text(f"  cause: {finding.cause}")]
     if finding.count > 1:
         lines.append(Text(f"  seen {finding.count} times; the first instance is shown", style="dim"))
+    if finding.input is not None:
+        lines.append(Text(f"  exposed by: {format_input(finding.input)}"))
     for site in finding.sites:
         lines.extend(_site(site, sources))
     return lines

@@ -6,6 +6,14 @@ the pointee type, or an explicit element type such as `f32:COUNT[:INIT]`);
 scalar parameters take numbers, packed with the parameter's C++ type (or its
 PTX type for `extern "C"` kernels). Every mismatch is a UserError naming the
 argument.
+
+`auto` (or no arguments at all) lets gpurace choose, for kernels that come
+without inputs: a pointer parameter gets an automatic buffer (zero-filled,
+large, committed page by page as the kernel touches it; see
+`Memory.allocate_automatic`), a scalar parameter a default value that lets a
+typical kernel run: integers the launch's total thread count (so bounds
+guards such as `if (i < n)` admit every thread), floating point 1.0, bool
+true, and a struct passed by value all zero bytes.
 """
 
 from __future__ import annotations
@@ -77,10 +85,34 @@ class Buffer:
 
 
 @dataclass
-class Launch:
-    """Resolved arguments: per parameter, a Buffer or a packed scalar (bytes)."""
+class AutoBuffer:
+    """An automatic buffer (`auto` for a pointer parameter): its display name and element type.
 
-    values: list[Buffer | bytes]
+    The element type (the pointee type, bytes when unknown) only shapes the
+    array handed back after the run, which holds the part the kernel used.
+    """
+
+    name: str
+    dtype: np.dtype
+
+
+@dataclass
+class AutoScalar:
+    """A scalar chosen by `auto`: the parameter's name for reports, the value and its packed bytes."""
+
+    name: str
+    value: int | float | bool | None
+    data: bytes
+
+
+@dataclass
+class Launch:
+    """Resolved arguments: per parameter, a Buffer, an AutoBuffer, an AutoScalar or a packed scalar (bytes)."""
+
+    values: list[Buffer | AutoBuffer | AutoScalar | bytes]
+
+
+AUTO = "auto"
 
 
 def is_pointer(p: ParamInfo) -> bool:
@@ -191,8 +223,28 @@ def parse_bytes_spec(body: str, size: int, label: str) -> bytes:
     return bytes(out) + b"\0" * (size - len(out))
 
 
+def auto_scalar_value(dtype: np.dtype, nthreads: int) -> int | float | bool:
+    """The default of an `auto` scalar of `dtype` (see the module docstring); ints saturate at the type's maximum."""
+    if dtype.kind == "f":
+        return 1.0
+    if dtype.kind == "b":
+        return True
+    return min(nthreads, int(np.iinfo(dtype).max))
+
+
+def auto_argument(i: int, p: ParamInfo, nthreads: int) -> AutoBuffer | AutoScalar:
+    """What `auto` means for parameter `i` of a launch of `nthreads` threads."""
+    if is_pointer(p):
+        return AutoBuffer(buffer_name(i, p), pointee_dtype(p) or np.dtype(np.uint8))
+    dtype = scalar_dtype(p)
+    if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
+        return AutoScalar(buffer_name(i, p), None, bytes(p.size))
+    value = auto_scalar_value(dtype, nthreads)
+    return AutoScalar(buffer_name(i, p), value, pack_scalar(value, dtype, param_label(i, p)))
+
+
 def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) -> Buffer | bytes:
-    """One `--arg` value for parameter `i`."""
+    """One `--arg` value for parameter `i` (other than `auto`)."""
     label = f"--arg {spec!r} for {param_label(i, p)}"
     head, _, rest = spec.partition(":")
     if head == "bytes":
@@ -231,17 +283,21 @@ def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) ->
     return parse_scalar_text(spec, dtype, label)
 
 
-def resolve_args(kernel: KernelInfo, args: list, rng: np.random.Generator) -> Launch:
-    """Python values or `--arg` strings (one per parameter) to a Launch."""
+def resolve_args(kernel: KernelInfo, args: list | None, rng: np.random.Generator, *, nthreads: int) -> Launch:
+    """Python values or `--arg` strings (one per parameter; None: `auto` for all) to a Launch of `nthreads` threads."""
+    if args is None:
+        args = [AUTO] * len(kernel.params)
     if len(args) != len(kernel.params):
         names = ", ".join(p.type or p.ptx_type for p in kernel.params) or "none"
         raise UserError(
             f"kernel {kernel.name} takes {len(kernel.params)} argument(s) ({names}), {len(args)} given"
         )
-    values: list[Buffer | bytes] = []
+    values: list[Buffer | AutoBuffer | AutoScalar | bytes] = []
     for i, (p, a) in enumerate(zip(kernel.params, args)):
         label = param_label(i, p)
-        if isinstance(a, str):
+        if isinstance(a, str) and a == AUTO:
+            values.append(auto_argument(i, p, nthreads))
+        elif isinstance(a, str):
             values.append(parse_arg_spec(a, i, p, rng))
         elif isinstance(a, np.ndarray):
             if not is_pointer(p):

@@ -17,11 +17,12 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
+from gpurace.sim import annotations
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.engine import RUN, WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
-from gpurace.sim.program import BUILTIN_FUNCTIONS, call_parts
+from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, operand_reader, operand_writer, raw_dtype
 
 Handler = Callable[[np.ndarray], "int | None"]
@@ -635,8 +636,8 @@ class Decoder:
 
     def op_call(self) -> Handler:
         rets, callee, args = call_parts(self.ins)
-        if callee in BUILTIN_FUNCTIONS and callee not in self.program.functions:
-            return self._builtin_call(callee, rets)
+        if is_builtin_function(callee) and callee not in self.program.functions:
+            return self._builtin_call(callee, args)
         from gpurace.sim.calls import call_handler
 
         return call_handler(self, callee, rets, args)
@@ -648,7 +649,7 @@ class Decoder:
 
         return ret_handler(self)
 
-    def _builtin_call(self, callee: str, rets: list[str]) -> Handler:
+    def _builtin_call(self, callee: str, args: list[str]) -> Handler:
         eng = self.eng
         pc = self.pc
         nxt = pc + 1
@@ -662,6 +663,12 @@ class Decoder:
                 return None
 
             return assertfail
+        if callee == "__gpurace_assert":
+            return annotations.assert_handler(self, args)
+        if callee == "__gpurace_requires":
+            return annotations.requires_handler(self, args)
+        if callee.startswith(VERIFIER_ONLY_PREFIX):
+            return annotations.verifier_only_handler(self, callee)
         return unsupported(self.ins, f"device-side {callee}")
 
     # ------------------------------------------------------------------ barriers
@@ -761,7 +768,7 @@ class Decoder:
                 fresh = np.isin(allidx, idx)
                 eff = raw.copy()
                 eff[fresh] = eng.check_masks(pc, allidx[fresh], raw[fresh], what)
-                eff[~fresh] = (raw[~fresh] | eng.lane_bits(allidx[~fresh])) & ~eng.exited_lanes[geo.warp_of[allidx[~fresh]]]
+                eff[~fresh] = eng.effective_masks(allidx[~fresh], raw[~fresh])
             else:
                 eff = eng.check_masks(pc, allidx, raw, what)
             ready = eng.warp_ready(allidx, eff, allidx)

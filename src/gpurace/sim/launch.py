@@ -3,7 +3,9 @@
 `simulate` is the simulator's public entry point (the `gpurace run` command and
 the Python API `gpurace.run` call it). Buffers passed as NumPy arrays are
 updated in place when the run ends, so a test can compare them with a NumPy
-reference directly.
+reference directly. Automatic buffers (`auto`) are placed after every other
+global allocation and come back as arrays of the part the kernel used, since
+their reservation is far larger than any kernel needs.
 """
 
 from __future__ import annotations
@@ -20,19 +22,25 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.kernels import KernelInfo, describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
-from gpurace.sim.args import Buffer, resolve_args
+from gpurace.sim.args import AutoBuffer, AutoScalar, Buffer, resolve_args
 from gpurace.sim.engine import Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory import Allocation, Memory
 from gpurace.sim.program import Program, build_program
+from gpurace.sim.usage import BufferUsage, UsageTracker
 
 Dims = tuple[int, int, int]
 
 
 @dataclass
 class RunResult:
-    """What one launch did: the arguments (buffers hold the kernel's output), findings and statistics."""
+    """What one launch did: the arguments (buffers hold the kernel's output), findings and statistics.
+
+    For automatic buffers `args` holds the used part (`buffers` says how much
+    of each was used), for automatic scalars the packed value; `auto_scalars`
+    lists the values `auto` chose.
+    """
 
     kernel: KernelInfo
     geometry: Geometry
@@ -42,6 +50,8 @@ class RunResult:
     program: Program = field(repr=False)
     memory: Memory = field(repr=False)
     allocations: dict[str, Allocation] = field(default_factory=dict, repr=False)
+    buffers: list[BufferUsage] = field(default_factory=list)
+    auto_scalars: list[AutoScalar] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -93,7 +103,7 @@ def simulate(
     *,
     grid,
     block,
-    args: list,
+    args: list | None = None,
     kernel: str | None = None,
     shared_bytes: int = 0,
     seed: int = 0,
@@ -108,6 +118,9 @@ def simulate(
 ) -> RunResult:
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
+    `args` has one value per kernel parameter (see `gpurace.sim.args`); any
+    of them may be "auto", and None means "auto" for every parameter.
+
     Event sinks that need the launch's program, geometry or memory (detectors)
     come from `sink_factory`, called once memory is laid out. `progress` is
     called with the running statistics every few hundred scheduler steps.
@@ -120,7 +133,7 @@ def simulate(
     if shared_bytes < 0:
         raise UserError("--shared-bytes must not be negative")
     rng = np.random.default_rng(seed)
-    launch = resolve_args(info, list(args), rng)
+    launch = resolve_args(info, None if args is None else list(args), rng, nthreads=geometry.nthreads)
     program = build_program(module, mangled)
 
     mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes)
@@ -131,6 +144,7 @@ def simulate(
 
     params = bytearray(program.kernel_param_size)
     allocations: dict[str, Allocation] = {}
+    automatic: list[tuple[int, AutoBuffer]] = []
     for i, (p, value) in enumerate(zip(fn.params, launch.values)):
         offset = program.kernel_params[p.name]
         if isinstance(value, Buffer):
@@ -139,13 +153,21 @@ def simulate(
             )
             allocations[value.name] = alloc
             params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
+        elif isinstance(value, AutoBuffer):
+            automatic.append((offset, value))
         else:
-            if len(value) > p.size:
-                raise UserError(f"argument {i + 1}: {len(value)} bytes do not fit the {p.size}-byte parameter")
-            params[offset : offset + len(value)] = value
+            data = value.data if isinstance(value, AutoScalar) else value
+            if len(data) > p.size:
+                raise UserError(f"argument {i + 1}: {len(data)} bytes do not fit the {p.size}-byte parameter")
+            params[offset : offset + len(data)] = data
+    auto_allocs = mem.allocate_automatic([value.name for _, value in automatic]) if automatic else []
+    for (offset, value), alloc in zip(automatic, auto_allocs):
+        allocations[value.name] = alloc
+        params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
     mem.set_params(bytes(params), program.kernel_params)
 
-    all_sinks = list(sinks) + (sink_factory(program, geometry, mem) if sink_factory else [])
+    tracker = UsageTracker(auto_allocs) if auto_allocs else None
+    all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
     engine = Engine(
         program,
         geometry,
@@ -157,12 +179,18 @@ def simulate(
     )
     engine.run()
 
+    usage = tracker.usage() if tracker else []
+    used = {u.name: u.bytes_used for u in usage}
     out: list[np.ndarray | bytes] = []
     for value in launch.values:
         if isinstance(value, Buffer):
             data = np.frombuffer(mem.read(allocations[value.name]), dtype=np.uint8)
             value.array.view(np.uint8).reshape(-1)[:] = data[: value.array.nbytes]
             out.append(value.array)
+        elif isinstance(value, AutoBuffer):
+            out.append(_used_part(mem, allocations[value.name], used[value.name], value.dtype))
+        elif isinstance(value, AutoScalar):
+            out.append(value.data)
         else:
             out.append(value)
     return RunResult(
@@ -174,5 +202,17 @@ def simulate(
         program=program,
         memory=mem,
         allocations=allocations,
+        buffers=usage,
+        auto_scalars=[v for v in launch.values if isinstance(v, AutoScalar)],
     )
+
+
+def _used_part(mem: Memory, alloc: Allocation, nbytes: int, dtype: np.dtype) -> np.ndarray:
+    """The first `nbytes` of an automatic buffer (rounded up to whole elements) as an array of `dtype`.
+
+    Only this part is copied: the rest of the reservation was never touched,
+    and reading it all would commit memory for nothing.
+    """
+    count = -(-nbytes // dtype.itemsize)
+    return np.frombuffer(bytearray(mem.read(alloc, count * dtype.itemsize)), dtype=dtype)
 

@@ -21,8 +21,17 @@ from gpurace.frontend.ptx.ir import Function, Instruction, Module, ParamList, Sy
 
 _DTYPE_BY_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
-# Functions the CUDA runtime provides and that we implement natively.
-BUILTIN_FUNCTIONS = frozenset({"vprintf", "__assertfail", "malloc", "free"})
+# Functions the CUDA runtime provides and that we implement natively, and the
+# checks behind `__assert` and `__requires` in gpurace's GPUVerify cuda.h.
+BUILTIN_FUNCTIONS = frozenset({"vprintf", "__assertfail", "malloc", "free", "__gpurace_assert", "__gpurace_requires"})
+# That cuda.h also declares one function per GPUVerify predicate that only a
+# verifier can evaluate (`__gpurace_verifier_only_read` for `__read`).
+VERIFIER_ONLY_PREFIX = "__gpurace_verifier_only_"
+
+
+def is_builtin_function(name: str) -> bool:
+    """True for a function the simulator implements itself, whose body is not in the PTX."""
+    return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX)
 
 
 def reg_dtype(ptx_type: str) -> np.dtype:
@@ -119,7 +128,7 @@ def build_program(module: Module, kernel_name: str) -> Program:
             continue
         fn = module.functions.get(name)
         if fn is None or fn.is_declaration:
-            if name in BUILTIN_FUNCTIONS:
+            if is_builtin_function(name):
                 continue
             raise UserError(f"kernel {kernel_name} calls {name}, whose body is not in the PTX (separate compilation is not supported)")
         order.append(name)

@@ -24,11 +24,16 @@ One 64-bit generic address space, laid out like the hardware's:
 
 Global and const allocations are 256-byte aligned with at least 256 bytes of
 red zone between them, so small overflows fall in no allocation and are
-reported as out of bounds. Global and const addresses are their own generic
-addresses (`cvta.global`/`cvta.const` are the identity); shared, local and
-param *space* addresses are offsets from 0 and `cvta` adds or subtracts the
-window base (`to_generic`, `from_generic`). `ld.global` of a const address
-reads the const data, as on hardware.
+reported as out of bounds. Automatic buffers (`Memory.allocate_automatic`)
+come after every other global allocation: AUTO_BUFFER_BYTES each, page
+aligned, with AUTO_GUARD_BYTES of red zone before each, zero-filled and
+committed by the operating system only where the kernel touches them.
+
+Global and const addresses are their own generic addresses
+(`cvta.global`/`cvta.const` are the identity); shared, local and param
+*space* addresses are offsets from 0 and `cvta` adds or subtracts the window
+base (`to_generic`, `from_generic`). `ld.global` of a const address reads the
+const data, as on hardware.
 
 Shared memory of a block is the static variables laid out in order (each at
 its alignment), then the dynamic area of `dynamic_shared_bytes` bytes, which
@@ -62,9 +67,12 @@ Semantics
 
 from gpurace.sim.memory.access import Access
 from gpurace.sim.memory.layout import (
+    AUTO_BUFFER_BYTES,
+    AUTO_GUARD_BYTES,
     CONST_BASE,
     GLOBAL_BASE,
     LOCAL_WINDOW,
+    PAGE_SIZE,
     PARAM_BASE,
     REDZONE,
     SHARED_WINDOW,
@@ -81,9 +89,12 @@ from gpurace.sim.memory.layout import (
 from gpurace.sim.memory.store import Memory
 
 __all__ = [
+    "AUTO_BUFFER_BYTES",
+    "AUTO_GUARD_BYTES",
     "CONST_BASE",
     "GLOBAL_BASE",
     "LOCAL_WINDOW",
+    "PAGE_SIZE",
     "PARAM_BASE",
     "REDZONE",
     "SHARED_WINDOW",

@@ -39,6 +39,16 @@ ALLOC_ALIGN = 256
 STORE_ALIGN = 16
 """Per-block shared and per-thread local strides are multiples of this, so every naturally
 aligned access of up to 16 bytes is aligned in the flat backing store too."""
+PAGE_SIZE = 4096
+"""Granularity of lazily committed memory: automatic buffers report the pages they touched, and the
+race detectors keep shadow memory only for touched global pages. A naturally aligned access (every
+performed access is one) never straddles a page."""
+AUTO_BUFFER_BYTES = 64 << 20
+"""Bytes reserved for each automatic buffer (`--arg auto` for a pointer parameter). Only the pages
+a kernel touches are ever committed, so the reservation costs address space, not memory."""
+AUTO_GUARD_BYTES = 16 << 20
+"""Gap before each automatic buffer: an access up to this far before its start, or past the end of
+the reservation before it, is in no allocation and so is reported as out of bounds."""
 
 # Canonical addresses: global, const and param use their generic address (below
 # 2**48). Shared and local put a tag in the top two bits, the block or thread
@@ -202,9 +212,10 @@ class AllocationTable:
         self.ends = np.zeros(0, dtype=np.uint64)
         self.top = region_base  # first free address (before the next red zone)
 
-    def place(self, name: str, nbytes: int, align: int) -> Allocation:
+    def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE) -> Allocation:
+        """Place an allocation after the last one, at least `gap` (>= REDZONE) bytes after it."""
         align = max(align, ALLOC_ALIGN)
-        base = align_up(self.top + (REDZONE if self.allocations else 0), align)
+        base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align)
         if base + nbytes > self.region_limit:
             raise MemoryError(f"{self.space.name.lower()} region exhausted allocating {name!r} ({nbytes} bytes)")
         alloc = Allocation(name, base, nbytes, self.space)

@@ -20,6 +20,8 @@ from gpurace.sim.memory import atomics
 from gpurace.sim.memory.access import Access, SpaceLimits, resolve
 from gpurace.sim.memory.floats import FLOAT_OF_TYPE, UINT_OF_SIZE, f32_to_bf16
 from gpurace.sim.memory.layout import (
+    AUTO_BUFFER_BYTES,
+    AUTO_GUARD_BYTES,
     CANON_LOCAL_TAG,
     CANON_OFFSET_MASK,
     CANON_OWNER_MASK,
@@ -30,6 +32,7 @@ from gpurace.sim.memory.layout import (
     CONST_LIMIT,
     GLOBAL_BASE,
     GLOBAL_LIMIT,
+    PAGE_SIZE,
     PARAM_BASE,
     STORE_ALIGN,
     WINDOW_SIZE,
@@ -72,6 +75,7 @@ class Memory:
         self._local_stride = 0
         self._param_symbols: list[tuple[int, str]] = []
         self.param_size = 0
+        self._automatic: list[Allocation] = []
 
     # ----------------------------------------------------------------------
     # Setting up
@@ -94,6 +98,8 @@ class Memory:
         for reports and may repeat.
         """
         space = Space.CONST if const else Space.GLOBAL
+        if self._automatic and space is Space.GLOBAL:
+            raise RuntimeError("global allocations must be placed before the automatic buffers")
         alloc = self._tables[space].place(name, nbytes, align)
         self._grow_region(space)
         if symbol:
@@ -103,6 +109,26 @@ class Memory:
         if init is not None:
             self.write(alloc, init)
         return alloc
+
+    def allocate_automatic(self, names: list[str]) -> list[Allocation]:
+        """Place one zero-filled automatic buffer of AUTO_BUFFER_BYTES per name, after every other global allocation.
+
+        Each is preceded by AUTO_GUARD_BYTES of unallocated space. The backing
+        store is grown once for all of them and never copied afterwards (no
+        global allocation may follow): `np.zeros` maps its memory on demand, so
+        only the pages the kernel touches are ever committed.
+        """
+        if self._automatic:
+            raise RuntimeError("allocate_automatic() must be called once per launch")
+        table = self._tables[Space.GLOBAL]
+        allocs = [table.place(name, AUTO_BUFFER_BYTES, PAGE_SIZE, gap=AUTO_GUARD_BYTES) for name in names]
+        self._grow_region(Space.GLOBAL)
+        self._automatic = allocs
+        return allocs
+
+    def global_allocations(self) -> list[Allocation]:
+        """Every global allocation (argument buffers, `__device__` variables, automatic buffers), in address order."""
+        return list(self._tables[Space.GLOBAL].allocations)
 
     def _grow_region(self, space: Space) -> None:
         table = self._tables[space]
@@ -206,9 +232,10 @@ class Memory:
             raise UserError(f"{len(raw)} bytes at offset {offset} do not fit {alloc.name!r} ({alloc.size} bytes)")
         self._slice(alloc)[offset : offset + len(raw)] = raw
 
-    def read(self, alloc: Allocation) -> bytes:
-        """The current contents of a global/const allocation."""
-        return self._slice(alloc).tobytes()
+    def read(self, alloc: Allocation, nbytes: int | None = None) -> bytes:
+        """The current contents of a global/const allocation, or of its first `nbytes` bytes."""
+        data = self._slice(alloc)
+        return (data if nbytes is None else data[:nbytes]).tobytes()
 
     def shared_bytes(self, block: int) -> bytes:
         """The current contents of one block's shared memory."""

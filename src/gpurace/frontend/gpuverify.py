@@ -1,0 +1,357 @@
+"""Kernel-only files in GPUVerify's style: launch headers, the compatibility cuda.h, simple preconditions.
+
+GPUVerify's test suite, and the suites derived from it, ship only the kernel:
+the launch is written on the first comment lines,
+
+    //pass
+    //--blockDim=64 --gridDim=[4,2]
+
+(or `//xfail:BOOGIE_ERROR`, then the options, then lines of expected
+messages), and the kernel includes "cuda.h" for GPUVerify's annotation
+intrinsics (`__requires`, `__assert`, `__invariant`, ...). This module reads
+such headers so that `gpurace check FILE` can run these files without launch
+options, knows where gpurace's own cuda.h lives (include/cuda.h next to this
+file, which gives each annotation the meaning it can have in one execution),
+tells the compiler driver whether a file is written in this style, and reads
+the simple bounds on parameters that `__requires` states, so that an input
+search need not try values the kernel rejects.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpurace.errors import UserError
+from gpurace.frontend.kernels import KernelInfo
+from gpurace.frontend.source_params import strip_comments
+
+Dims = tuple[int, int, int]
+
+COMPAT_INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+
+_LABEL_RE = re.compile(r"^(pass|xfail(?::\S*)?)$")
+_OPTIONS_RE = re.compile(r"^(?:--[A-Za-z]|-D)")
+_TOKEN_RE = re.compile(r"\S*\[[^\]]*\]\S*|\S+")
+_DIMS_RE = re.compile(r"^(?:\d+|\[\d+(?:,\d+){0,2}\])$")
+_DEFINE_RE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$")
+_BLOCK_OPTIONS = ("--blockDim", "--local_size")
+_GRID_OPTIONS = ("--gridDim", "--num_groups")
+_SIZE_OPTIONS = (*_BLOCK_OPTIONS, *_GRID_OPTIONS, "--global_size")
+
+# Annotation intrinsics that mark a file as written for GPUVerify (not `__all`,
+# which is also CUDA's legacy warp vote).
+_ANNOTATION_RE = re.compile(
+    r"\b__(?:requires|global_requires|ensures|global_ensures|assert|global_assert|assume|"
+    r"invariant|global_invariant|candidate_invariant|candidate_global_invariant|function_wide_invariant|"
+    r"barrier_invariant(?:_binary)?(?:_\d+)?|implies|read|write|no_read|no_write|read_offset_bytes|"
+    r"write_offset_bytes|ptr_base|ptr_offset_bytes|other_int|other_bool|uniform_int|uniform_bool|"
+    r"distinct_int|distinct_bool|exclusive|enabled|is_pow2|mod_pow2|add_noovfl\w*|array_snapshot)\s*\("
+    r"|\b__same_group\b"
+)
+
+
+@dataclass(frozen=True)
+class LaunchHeader:
+    """A GPUVerify launch header: what the first comment lines of a kernel file say.
+
+    `grid` and `block` are None when the header does not give them; `expect`
+    is the label (`"pass"`, `"xfail:BOOGIE_ERROR"`, ...) or None; `defines`
+    are the `-DNAME[=VALUE]` options; `ignored` lists the other GPUVerify
+    options as written (`--no-inline`, `--warp-sync=32`, ...), which concern
+    the verifier only; `line` is the line of the options (or of the label).
+    """
+
+    path: str
+    line: int
+    grid: Dims | None = None
+    block: Dims | None = None
+    expect: str | None = None
+    defines: tuple[str, ...] = ()
+    ignored: tuple[str, ...] = ()
+
+
+def read_launch_header(path: str | os.PathLike) -> LaunchHeader | None:
+    """The GPUVerify launch header of the file at `path`, or None when it has none.
+
+    A header is optional; a malformed one (`--blockDim=abc`) is a UserError
+    naming the file and line.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it: {e.strerror}") from None
+    return parse_launch_header(text, str(path))
+
+
+def parse_launch_header(text: str, path: str = "<source>") -> LaunchHeader | None:
+    """The launch header in the leading `//` comment lines of `text` (see `read_launch_header`).
+
+    The label is the first comment line that is `pass` or `xfail[:...]`; the
+    options are the first comment line that starts with `--NAME` or `-D`.
+    A block is a header only if it has a label or gives launch dimensions,
+    so that an ordinary comment such as `//--verbose prints more` is not one.
+    """
+    label: tuple[int, str] | None = None
+    options: tuple[int, str] | None = None
+    for lineno, body in _leading_comments(text):
+        if label is None and _LABEL_RE.match(body):
+            label = (lineno, body)
+        elif options is None and _OPTIONS_RE.match(body):
+            options = (lineno, body)
+    if options is not None and label is None and not _gives_dimensions(options[1]):
+        options = None
+    if label is None and options is None:
+        return None
+    expect = label[1] if label else None
+    if options is None:
+        return LaunchHeader(path=path, line=label[0], expect=expect)
+    return _parse_options(path, options[0], options[1], expect)
+
+
+def uses_gpuverify(code: str) -> bool:
+    """True when a source is written for GPUVerify: it has a launch header or uses annotation intrinsics.
+
+    Such files get gpurace's compatibility cuda.h on the include path (and an
+    `#include <cuda.h>` in them does not mean host code); this check never
+    raises, even for a malformed header, which is reported where the header is read.
+    """
+    if _ANNOTATION_RE.search(strip_comments(code)):
+        return True
+    for _, body in _leading_comments(code):
+        if _LABEL_RE.match(body) or (_OPTIONS_RE.match(body) and _gives_dimensions(body)):
+            return True
+    return False
+
+
+def _leading_comments(text: str):
+    """(line number, text after `//`) of each comment line in the leading block of blank and `//` lines."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if not stripped.startswith("//"):
+            return
+        yield lineno, stripped[2:].strip()
+
+
+def _gives_dimensions(options: str) -> bool:
+    return any(_option_name(t) in _SIZE_OPTIONS for t in _tokens(options))
+
+
+def _tokens(body: str) -> list[str]:
+    return _TOKEN_RE.findall(body)
+
+
+def _option_name(token: str) -> str:
+    return token.split("=", 1)[0]
+
+
+def _parse_options(path: str, lineno: int, body: str, expect: str | None) -> LaunchHeader:
+    where = f"{path}:{lineno}"
+    grid = block = total = None
+    defines: list[str] = []
+    ignored: list[str] = []
+    tokens = _tokens(body)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        name = _option_name(token)
+        if token == "-D" and i + 1 < len(tokens):
+            i += 1
+            defines.append(_define(where, tokens[i]))
+        elif token.startswith("-D"):
+            defines.append(_define(where, token[2:]))
+        elif name in _SIZE_OPTIONS:
+            dims = _dims(where, name, token[len(name) + 1 :] if "=" in token else None)
+            if name in _BLOCK_OPTIONS:
+                block = dims
+            elif name in _GRID_OPTIONS:
+                grid = dims
+            else:
+                total = dims
+        else:
+            ignored.append(token)
+        i += 1
+    if total is not None and grid is None:
+        grid = _grid_from_global_size(where, total, block)
+    return LaunchHeader(
+        path=path, line=lineno, grid=grid, block=block, expect=expect, defines=tuple(defines), ignored=tuple(ignored)
+    )
+
+
+def _dims(where: str, name: str, value: str | None) -> Dims:
+    """`64`, `[64,2]` or `[64, 2, 1]` -> three positive ints."""
+    compact = "".join(value.split()) if value is not None else ""
+    if not _DIMS_RE.match(compact):
+        raise UserError(
+            f"{where}: {name}={value or ''}: expected a positive integer or [X,Y] / [X,Y,Z] of positive integers"
+        )
+    dims = [int(v) for v in compact.strip("[]").split(",")]
+    if any(d <= 0 for d in dims):
+        raise UserError(f"{where}: {name}={value}: dimensions must be positive")
+    return tuple((dims + [1, 1])[:3])  # type: ignore[return-value]
+
+
+def _define(where: str, text: str) -> str:
+    if not _DEFINE_RE.match(text):
+        raise UserError(f"{where}: -D{text}: expected -DNAME or -DNAME=VALUE")
+    return text
+
+
+def _grid_from_global_size(where: str, total: Dims, block: Dims | None) -> Dims:
+    """GPUVerify's `--global_size` counts threads; the grid is that divided by the block."""
+    if block is None:
+        raise UserError(f"{where}: --global_size needs --local_size (or --blockDim) to give the grid")
+    if any(t % b for t, b in zip(total, block)):
+        raise UserError(f"{where}: --global_size={list(total)} is not a multiple of the block {list(block)}")
+    return tuple(t // b for t, b in zip(total, block))  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------------------
+# Simple preconditions
+# --------------------------------------------------------------------------
+
+_REQUIRES_RE = re.compile(r"\b__(?:global_)?requires\s*\(")
+_DIRECTIVE_RE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*"
+_NAME = r"[A-Za-z_]\w*"
+_COMPARISON_RE = re.compile(rf"^(?:(?P<n1>{_NAME})\s*(?P<op1>==|>=|<=|>|<)\s*(?P<c1>{_INT})|(?P<c2>{_INT})\s*(?P<op2>==|>=|<=|>|<)\s*(?P<n2>{_NAME}))$")
+_MIRROR = {"==": "==", ">=": "<=", "<=": ">=", ">": "<", "<": ">"}
+
+Bounds = tuple[int | None, int | None]
+
+
+def simple_requirements(source_text: str, param_names, *, kernel: str | None = None) -> dict[str, Bounds]:
+    """Inclusive bounds `(lo, hi)` on parameters that the `__requires` of `source_text` state.
+
+    Reads `__requires(...)` and `__global_requires(...)` whose argument is a
+    comparison of a parameter with an integer constant (`x == C`, `x >= C`,
+    `x > C`, `x <= C`, `x < C`, or the constant first, `C <= x`), or a
+    conjunction of such comparisons with `&&` (or `&`, as GPUVerify kernels
+    often write it) next to other conditions; those other conditions, and
+    whole preconditions with `||`, `?:` or `,` at the top level, are left to
+    the check at run time. `param_names` are the C++ names (None entries are
+    skipped); a side without a bound is None, and lo > hi means the
+    preconditions contradict each other. With `kernel` (its name), only
+    preconditions inside that `__global__` function's body are read, since a
+    device function's `__requires` constrains its own parameters.
+    """
+    names = {n for n in param_names if n}
+    text = _DIRECTIVE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), strip_comments(source_text))
+    if kernel is not None:
+        text = _kernel_body(text, kernel)
+    bounds: dict[str, list[int | None]] = {}
+    for m in _REQUIRES_RE.finditer(text):
+        inner = _balanced(text, m.end() - 1)
+        if inner is None:
+            continue
+        for conjunct in _conjuncts(inner):
+            parsed = _comparison(conjunct)
+            if parsed is None or parsed[0] not in names:
+                continue
+            name, op, value = parsed
+            lo, hi = {"==": (value, value), ">=": (value, None), ">": (value + 1, None), "<=": (None, value), "<": (None, value - 1)}[op]
+            current = bounds.setdefault(name, [None, None])
+            if lo is not None:
+                current[0] = lo if current[0] is None else max(current[0], lo)
+            if hi is not None:
+                current[1] = hi if current[1] is None else min(current[1], hi)
+    return {name: (b[0], b[1]) for name, b in bounds.items()}
+
+
+def kernel_requirements(source_text: str, kernel: KernelInfo) -> dict[int, Bounds]:
+    """`simple_requirements` of a kernel's own `__requires`, keyed by parameter index.
+
+    Parameters whose C++ name is unknown (`ParamInfo.cpp_name` None) get no
+    bounds; their preconditions are still checked when the kernel runs.
+    """
+    names = [p.cpp_name for p in kernel.params]
+    bounds = simple_requirements(source_text, names, kernel=kernel.name)
+    return {i: bounds[name] for i, name in enumerate(names) if name in bounds}
+
+
+def _kernel_body(text: str, kernel: str) -> str:
+    """The bodies of the `__global__` definitions of `kernel` (unqualified, without template arguments)."""
+    base = kernel.split("<", 1)[0].rsplit("::", 1)[-1]
+    bodies = []
+    for m in re.finditer(rf"\b{re.escape(base)}\s*\(", text):
+        prefix = text[max(text.rfind(c, 0, m.start()) for c in ";{}") + 1 : m.start()]
+        if "__global__" not in prefix:
+            continue
+        params = _balanced(text, m.end() - 1)
+        if params is None:
+            continue
+        after = m.end() + len(params) + 1
+        brace = re.match(r"[^;{]*\{", text[after:])
+        if brace is None:
+            continue
+        body = _balanced(text, after + brace.end() - 1, "{", "}")
+        if body is not None:
+            bodies.append(body)
+    return "\n".join(bodies)
+
+
+def _balanced(text: str, open_at: int, opening: str = "(", closing: str = ")") -> str | None:
+    """The text between the bracket at `open_at` and its match."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == opening:
+            depth += 1
+        elif text[i] == closing:
+            depth -= 1
+            if depth == 0:
+                return text[open_at + 1 : i]
+    return None
+
+
+def _conjuncts(expr: str) -> list[str]:
+    """The parts of `expr` joined by top-level `&&` or `&`; [] when something binds looser at the top level."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(expr):
+        c = expr[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif depth == 0:
+            if expr.startswith("||", i) or c in "?,|^" or (c == "=" and _is_assignment(expr, i)):
+                return []
+            if c == "&":
+                parts.append(expr[start:i])
+                i += 2 if expr.startswith("&&", i) else 1
+                start = i
+                continue
+        i += 1
+    parts.append(expr[start:])
+    return parts
+
+
+def _is_assignment(expr: str, i: int) -> bool:
+    """True for the `=` of an assignment, false for `==`, `<=`, `>=` and `!=`."""
+    return expr[i - 1 : i] not in ("=", "<", ">", "!") and expr[i + 1 : i + 2] != "="
+
+
+def _comparison(conjunct: str) -> tuple[str, str, int] | None:
+    """`n >= 64`, `(64 <= n)` -> ("n", ">=", 64), with the parameter on the left."""
+    text = conjunct.strip()
+    while text.startswith("(") and _balanced(text, 0) == text[1:-1]:
+        text = text[1:-1].strip()
+    m = _COMPARISON_RE.match(text)
+    if m is None:
+        return None
+    if m.group("n1"):
+        return m.group("n1"), m.group("op1"), _int(m.group("c1"))
+    return m.group("n2"), _MIRROR[m.group("op2")], _int(m.group("c2"))
+
+
+def _int(literal: str) -> int:
+    """A C integer literal (decimal, hex, or octal with a leading 0), with its sign and suffixes."""
+    digits = literal.rstrip("uUlL")
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    if digits[:2] in ("0x", "0X"):
+        return sign * int(digits, 16)
+    return sign * int(digits, 8 if len(digits) > 1 and digits.startswith("0") else 10)

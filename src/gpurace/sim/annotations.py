@@ -1,0 +1,106 @@
+"""GPUVerify annotations at run time: `__assert` checks, `__requires` preconditions, verifier-only predicates.
+
+gpurace's cuda.h for GPUVerify kernels (gpurace/frontend/include/cuda.h)
+turns `__assert(e)` into `__gpurace_assert(e ? 1 : 0, "__assert(e)")`,
+`__requires(e)` into `__gpurace_requires(...)` the same way, and each
+predicate that only a verifier can evaluate (`__read(p)`, `__other_int(x)`,
+...) into a call of `__gpurace_verifier_only_read` and so on. The compiler
+keeps them as calls of `.extern` functions at the source line of the
+annotation, so the simulator implements them here, with the annotation's own
+text (a string constant in global memory) for the messages.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.errors import PreconditionViolated, UserError
+from gpurace.sim.memory import Space
+from gpurace.sim.program import VERIFIER_ONLY_PREFIX
+
+_MAX_TEXT = 512  # bytes of an annotation's text read for a message
+_NOT_CALLED = frozenset({"__same_group"})  # predicates written without parentheses
+
+
+def assert_handler(dec, args: list[str]):
+    """`__assert(e)`: each thread for which e is false is an assertion failure at this line; all threads go on."""
+    holds, text = _arguments(dec, args)
+    eng = dec.eng
+    pc = dec.pc
+    nxt = pc + 1
+
+    def check_assert(idx):
+        failed = idx[holds(idx) == 0]
+        if len(failed):
+            g = int(failed[0])
+            eng.report("assertion-failure", f"{annotation_text(eng, text(g), g)} failed", [eng.site(pc, g, "assert")], count=len(failed))
+        return nxt
+
+    return check_assert
+
+
+def requires_handler(dec, args: list[str]):
+    """`__requires(e)`: a thread for which e is false means the launch is outside the kernel's domain."""
+    holds, text = _arguments(dec, args)
+    eng = dec.eng
+    where = dec.ins.where()
+    nxt = dec.pc + 1
+
+    def check_requires(idx):
+        failed = idx[holds(idx) == 0]
+        if len(failed):
+            g = int(failed[0])
+            thread, block = eng.geo.thread_coords(g)
+            raise PreconditionViolated(
+                f"the launch violates {annotation_text(eng, text(g), g)} at {where} "
+                f"(thread {_coords(thread)} of block {_coords(block)}); "
+                "pass arguments that satisfy it, or use --search"
+            )
+        return nxt
+
+    return check_requires
+
+
+def verifier_only_handler(dec, callee: str):
+    """A predicate about access sets or a second thread: it compiles, but executing it stops the run."""
+    name = "__" + callee[len(VERIFIER_ONLY_PREFIX) :]
+    shown = name if name in _NOT_CALLED else f"{name}()"
+    message = (
+        f"{dec.ins.where()}: not supported: GPUVerify predicate {shown} can only be checked statically, "
+        "by a verifier; gpurace runs the kernel and cannot evaluate it"
+    )
+
+    def fail(idx):
+        raise UserError(message)
+
+    return fail
+
+
+def annotation_text(eng, address: int, g: int) -> str:
+    """The NUL-terminated string at generic `address`, as thread `g` sees it (at most `_MAX_TEXT` bytes)."""
+    addrs = np.uint64(address) + np.arange(_MAX_TEXT, dtype=np.uint64)
+    threads = np.full(_MAX_TEXT, g, dtype=np.int64)
+    acc = eng.mem.resolve(Space.GENERIC, addrs, threads, eng.geo.block_of[threads], 1)
+    raw = eng.mem.load(acc, 1).astype(np.uint8).tobytes()
+    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace") or "the annotation"
+
+
+def _arguments(dec, args: list[str]):
+    """Readers for the (int holds, const char *text) arguments of `__gpurace_assert`/`__gpurace_requires`."""
+    if len(args) != 2:
+        raise UserError(f"{dec.ins.text}: expected two arguments (condition, text), got {len(args)}")
+    caller = dec.program.functions[dec.fn]
+    holds_slot, text_slot = caller.params[args[0]], caller.params[args[1]]
+    state = dec.state
+
+    def holds(idx):
+        return state.param_buffer(holds_slot)[idx, :4].copy().view(np.uint32)[:, 0]
+
+    def text(g: int) -> int:
+        return int(state.param_buffer(text_slot)[g, :8].copy().view(np.uint64)[0])
+
+    return holds, text
+
+
+def _coords(c) -> str:
+    return "(" + ",".join(str(v) for v in c) + ")"

@@ -1,0 +1,15 @@
+// @launch --grid 2 --search
+// @expect clean
+// The race-free twin of tile_for_64_threads.cu: only the first 64 threads
+// stage an element, so every block size the search tries is race-free.
+#define TILE 64
+__global__ void stage(const int* in, int* out)
+{
+    __shared__ int tile[TILE];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + t;
+    if (t < TILE)
+        tile[t] = in[i];
+    __syncthreads();
+    out[i] = tile[(t + 1) % TILE];
+}
