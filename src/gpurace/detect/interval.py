@@ -319,11 +319,14 @@ class IntervalDetector:
         old = self._summary_near(new[0], new[0] + new[1])
         start, size, pc, n, tmin, tmax, seq = (np.concatenate([a, b]) for a, b in zip(new, old))
         is_new = np.arange(len(start)) < len(new[0])
-        # only items that another block may overlap can race here; the filter sees each item as both its
-        # lowest and its highest block, so an item spanning blocks keeps the single-block items it overlaps
+        # only items that another block may overlap can race here; when some item spans blocks, the filter
+        # sees each item as both its lowest and its highest block, so that it keeps the single-block items
+        # such an item overlaps
         bmin, bmax = block_of[tmin], block_of[tmax]
-        twice = shared_by_threads(np.concatenate([bmin, bmax]), np.tile(start, 2), np.tile(size, 2))
-        maybe = twice[: len(start)]
+        if (bmin != bmax).any():
+            maybe = shared_by_threads(np.concatenate([bmin, bmax]), np.tile(start, 2), np.tile(size, 2))[: len(start)]
+        else:
+            maybe = shared_by_threads(bmin, start, size)
         if not maybe.any():
             self._remember(new)
             return
