@@ -13,12 +13,10 @@ process so that its peak resident memory (`ru_maxrss`) is its own.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
-import textwrap
 from pathlib import Path
+
+from harness import compile_all, measure
 
 KERNELS = {
     "far": (
@@ -63,34 +61,14 @@ print(json.dumps(dict(seconds=seconds, findings=findings, peak=peak)))
 """
 
 
-def compile_all(workdir: Path) -> dict[str, Path]:
-    from gpurace.frontend.compile import compile_to_ptx
-
-    out = {}
-    for name, (source, _) in KERNELS.items():
-        cu = workdir / f"{name}.cu"
-        cu.write_text(textwrap.dedent(source))
-        ptx = workdir / f"{name}.ptx"
-        ptx.write_text(compile_to_ptx(cu).text)
-        out[name] = ptx
-    return out
-
-
-def measure(ptx: Path, mode: str, launch: dict) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(ptx), mode, json.dumps(launch)], capture_output=True, text=True, check=True
-    )
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        ptxs = compile_all(Path(tmp))
+        ptxs = compile_all({name: source for name, (source, _) in KERNELS.items()}, Path(tmp))
         print(f"{'kernel':<7} {'args':<9} {'mode':<9} {'seconds':>8} {'peak MB':>8} {'findings':>8}")
         for name, (_, launches) in KERNELS.items():
             for args, launch in launches.items():
                 for mode in ("plain", "interval", "hb"):
-                    m = measure(ptxs[name], mode, launch)
+                    m = measure(CHILD, ptxs[name], mode, launch)
                     print(f"{name:<7} {args:<9} {mode:<9} {m['seconds']:>8.3f} {m['peak'] / 2**20:>8.0f} {m['findings']:>8}")
 
 

@@ -13,12 +13,10 @@ threads using locks.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import tempfile
-import textwrap
 from pathlib import Path
+
+from harness import compile_all, measure
 
 KERNELS = {
     "saxpy": (
@@ -78,36 +76,16 @@ print(json.dumps(dict(seconds=seconds, steps=steps, ti=ti, findings=findings, pe
 """
 
 
-def compile_all(workdir: Path) -> dict[str, Path]:
-    from gpurace.frontend.compile import compile_to_ptx
-
-    out = {}
-    for name, (source, _) in KERNELS.items():
-        cu = workdir / f"{name}.cu"
-        cu.write_text(textwrap.dedent(source))
-        ptx = workdir / f"{name}.ptx"
-        ptx.write_text(compile_to_ptx(cu).text)
-        out[name] = ptx
-    return out
-
-
-def measure(ptx: Path, mode: str, launch: dict) -> dict:
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, str(ptx), mode, json.dumps(launch)], capture_output=True, text=True, check=True
-    )
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        ptxs = compile_all(Path(tmp))
+        ptxs = compile_all({name: source for name, (source, _) in KERNELS.items()}, Path(tmp))
         print(f"{'kernel':<13} {'mode':<9} {'seconds':>8} {'x plain':>8} {'M thr-instr/s':>14} {'peak MB':>8} {'findings':>8}")
         for name, (_, launch) in KERNELS.items():
-            base = measure(ptxs[name], "plain", launch)
+            base = measure(CHILD, ptxs[name], "plain", launch)
             for mode in ("plain", "interval", "hb"):
                 if mode == "interval" and name == "locks-65536":
                     continue  # fences: not a barrier-only kernel
-                m = base if mode == "plain" else measure(ptxs[name], mode, launch)
+                m = base if mode == "plain" else measure(CHILD, ptxs[name], mode, launch)
                 print(
                     f"{name:<13} {mode:<9} {m['seconds']:>8.3f} {m['seconds'] / base['seconds']:>8.2f} "
                     f"{m['ti'] / m['seconds'] / 1e6:>14.2f} {m['peak'] / 2**20:>8.0f} {m['findings']:>8}"

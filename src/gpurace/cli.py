@@ -305,41 +305,31 @@ def check(
         raise UserError("--population and --generations configure the input search: add --search")
     grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
     module = load_from_options(file, include_dirs, defines, arch, device_debug)
+    launch = dict(
+        kernel=kernel,
+        grid=grid_dims,
+        block=block_dims,
+        args=list(args) or None,
+        shared_bytes=shared_bytes,
+        seed=seed,
+        detector=detector,
+        model=model,
+        redundant_barriers=redundant_barriers,
+    )
     if search:
         explicit_steps = given("max_steps") is not ParameterSource.DEFAULT
         with SearchProgressBar() as bar:
             report = run_search(
                 module,
-                kernel=kernel,
-                grid=grid_dims,
-                block=block_dims,
-                args=list(args) or None,
-                shared_bytes=shared_bytes,
-                seed=seed,
+                **launch,
                 max_steps=max_steps if explicit_steps else SEARCH_STEP_BUDGET,
-                detector=detector,
-                model=model,
-                redundant_barriers=redundant_barriers,
                 population=population,
                 generations=generations,
                 progress=bar,
             )
     else:
         with _Progress() as progress:
-            report = run_check(
-                module,
-                kernel=kernel,
-                grid=grid_dims,
-                block=block_dims,
-                args=list(args) or None,
-                shared_bytes=shared_bytes,
-                seed=seed,
-                max_steps=max_steps,
-                detector=detector,
-                model=model,
-                redundant_barriers=redundant_barriers,
-                progress=progress,
-            )
+            report = run_check(module, **launch, max_steps=max_steps, progress=progress)
     if header is not None:
         report.launch["header_expect"] = header.expect
     if fmt == "text":
