@@ -22,8 +22,11 @@ _MAX_TEXT = 512  # bytes of an annotation's text read for a message
 _NOT_CALLED = frozenset({"__same_group"})  # predicates written without parentheses
 
 
-def assert_handler(dec, args: list[str]):
-    """`__assert(e)`: each thread for which e is false is an assertion failure at this line; all threads go on."""
+def assert_handler(dec, args: list[str], verdict: str = "{} failed"):
+    """`__assert(e)`: each thread for which e is false is an assertion failure at this line; all threads go on.
+
+    `verdict` words the cause, with `{}` standing for the annotation's text.
+    """
     holds, text = _arguments(dec, args)
     eng = dec.eng
     pc = dec.pc
@@ -33,14 +36,20 @@ def assert_handler(dec, args: list[str]):
         failed = idx[holds(idx) == 0]
         if len(failed):
             g = int(failed[0])
-            eng.report("assertion-failure", f"{annotation_text(eng, text(g), g)} failed", [eng.site(pc, g, "assert")], count=len(failed))
+            cause = verdict.format(annotation_text(eng, text(g), g))
+            eng.report("assertion-failure", cause, [eng.site(pc, g, "assert")], count=len(failed))
         return nxt
 
     return check_assert
 
 
 def requires_handler(dec, args: list[str]):
-    """`__requires(e)`: a thread for which e is false means the launch is outside the kernel's domain."""
+    """`__requires(e)`: in the kernel, a thread for which e is false means the launch is outside the kernel's
+    domain. In a function the kernel calls, e is the callee's precondition, which its caller must establish
+    (GPUVerify checks it at every call): a thread for which it is false is an assertion failure."""
+    loc = dec.ins.loc
+    if dec.fn != dec.program.kernel.name or (loc is not None and loc.inlined_at is not None):
+        return assert_handler(dec, args, "{} does not hold when the function is called: its caller breaks the precondition")
     holds, text = _arguments(dec, args)
     eng = dec.eng
     where = dec.ins.where()

@@ -10,12 +10,16 @@
  *       assertion-failure finding at the line of the __assert (the threads
  *       carry on, unlike with assert()).
  *   __requires(e), __global_requires(e)
- *       executable preconditions: a thread for which e is false stops the run
- *       with "the launch violates __requires(e) at FILE:LINE".
- *   __implies, __ite, __is_pow2, __mod_pow2, __add_noovfl(a, b, ...)
+ *       executable preconditions: in the kernel, a thread for which e is
+ *       false stops the run with "the launch violates __requires(e) at
+ *       FILE:LINE"; in a function the kernel calls, it is the callee's
+ *       precondition, and a thread for which it is false is an
+ *       assertion-failure finding (its caller breaks it).
+ *   __implies, __ite, __is_pow2, __mod_pow2, __add_noovfl(a, b, ...),
+ *   __enabled() (true: the thread evaluating it is executing that code)
  *       evaluated; __add_noovfl_int(x, y) and its typed variants return x + y
  *       (the no-overflow assumption is not checked).
- *   __read, __write, __other_int, __same_group, __uniform_int, __enabled, ...
+ *   __read, __write, __other_int, __same_group, __uniform_int, ...
  *       facts about access sets or about a second thread, which only a
  *       verifier can decide: they compile, and executing one stops the run
  *       with "not supported: GPUVerify predicate ... can only be checked
@@ -63,7 +67,6 @@ __device__ bool __gpurace_verifier_only_distinct_ptr_base(int x);
 __device__ bool __gpurace_verifier_only_all(bool x);
 __device__ bool __gpurace_verifier_only_exclusive(bool x);
 __device__ bool __gpurace_verifier_only_same_group(void);
-__device__ bool __gpurace_verifier_only_enabled(void);
 __device__ bool __gpurace_verifier_only_dominator_enabled(void);
 __device__ int __gpurace_verifier_only_return_val_int(void);
 __device__ bool __gpurace_verifier_only_return_val_bool(void);
@@ -94,6 +97,7 @@ __device__ bool __gpurace_verifier_only_old_bool(bool x);
 
 #define __implies(a, b) (!(a) || (b))
 #define __ite(c, x, y) ((c) ? (x) : (y))
+#define __enabled() true
 #define __is_pow2(x) ((((x) & ((x) - 1)) == 0))
 #define __mod_pow2(x, y) (((y) - 1) & (x))
 
@@ -152,7 +156,6 @@ __GPURACE_PLAIN_ADD(unsigned long, __add_noovfl_unsigned_long)
 #define __all(x) __gpurace_verifier_only_all(x)
 #define __exclusive(x) __gpurace_verifier_only_exclusive(x)
 #define __same_group __gpurace_verifier_only_same_group()
-#define __enabled() __gpurace_verifier_only_enabled()
 #define __dominator_enabled() __gpurace_verifier_only_dominator_enabled()
 #define __return_val_int() __gpurace_verifier_only_return_val_int()
 #define __return_val_bool() __gpurace_verifier_only_return_val_bool()
