@@ -45,6 +45,17 @@ def test_defaults_of_automatic_scalars():
     assert (x.value, np.frombuffer(x.data, np.float64)[0]) == (1.0, 1.0)
 
 
+def test_defaults_move_inside_the_bounds_that_requires_states():
+    def values(bounds):
+        out = resolve_args(KERNEL, None, np.random.default_rng(0), nthreads=1000, bounds=bounds).values
+        return out[1].value, out[2].value, out[4].value
+
+    assert values({}) == (1000, 1.0, 255)
+    assert values({1: (512, 512), 2: (2.5, None), 4: (None, 7)}) == (512, 2.5, 7)
+    assert values({1: (None, 99.5), 2: (None, 0.25)}) == (99, 0.25, 255)  # integer bounds round inward
+    assert values({1: (1, 2000)}) == (1000, 1.0, 255)  # a default inside the bounds stays
+
+
 def test_auto_scalar_value_by_type():
     assert auto_scalar_value(np.dtype(np.int64), 1 << 20) == 1 << 20
     assert auto_scalar_value(np.dtype(np.int16), 1 << 20) == 32767

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo
+from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.source_params import strip_comments
 
 Dims = tuple[int, int, int]
@@ -271,6 +272,16 @@ def kernel_requirements(source_text: str, kernel: KernelInfo) -> dict[int, Bound
     names = [p.cpp_name for p in kernel.params]
     bounds = simple_requirements(source_text, names, kernel=kernel.name)
     return {i: bounds[name] for i, name in enumerate(names) if name in bounds}
+
+
+def requirement_bounds(module: Module, info: KernelInfo) -> dict[int, Bounds]:
+    """`kernel_requirements` of a kernel of `module`, read from its CUDA source (none for PTX input): the
+    defaults of `auto` scalars and the candidates of the input search stay inside them instead of
+    stopping at the precondition. Other preconditions are checked when the kernel runs."""
+    path = module.source_path
+    if path is None or Path(path).suffix == ".ptx":
+        return {}
+    return kernel_requirements(Path(path).read_text(encoding="utf-8", errors="replace"), info)
 
 
 def _kernel_body(text: str, kernel: str) -> str:

@@ -42,12 +42,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from gpurace.check import describe_arg
-from gpurace.frontend.gpuverify import kernel_requirements
+from gpurace.frontend.gpuverify import requirement_bounds
 from gpurace.frontend.kernels import KernelInfo, reachable_functions
 from gpurace.frontend.ptx.ir import Function, Module, SpecialReg
 from gpurace.report.model import format_input
@@ -231,16 +230,6 @@ class SearchSpace:
         if any(d < 1 or d > lim for d, lim in zip(grid, GRID_AXIS_LIMITS)):
             return False
         return self.grid is not None or math.prod(grid) * threads <= MAX_SEARCH_THREADS
-
-
-def requirement_bounds(module: Module, info: KernelInfo) -> dict[int, tuple[int | None, int | None]]:
-    """Bounds per parameter index that the kernel's simple `__requires` state (`x >= 1 && x <= 64`, ...),
-    read from its CUDA source: candidates stay inside them instead of being discarded one by one.
-    Other preconditions are checked when a candidate runs."""
-    path = module.source_path
-    if path is None or Path(path).suffix == ".ptx":
-        return {}
-    return kernel_requirements(Path(path).read_text(encoding="utf-8", errors="replace"), info)
 
 
 def used_axes(module: Module, fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -18,7 +18,9 @@ true, and a struct passed by value all zero bytes.
 
 from __future__ import annotations
 
+import math
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -232,14 +234,25 @@ def auto_scalar_value(dtype: np.dtype, nthreads: int) -> int | float | bool:
     return min(nthreads, int(np.iinfo(dtype).max))
 
 
-def auto_argument(i: int, p: ParamInfo, nthreads: int) -> AutoBuffer | AutoScalar:
-    """What `auto` means for parameter `i` of a launch of `nthreads` threads."""
+def auto_argument(i: int, p: ParamInfo, nthreads: int, bounds: tuple = (None, None)) -> AutoBuffer | AutoScalar:
+    """What `auto` means for parameter `i` of a launch of `nthreads` threads.
+
+    `bounds` (lo, hi; None for an open side) are what the kernel's `__requires` state about the parameter:
+    the default is moved inside them, so `__requires(width == 512)` gets 512.
+    """
     if is_pointer(p):
         return AutoBuffer(buffer_name(i, p), pointee_dtype(p) or np.dtype(np.uint8))
     dtype = scalar_dtype(p)
     if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
         return AutoScalar(buffer_name(i, p), None, bytes(p.size))
     value = auto_scalar_value(dtype, nthreads)
+    lo, hi = bounds
+    if dtype.kind in "iu":
+        lo, hi = (None if lo is None else math.ceil(lo)), (None if hi is None else math.floor(hi))
+    if dtype.kind != "b" and lo is not None and value < lo:
+        value = lo
+    if dtype.kind != "b" and hi is not None and value > hi:
+        value = hi
     return AutoScalar(buffer_name(i, p), value, pack_scalar(value, dtype, param_label(i, p)))
 
 
@@ -283,8 +296,13 @@ def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) ->
     return parse_scalar_text(spec, dtype, label)
 
 
-def resolve_args(kernel: KernelInfo, args: list | None, rng: np.random.Generator, *, nthreads: int) -> Launch:
-    """Python values or `--arg` strings (one per parameter; None: `auto` for all) to a Launch of `nthreads` threads."""
+def resolve_args(
+    kernel: KernelInfo, args: list | None, rng: np.random.Generator, *, nthreads: int, bounds: Mapping[int, tuple] = {}
+) -> Launch:
+    """Python values or `--arg` strings (one per parameter; None: `auto` for all) to a Launch of `nthreads` threads.
+
+    `bounds` are the `__requires` bounds per parameter index, for `auto` scalars (see `auto_argument`).
+    """
     if args is None:
         args = [AUTO] * len(kernel.params)
     if len(args) != len(kernel.params):
@@ -296,7 +314,7 @@ def resolve_args(kernel: KernelInfo, args: list | None, rng: np.random.Generator
     for i, (p, a) in enumerate(zip(kernel.params, args)):
         label = param_label(i, p)
         if isinstance(a, str) and a == AUTO:
-            values.append(auto_argument(i, p, nthreads))
+            values.append(auto_argument(i, p, nthreads, bounds.get(i, (None, None))))
         elif isinstance(a, str):
             values.append(parse_arg_spec(a, i, p, rng))
         elif isinstance(a, np.ndarray):
