@@ -6,6 +6,13 @@ the scoped happens-before detector otherwise. The simulator's own findings
 (out-of-bounds, barrier divergence, deadlock, ...) and the detector's races
 go into one report; on request the redundant-barrier detector consumes the
 same event stream and its performance notes join them.
+
+With `schedules` N > 1 the launch runs N times, on the same input, under
+schedule 0 (the default `min-pc` policy) and N-1 seeded `random` schedules
+(`sim.schedule`: other warp and block orders, holds, preemption around
+synchronisation points), each a complete check; the report is the union of
+their findings (`search.union.FindingUnion`), each with the schedule that
+first exposed it.
 """
 
 from __future__ import annotations
@@ -14,9 +21,12 @@ import os
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from gpurace.detect.barriers import RedundantBarrierDetector
 from gpurace.detect.base import MODELS, DetectorContext
 from gpurace.detect.findings import FindingSet
+from gpurace.detect.gwcp import GwcpDetector
 from gpurace.detect.hb import HappensBeforeDetector
 from gpurace.detect.interval import IntervalDetector
 from gpurace.errors import UserError
@@ -24,16 +34,19 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.report.model import Report
+from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
-from gpurace.sim.launch import RunResult, simulate
-from gpurace.sim.program import Program
+from gpurace.sim.launch import RunResult, select_kernel, simulate
+from gpurace.sim.program import Program, build_program
 
-DETECTORS = ("auto", "interval", "hb")
+DETECTORS = ("auto", "interval", "hb", "gwcp")
 
 
 def choose_detector(name: str, program: Program) -> type:
     if name == "hb":
         return HappensBeforeDetector
+    if name == "gwcp":
+        return GwcpDetector
     if name == "interval":
         if not IntervalDetector.applies(program):
             raise UserError(
@@ -58,6 +71,7 @@ def check(
     redundant_barriers: bool = False,
     shared_bytes: int = 0,
     seed: int = 0,
+    schedules: int = 1,
     max_steps: int = 2_000_000,
     include_dirs=(),
     defines=(),
@@ -74,12 +88,106 @@ def check(
     `sinks` are extra event sinks that watch the same launch (the input search
     measures its fitness this way); a sink with a `bind(context)` method gets
     the launch's `DetectorContext` once memory is laid out, before any event.
+    `schedules` > 1 checks that many schedules of the launch (module docstring);
+    the findings then carry `schedule`, `stats["schedules"]` lists the runs, the
+    simulation counters in `stats` are their totals, and `sinks` watch every run.
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
+    if schedules < 1:
+        raise UserError(f"--schedules must be at least 1, got {schedules}")
+    if seed < 0:
+        raise UserError(f"--seed must not be negative, got {seed}")
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
+    options = dict(
+        grid=grid,
+        block=block,
+        kernel=kernel,
+        detector=detector,
+        model=model,
+        redundant_barriers=redundant_barriers,
+        shared_bytes=shared_bytes,
+        seed=seed,
+        max_steps=max_steps,
+        progress=progress,
+        sinks=sinks,
+    )
+    if schedules == 1:
+        return _check_schedule(module, Policy(), args=args, **options)
+    return _check_schedules(module, schedules, args=args, **options)
+
+
+def schedule_policy(seed: int, index: int) -> Policy:
+    """The policy of schedule `index` of a check with `seed`: 0 is `min-pc`, the others `random` with their own seed."""
+    if index == 0:
+        return Policy()
+    return Policy("random", int(np.random.SeedSequence([seed, index]).generate_state(1)[0]))
+
+
+def describe_schedule(index: int, policy: Policy) -> dict:
+    """What a finding records as the schedule that exposed it (`Finding.schedule`)."""
+    return {"index": index, "policy": policy.kind, "seed": policy.seed if policy.kind == "random" else None}
+
+
+def _check_schedules(module: Module, schedules: int, *, args, seed, redundant_barriers, kernel, **options) -> Report:
+    """The union of `schedules` checks of one launch, every one on the input `args` describes."""
+    from gpurace.search.union import FindingUnion  # gpurace.search imports this module
+
+    start = time.perf_counter()
+    union = FindingUnion()
+    pristine = None if args is None else [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    first: Report | None = None
+    runs = []
+    totals = {"steps": 0, "thread_instructions": 0, "events": 0}
+    for index in range(schedules):
+        policy = schedule_policy(seed, index)
+        run_args = args if index == 0 or pristine is None else [a.copy() if isinstance(a, np.ndarray) else a for a in pristine]
+        report = _check_schedule(
+            module, policy, args=run_args, seed=seed, redundant_barriers=redundant_barriers, kernel=kernel, **options
+        )
+        if first is None:
+            first = report
+        schedule = describe_schedule(index, policy)
+        new = union.add(report, schedule=schedule)
+        runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
+        for key in totals:
+            totals[key] += report.stats[key]
+    program = build_program(module, select_kernel(module, kernel)) if redundant_barriers else None
+    stats = {**first.stats, **totals, "seconds": round(time.perf_counter() - start, 4), "schedules": runs}
+    stats.pop("barriers", None)
+    barriers = union.barriers()
+    if barriers is not None:
+        stats["barriers"] = barriers
+    return Report(
+        kernel=first.kernel,
+        mangled=first.mangled,
+        source=first.source,
+        launch={**first.launch, "schedules": {"count": schedules, "seed": seed}},
+        findings=union.findings(program),
+        stats=stats,
+    )
+
+
+def _check_schedule(
+    module: Module,
+    policy: Policy,
+    *,
+    grid,
+    block,
+    args,
+    kernel,
+    detector,
+    model,
+    redundant_barriers,
+    shared_bytes,
+    seed,
+    max_steps,
+    progress,
+    sinks,
+) -> Report:
+    """One simulated launch under `policy` with the detectors attached."""
     chosen: list = []
     barrier_checks: list[RedundantBarrierDetector] = []
 
@@ -105,6 +213,7 @@ def check(
         kernel=kernel,
         shared_bytes=shared_bytes,
         seed=seed,
+        policy=policy,
         max_steps=max_steps,
         sink_factory=attach,
         progress=progress,

@@ -39,6 +39,9 @@ from gpurace.search import search as run_search
 from gpurace.search.progress import SearchProgressBar
 from gpurace.sim.geometry import parse_dims
 from gpurace.sim.launch import simulate
+from gpurace.trace.binary import write as write_binary_trace
+from gpurace.trace.record import TraceRecorder
+from gpurace.trace.replay import analyze as analyze_trace
 
 INPUT_ERROR_STATUS = 2
 
@@ -170,7 +173,7 @@ def launch_options(command: Callable) -> Callable:
             "touches it; for a scalar: the thread count, 1.0 or true). No --arg at all: auto for every parameter.",
         ),
         click.option("--shared-bytes", default=0, show_default=True, type=click.IntRange(min=0), help="Dynamic shared memory per block."),
-        click.option("--seed", default=0, show_default=True, type=int, help="Seed for rand buffers and random schedules."),
+        click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed for rand buffers and random schedules."),
         click.option(
             "--max-steps",
             default=2_000_000,
@@ -254,7 +257,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     type=click.Choice(list(DETECTORS)),
     default="auto",
     show_default=True,
-    help="auto: barrier-interval for barrier-only kernels, happens-before otherwise.",
+    help="auto: barrier-interval for barrier-only kernels, happens-before otherwise; gwcp: predictive (races another lock order would show).",
 )
 @click.option(
     "--model",
@@ -288,21 +291,39 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     type=click.IntRange(min=0),
     help="With --search: generations of mutation after the initial population.",
 )
+@click.option(
+    "--schedules",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Check N schedules of the launch: the default one and N-1 seeded variations (warp and block order, "
+    "holds, preemption around synchronisation); reports the union of findings, each with its schedule.",
+)
 @click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
+@click.option(
+    "--record",
+    type=click.Path(dir_okay=False, path_type=str),
+    default=None,
+    metavar="TRACE",
+    help="Also write the launch's event stream to TRACE (binary trace format), for gpurace analyze.",
+)
 def check(
     file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model,
-    redundant_barriers, search, population, generations, output,
+    redundant_barriers, search, population, generations, schedules, output, record,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
     With --search, check many launches chosen by an evolutionary input search
-    (--max-steps is then the budget of each, default 10000).
+    (--max-steps is then the budget of each, default 10000). With --schedules N,
+    check N schedules of each launch.
 
     Exit status: 0 nothing found (or only performance notes), 1 findings, 2 the input could not be handled.
     """
     given = click.get_current_context().get_parameter_source
     if not search and any(given(o) is not ParameterSource.DEFAULT for o in ("population", "generations")):
         raise UserError("--population and --generations configure the input search: add --search")
+    if record and (search or schedules > 1):
+        raise UserError("--record records one launch: it cannot be combined with --search or --schedules")
     grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
     module = load_from_options(file, include_dirs, defines, arch, device_debug)
     launch = dict(
@@ -315,6 +336,7 @@ def check(
         detector=detector,
         model=model,
         redundant_barriers=redundant_barriers,
+        schedules=schedules,
     )
     if search:
         explicit_steps = given("max_steps") is not ParameterSource.DEFAULT
@@ -328,10 +350,38 @@ def check(
                 progress=bar,
             )
     else:
+        recorder = [TraceRecorder()] if record else []
         with _Progress() as progress:
-            report = run_check(module, **launch, max_steps=max_steps, progress=progress)
+            report = run_check(module, **launch, max_steps=max_steps, progress=progress, sinks=recorder)
+        if record:
+            write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)
     if header is not None:
         report.launch["header_expect"] = header.expect
+    _emit_report(report, fmt, output)
+
+
+@cli.command()
+@click.argument("trace", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
+@click.option(
+    "--detector",
+    type=click.Choice(list(DETECTORS)),
+    default="auto",
+    show_default=True,
+    help="As for check; auto: barrier-interval for barrier-only traces, happens-before otherwise.",
+)
+@click.option("--model", type=click.Choice(list(MODELS)), default="cuda", show_default=True, help="Memory model, as for check.")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
+def analyze(trace, fmt, detector, model, output) -> None:
+    """Run a race detector over TRACE: a text trace, or a binary one written by check --record.
+
+    Exit status: 0 nothing found, 1 findings, 2 the trace could not be read (the message names the file and line).
+    """
+    _emit_report(analyze_trace(trace, detector=detector, model=model), fmt, output)
+
+
+def _emit_report(report, fmt: str, output: str | None) -> None:
+    """Render `report` in `fmt` to `output` (standard output when None) and exit with its status."""
     if fmt == "text":
         _write_text(report, output)
     else:

@@ -73,7 +73,7 @@ def test_the_union_sums_counts_and_keeps_the_first_input(write):
     union = FindingUnion()
     inputs = [LaunchInput((1, 1, 1), (64, 1, 1), (), ("auto", "auto", "0", spec)) for spec in ("64", "100")]
     reports = [check(path, grid=1, block=64, args=list(i.specs)) for i in inputs]
-    assert [union.add(r, i) for r, i in zip(reports, inputs)] == [1, 0]
+    assert [union.add(r, input=i.as_dict()) for r, i in zip(reports, inputs)] == [1, 0]
     (merged,) = union.findings(None)
     assert merged.count == sum(r.findings[0].count for r in reports)
     assert merged.input == {"grid": [1, 1, 1], "block": [64, 1, 1], "args": ["auto", "auto", "0", "64"]}

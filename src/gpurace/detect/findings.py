@@ -56,6 +56,8 @@ class Finding:
     details: dict = field(default_factory=dict)
     # Under an input search, the launch that first exposed it: {"grid": [...], "block": [...], "args": [...]}.
     input: dict | None = None
+    # Under several schedules, the one that first exposed it: {"index": 3, "policy": "random", "seed": ...}.
+    schedule: dict | None = None
 
     @property
     def key(self) -> tuple:

@@ -41,7 +41,7 @@ for barrier-only kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -119,6 +119,10 @@ class Release:
     scope: int
     pc: int  # the fence or release operation
 
+    def including(self, other: Release) -> Release:
+        """This release, also carrying what `other` published (release sequences, merged pending reads)."""
+        return replace(self, knowledge=self.knowledge.join(other.knowledge))
+
 
 class HappensBeforeDetector:
     """The `hb` detector (see the module docstring)."""
@@ -185,13 +189,16 @@ class HappensBeforeDetector:
         np.maximum.at(top, inv, self.clock[members])
         self.clock[members] = top[inv] + 1
         for g in range(len(ug)):
-            ms = members[inv == g] if len(ug) > 1 else members
-            ks = {id(self.know[int(t)]): self.know[int(t)] for t in ms if self.know[int(t)] is not None}
-            if ks:
-                joined = join_all(ks.values())
-                for t in ms:
-                    self.know[int(t)] = joined
+            self._join_knowledge(members[inv == g] if len(ug) > 1 else members)
         return top[inv]
+
+    def _join_knowledge(self, ms: np.ndarray) -> None:
+        """The members of one barrier or warp sync share the join of their sparse knowledge."""
+        ks = {id(self.know[int(t)]): self.know[int(t)] for t in ms if self.know[int(t)] is not None}
+        if ks:
+            joined = join_all(ks.values())
+            for t in ms:
+                self.know[int(t)] = joined
 
     def _has_knowledge(self, members: np.ndarray) -> bool:
         know = self.know
@@ -250,15 +257,26 @@ class HappensBeforeDetector:
         if fence_rank <= SCOPE_RANK["cluster"] and rel.block != int(self.geo.block_of[g]):
             self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
             return
-        self.know[g] = rel.knowledge.join(self.know[g])
+        self._absorb(g, rel)
         self.pend[g] = None
         self.pend_has[g] = False
 
-    def _snapshot(self, g: int, clock: int) -> Knowledge:
-        """What thread g knows, as a Knowledge object (used when it releases)."""
-        base = self.know[g] or Knowledge()
+    def _absorb(self, g: int, rel: Release) -> None:
+        """Thread g synchronises with `rel` (a completed acquire pattern)."""
+        k = self.know[g]
+        if k is not rel.knowledge:
+            self.know[g] = rel.knowledge.join(k)
+
+    def _make_release(self, g: int, clock: int, block: int, rank: int, pc: int, addr: int) -> Release:
+        """What thread g publishes on `addr` when its release pattern completes."""
+        return Release(self._snapshot(self.know[g], g, clock), g, block, rank, pc)
+
+    def _snapshot(self, base: Knowledge | None, g: int, clock: int | None) -> Knowledge:
+        """Thread g's knowledge as a Knowledge object: its sparse part `base`, its warp and block levels,
+        and its own accesses up to `clock` (None: not its own accesses)."""
+        base = base or Knowledge()
         threads = dict(base.threads)
-        if threads.get(g, -1) < clock:
+        if clock is not None and threads.get(g, -1) < clock:
             threads[g] = clock
         if self.wknown is not None:
             w = int(self.geo.warp_of[g])
@@ -298,15 +316,15 @@ class HappensBeforeDetector:
             else:
                 continue
             block = int(self.geo.block_of[g])
-            rel = Release(self._snapshot(g, clock), g, block, rank, pc)
             addr = int(ev.addrs[i])
+            rel = self._make_release(g, clock, block, rank, pc, addr)
             seq = self.released.setdefault(addr, {})
             if ev.kind != AccessKind.ATOMIC:
                 seq.clear()  # a plain strong store starts a new release sequence
             key = block if rank <= SCOPE_RANK["cluster"] else None
             prev = seq.get(key)
             if prev is not None:  # read-modify-writes continue the sequence: an acquirer syncs with every release in it
-                rel = Release(rel.knowledge.join(prev.knowledge), g, block, rank, pc)
+                rel = rel.including(prev)
             seq[key] = rel
         self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
 
@@ -335,9 +353,7 @@ class HappensBeforeDetector:
                     continue
                 if acquire_op or self.model == "scord":
                     for g in gs:
-                        k = self.know[int(g)]
-                        if k is not rel.knowledge:
-                            self.know[int(g)] = rel.knowledge.join(k)
+                        self._absorb(int(g), rel)
                 else:
                     self._set_pending(gs, rel, addr, ev.pc)
 
@@ -347,7 +363,7 @@ class HappensBeforeDetector:
         other = self.pend_has[gs] & (self.pend_loc[gs] != addr)
         for g in gs[other]:
             old: Release = self.pend[g]
-            self.pend[g] = Release(rel.knowledge.join(old.knowledge), rel.thread, rel.block, rel.scope, rel.pc)
+            self.pend[g] = rel.including(old)
         fresh = gs[~other]
         self.pend[fresh] = rel
         self.pend_has[gs] = True
@@ -501,8 +517,9 @@ class HappensBeforeDetector:
         slot["pc"][idx] = pc
         slot["fl"][idx] = fl
 
-    def _ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray) -> np.ndarray:
-        """Whether u's access (clock c, phase ph) happens before t's current point, per pair."""
+    def _ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray, know: list | None = None) -> np.ndarray:
+        """Whether u's access (clock c, phase ph) happens before t's current point, per pair
+        (`know`: the per-thread sparse knowledge to consult, the detector's own by default)."""
         geo = self.geo
         same_block = geo.block_of[t] == geo.block_of[u]
         ordered = same_block & (self.phase[t] > ph) & (self.phase[u] > ph)
@@ -510,7 +527,7 @@ class HappensBeforeDetector:
             same_warp = geo.warp_of[t] == geo.warp_of[u]
             ordered |= same_warp & (self.wknown[t, geo.lane[u].astype(np.int64)] >= c)
         rest = np.flatnonzero(~ordered)
-        know = self.know
+        know = self.know if know is None else know
         for i in rest:
             k = know[int(t[i])]
             if k is not None and k.knows(int(u[i]), int(c[i]), int(geo.block_of[u[i]]), int(ph[i]), int(self.phase[u[i]])):

@@ -77,6 +77,7 @@ def _finding(f: Finding) -> dict:
         "address": _address(f.address),
         "details": plain(f.details),
         "input": plain(f.input),
+        "schedule": plain(f.schedule),
     }
 
 
@@ -128,6 +129,7 @@ def _read_finding(d: dict) -> Finding:
         count=int(d["count"]),
         details=dict(d.get("details", {})),
         input=d.get("input"),
+        schedule=d.get("schedule"),
     )
 
 

@@ -166,6 +166,13 @@ def format_input(launch: dict) -> str:
     return f"{text} args {' '.join(launch['args'])}" if launch["args"] else text
 
 
+def format_schedule(schedule: dict) -> str:
+    """`schedule 3 (seed 1234567)`, or `schedule 0 (min-pc)`: the schedule that exposed a finding
+    (`Finding.schedule`)."""
+    detail = f"seed {schedule['seed']}" if schedule["seed"] is not None else schedule["policy"]
+    return f"schedule {schedule['index']} ({detail})"
+
+
 def describe_site(site: Site) -> str:
     """`write by thread (3,0,0) of block (0,0,0), warp 0 lane 3`, plus the scope of a scoped operation."""
     text = (

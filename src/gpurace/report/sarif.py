@@ -93,6 +93,8 @@ def _result(f: Finding, rule_index: int) -> dict:
         result["properties"]["location"] = format_address(f.address)
     if f.input is not None:
         result["properties"]["input"] = plain(f.input)
+    if f.schedule is not None:
+        result["properties"]["schedule"] = plain(f.schedule)
     if f.sites:
         result["locations"] = [_location(f.sites[0], message=describe_site(f.sites[0]))]
         related = [_location(s, message=describe_site(s)) for s in f.sites[1:]]

@@ -35,7 +35,15 @@ from rich.text import Text
 from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Finding, Site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import SourceLoc
-from gpurace.report.model import SEVERITY_RANK, Report, describe_site, format_dims, format_input, headline
+from gpurace.report.model import (
+    SEVERITY_RANK,
+    Report,
+    describe_site,
+    format_dims,
+    format_input,
+    format_schedule,
+    headline,
+)
 
 CONTEXT_LINES = 2  # source lines shown above and below the focus line
 TAB_WIDTH = 4
@@ -55,6 +63,8 @@ def render_text(report: Report, console: Console) -> None:
         console.print(line, soft_wrap=True)
     if "search" in report.stats:
         console.print(search_summary(report), soft_wrap=True)
+    if "schedules" in report.launch:
+        console.print(schedules_summary(report), soft_wrap=True)
     console.print(summary(report), soft_wrap=True)
 
 
@@ -98,6 +108,16 @@ def search_summary(report: Report) -> Text:
     return Text(text)
 
 
+def schedules_summary(report: Report) -> Text:
+    """`4 schedules per launch (seed 0): 2 findings first exposed by a seeded schedule, not by schedule 0 (min-pc)`."""
+    config = report.launch["schedules"]
+    text = f"{config['count']} schedules per launch (seed {config['seed']})"
+    if not report.findings:
+        return Text(text)
+    seeded = sum(1 for f in report.findings if f.schedule is not None and f.schedule["index"] > 0)
+    return Text(f"{text}: {seeded} finding{'' if seeded == 1 else 's'} first exposed by a seeded schedule, not by schedule 0 (min-pc)")
+
+
 def summary(report: Report) -> Text:
     """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`.
 
@@ -135,8 +155,11 @@ def diagnostic(finding: Finding, report: Report, sources: SourceCache) -> list[T
     lines = [header, Text(f"  cause: {finding.cause}")]
     if finding.count > 1:
         lines.append(Text(f"  seen {finding.count} times; the first instance is shown", style="dim"))
-    if finding.input is not None:
-        lines.append(Text(f"  exposed by: {format_input(finding.input)}"))
+    origin = [format_input(finding.input)] if finding.input is not None else []
+    if finding.schedule is not None:
+        origin.append(format_schedule(finding.schedule))
+    if origin:
+        lines.append(Text(f"  exposed by: {', '.join(origin)}"))
     for site in finding.sites:
         lines.extend(_site(site, sources))
     return lines

@@ -8,10 +8,10 @@ such inputs with Evolutionary Programming: a population of candidate inputs
 a Cauchy child, and the fittest (`fitness.Fitness`: fewest distinct
 addresses per thread-address pair, then the narrowest footprint) survive.
 
-Here every candidate is a complete `check` of the launch (same detector and
-memory model), with the fitness sink watching the same event stream, and the
-report is the union of all candidates' findings (`union.FindingUnion`), each
-with the input that first exposed it. Simulee stops at the first acceptable
+Here every candidate is a complete `check` of the launch (same detector,
+memory model and number of schedules), with the fitness sink watching the same
+event stream, and the report is the union of all candidates' findings
+(`union.FindingUnion`), each with the input (and schedule) that first exposed it. Simulee stops at the first acceptable
 input; since the union is the point, all generations run, except that the
 search ends early once a generation tried no input that had not been tried
 before, or the population has converged (more than one survivor, all with
@@ -128,7 +128,7 @@ class CandidateRuns:
             return self._discard("precondition", f"{launch.describe()}: {e}")
         for key in self.totals:
             self.totals[key] += report.stats[key]
-        if report.stats["steps"] >= self.max_steps:
+        if longest_run(report) >= self.max_steps:
             return self._discard("step_budget", launch.describe())
         invalid = next((f for f in report.findings if f.kind in INVALID_ACCESS_KINDS), None)
         if invalid is not None:
@@ -138,7 +138,7 @@ class CandidateRuns:
             top = self.buffers.setdefault(b["name"], dict(b))
             top["bytes_used"] = max(top["bytes_used"], b["bytes_used"])
             top["pages"] = max(top["pages"], b["pages"])
-        self.union.add(report, launch)
+        self.union.add(report, input=launch.as_dict())
         return sink.fitness()
 
     def _discard(self, reason: str, example: str) -> None:
@@ -159,6 +159,7 @@ def search(
     redundant_barriers: bool = False,
     shared_bytes: int = 0,
     seed: int = 0,
+    schedules: int = 1,
     max_steps: int = SEARCH_STEP_BUDGET,
     population: int = DEFAULT_POPULATION,
     generations: int = DEFAULT_GENERATIONS,
@@ -171,7 +172,7 @@ def search(
 
     `grid` or `block` None is searched; `args` as for `check`, with every
     `auto` scalar searched (None: all `auto`). `max_steps` is the budget of one
-    candidate launch. The report's findings carry `input`, the launch that
+    candidate launch (of each of its `schedules`, which `check` unions first). The report's findings carry `input`, the launch that
     first exposed them; `stats["search"]` says how the search went, and the
     simulation counters in `stats` are totals over all candidates.
     """
@@ -193,7 +194,14 @@ def search(
         args=args,
         bounds=requirement_bounds(module, info),
     )
-    options = {"detector": detector, "model": model, "redundant_barriers": redundant_barriers, "shared_bytes": shared_bytes, "seed": seed}
+    options = {
+        "detector": detector,
+        "model": model,
+        "redundant_barriers": redundant_barriers,
+        "shared_bytes": shared_bytes,
+        "seed": seed,
+        "schedules": schedules,
+    }
     runs = CandidateRuns(module, mangled, max_steps=max_steps, check_options=options)
     rng = np.random.default_rng(seed)
     planned = population * (1 + 2 * generations)
@@ -238,6 +246,7 @@ def search(
             "model": model,
             "detector": runs.detector,
             "search": {"population": population, "generations": generations, "seed": seed},
+            **({"schedules": {"count": schedules, "seed": seed}} if schedules > 1 else {}),
         },
         findings=runs.union.findings(program),
         stats={
@@ -256,6 +265,11 @@ def search(
             },
         },
     )
+
+
+def longest_run(report: Report) -> int:
+    """The scheduler steps of the longest run behind `report` (a check of several schedules sums them)."""
+    return max((run["steps"] for run in report.stats.get("schedules", ())), default=report.stats["steps"])
 
 
 def _select(scored: list[Scored], population: int) -> list[Scored]:

@@ -14,8 +14,12 @@ locks taken by every lane of a warp and flags set by another block make
 progress. All blocks are co-resident (a grid larger than a real GPU could hold
 still runs, which can only make more schedules possible, never fewer).
 
-Seeded random policies pick a random pc among the eligible ones and sometimes
-run only one warp of it, to explore other interleavings.
+The seeded `random` policy (`sim.schedule`) explores other interleavings:
+it ranks the warps at random and lets the highest-ranked warp at a
+synchronisation point (atomic, fence, barrier, strong access) go first, and
+holds warps back for a few steps, at the start and around synchronisation
+points; otherwise it runs the lowest pc as `min-pc` does. It keeps the rounds
+and yields, and so the same progress guarantees.
 
 Threads block at barriers (`bar.sync`) and warp-synchronising instructions
 (`bar.warp.sync`, `shfl.sync`, ...). When nothing can run, the engine decides
@@ -38,6 +42,7 @@ from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.program import Program
+from gpurace.sim.schedule import SeededSchedule
 from gpurace.sim.state import ThreadState
 
 RUN, BAR, WARP, DONE = 0, 1, 2, 3
@@ -48,7 +53,7 @@ WAIT_WARPSYNC, WAIT_COLLECTIVE = 0, 1
 
 @dataclass(frozen=True)
 class Policy:
-    """How the scheduler picks the next instruction: `min-pc` (default) or `random` with a seed."""
+    """How the scheduler picks the next instruction: `min-pc` (default) or `random` with a seed (`sim.schedule`)."""
 
     kind: str = "min-pc"
     seed: int = 0
@@ -83,7 +88,9 @@ class Engine:
         self.mem = memory
         self.sinks = sinks
         self.policy = policy
-        self.rng = np.random.default_rng(policy.seed)
+        self.schedule = None if policy.kind == "min-pc" else SeededSchedule(program, geometry, policy.seed)
+        # Where the scheduler must pick again even when every eligible thread moved together.
+        self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
         self.max_steps = max_steps
         self.progress_callback = progress
         self.findings = FindingSet()
@@ -186,24 +193,17 @@ class Engine:
                 return
             if r is not None:
                 pc[group] = r
-                if len(group) == ncand:
+                if len(group) == ncand and (self.repick_at is None or not self.repick_at[r]):
                     group_pc = r  # the whole eligible set moved together: no rescan
                     continue
             group = None
 
     def _pick(self, eligible: np.ndarray) -> tuple[int, np.ndarray]:
         pcs = self.pc
-        if self.policy.kind == "min-pc":
+        if self.schedule is None:
             p = int(pcs[eligible].min())
             return p, np.flatnonzero(eligible & (pcs == p))
-        choices = np.unique(pcs[eligible])
-        p = int(choices[self.rng.integers(len(choices))])
-        group = np.flatnonzero(eligible & (pcs == p))
-        if self.rng.random() < 0.5:
-            warps = self.geo.warp_of[group]
-            w = warps[self.rng.integers(len(warps))]
-            group = group[warps == w]
-        return p, group
+        return self.schedule.pick(pcs, eligible, self.stats.steps)
 
     def _between_rounds(self) -> bool:
         """No eligible thread: start a new round, resolve waits, or finish. False ends the run."""

@@ -43,7 +43,9 @@ class AccessBatch:
     semantics (`relaxed`, `acquire`, `release`, `acq_rel`, `volatile`, or None
     for weak). `atomic_op` names the read-modify-write operation (`add`,
     `cas`, `exch`, ...) and `values` the value read (loads/atomics: old value)
-    when the detector needs it to infer locks.
+    when the detector needs it to infer locks; `stored` the value written
+    (stores, the new value of a `cas`) and `compare` the compare value of a
+    `cas` (it succeeded where `values == compare`).
     """
 
     seq: int
@@ -59,6 +61,7 @@ class AccessBatch:
     atomic_op: str | None = None
     values: np.ndarray | None = None
     stored: np.ndarray | None = None
+    compare: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)

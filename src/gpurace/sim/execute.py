@@ -340,7 +340,7 @@ class Decoder:
             self.eng.report_access_errors(self.pc, acc, idx, op_name, size)
         return ok
 
-    def emit_access(self, kind: AccessKind, idx, acc, ok, size, values=None, stored=None, atomic_op=None) -> None:
+    def emit_access(self, kind: AccessKind, idx, acc, ok, size, values=None, stored=None, atomic_op=None, compare=None) -> None:
         spaces = acc.space
         keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
         if not keep.any():
@@ -363,6 +363,7 @@ class Decoder:
                 atomic_op,
                 pick(values),
                 pick(stored),
+                pick(compare),
             )
         )
 
@@ -501,7 +502,10 @@ class Decoder:
                 write(idx, old)
             if aop != "cas" or bool(np.any(old[ok] == a[ok])):
                 eng.progress = True
-            self.emit_access(AccessKind.ATOMIC, idx, acc, ok, esize, values=old, stored=b if aop == "cas" else a, atomic_op=aop)
+            cas = aop == "cas"
+            self.emit_access(
+                AccessKind.ATOMIC, idx, acc, ok, esize, values=old, stored=b if cas else a, atomic_op=aop, compare=a if cas else None
+            )
             return nxt
 
         return atom

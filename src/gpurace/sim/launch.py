@@ -19,6 +19,7 @@ import numpy as np
 from gpurace.detect.findings import Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.gpuverify import requirement_bounds
 from gpurace.frontend.kernels import KernelInfo, describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
@@ -107,7 +108,7 @@ def simulate(
     kernel: str | None = None,
     shared_bytes: int = 0,
     seed: int = 0,
-    policy: str = "min-pc",
+    policy: str | Policy = "min-pc",
     max_steps: int = 2_000_000,
     sinks: list[EventSink] = (),
     sink_factory: Callable[[Program, Geometry, Memory], list[EventSink]] | None = None,
@@ -121,6 +122,9 @@ def simulate(
     `args` has one value per kernel parameter (see `gpurace.sim.args`); any
     of them may be "auto", and None means "auto" for every parameter.
 
+    `policy` is "min-pc", "random" (seeded with `seed`), or a `Policy` with its own seed (`check` runs
+    several schedules of one input this way: `seed` keeps choosing the `rand` buffers).
+
     Event sinks that need the launch's program, geometry or memory (detectors)
     come from `sink_factory`, called once memory is laid out. `progress` is
     called with the running statistics every few hundred scheduler steps.
@@ -133,7 +137,8 @@ def simulate(
     if shared_bytes < 0:
         raise UserError("--shared-bytes must not be negative")
     rng = np.random.default_rng(seed)
-    launch = resolve_args(info, None if args is None else list(args), rng, nthreads=geometry.nthreads)
+    bounds = requirement_bounds(module, info)
+    launch = resolve_args(info, None if args is None else list(args), rng, nthreads=geometry.nthreads, bounds=bounds)
     program = build_program(module, mangled)
 
     mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes)
@@ -173,7 +178,7 @@ def simulate(
         geometry,
         mem,
         all_sinks,
-        policy=Policy("min-pc" if policy == "min-pc" else "random", seed),
+        policy=policy if isinstance(policy, Policy) else Policy("min-pc" if policy == "min-pc" else "random", seed),
         max_steps=max_steps,
         progress=progress,
     )

@@ -1,0 +1,352 @@
+"""Predictive race detection: GPU weak causal precedence (GWCP, after PreDataR).
+
+Happens-before orders two critical sections of one lock in whichever order the
+schedule ran them, so a race that needs the other lock order stays hidden: if
+block 0 writes `x` inside its critical section and block 1 takes the same lock
+afterwards and then writes `x` outside it, the lock orders the writes in this
+run, but block 1 could have taken the lock first. GWCP keeps from a lock only
+what every schedule of the same path must keep:
+
+(a) a release is ordered before a later access inside another critical section
+    of the same lock that conflicts with an access of the released section
+    (scopes overlapping: same block, or both sections gpu/sys-scoped);
+(b) a release is ordered before a later release of the same lock when the
+    earlier section's acquire is already ordered before the later release;
+(c) barriers and warp syncs order all participants, as in `hb`;
+(d) everything else (fences with flags, release/acquire operations) is the
+    scoped happens-before of `hb`, and GWCP is closed under composition with
+    happens-before on both sides.
+
+Each thread therefore carries two sparse knowledge objects on top of the
+shared block and warp levels (barrier phases, lane clocks): `hknow`, exactly
+what `hb` knows (lock edges included), and `know`, what GWCP orders before the
+thread; races are checked against `know`. A release on a lock location
+publishes both (what the releaser happens-after, and what it is GWCP-after);
+a release on any other location publishes happens-before knowledge for both,
+which is the left composition of (d). Barriers give every participant the join
+of all participants' happens-before knowledge as GWCP knowledge.
+
+Lock inference (from the event stream, no source patterns):
+
+- acquire: a successful `atom.cas` (the value read equals the compare value and
+  differs from the value stored: the lock was observed free), or, on a location
+  already known as a lock, an `atom.exch` that read its free value and wrote
+  another (an exchange alone is also how flags are raised, and a flag taken for
+  a lock would lose its ordering); completed by a later fence of the same
+  thread or by acquire semantics on the atomic;
+- release: a strong write (`atom.exch`, `st.release`, volatile/relaxed store)
+  of the free value to the same location by the thread holding it, with
+  release semantics or a fence after the acquire;
+- scope: gpu-wide when the atomic and the fences are gpu or sys scoped, else
+  block-wide (a cta-scoped lock orders nothing across blocks, as in `hb`).
+
+A location becomes a lock when its first critical section is released; until
+then its release/acquire edges count fully (they may hide a race, never report
+one). Accesses that fit no pattern are ordinary synchronisation for `hb`.
+
+Memory: (a) keeps, per lock and 4-byte word, the join of the release knowledge
+of the sections that read or wrote it, per (block, scope) class (PreDataR's
+lock-location clocks); (b) keeps, per lock, the completed sections of each
+thread that took it and a cursor per pair of such threads (WCP's Acq/Rel
+queues, only for threads that take part in locks). Threads outside critical
+sections cost nothing beyond `hb`. Accesses inside critical sections are
+bookkept lane by lane; critical sections are serial by nature, so the batches
+concerned have few lanes.
+
+What it misses: accesses made inside a critical section by threads that did
+not take the lock (one thread locks, then a barrier lets the block work) are
+ordered through the barrier, as in `hb`; and barrier knowledge includes the
+lock holder's own accesses before the barrier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gpurace.detect.base import DetectorContext
+from gpurace.detect.hb import HappensBeforeDetector, Knowledge, Release, join_all
+from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent
+
+WIDE = SCOPE_RANK["gpu"]
+
+
+@dataclass
+class LockRelease(Release):
+    """A release as `hb` publishes it, plus `wcp`: what an acquirer is GWCP-after (all of `knowledge` except on lock locations)."""
+
+    wcp: Knowledge = field(default_factory=Knowledge)
+
+    def including(self, other: Release) -> Release:
+        return replace(self, knowledge=self.knowledge.join(other.knowledge), wcp=self.wcp.join(other.wcp))
+
+
+@dataclass
+class CriticalSection:
+    """An open critical section of one thread: the lock, its free value, the acquire point and the words accessed."""
+
+    lock: int
+    free: int
+    block: int
+    wide: bool
+    acq_clock: int
+    acq_phase: int
+    held: bool  # the acquire pattern completed (fence, or acquire semantics)
+    fenced: bool = False  # a fence followed the acquire: a store of the free value now releases
+    reads: set[int] = field(default_factory=set)
+    writes: set[int] = field(default_factory=set)
+
+
+@dataclass
+class DoneSection:
+    """A released critical section, kept for rule (b): its acquire point and its release knowledge."""
+
+    thread: int
+    block: int
+    wide: bool
+    acq_clock: int
+    acq_phase: int
+    released: Knowledge
+
+
+@dataclass
+class LockHistory:
+    """A confirmed lock: lock-location knowledge for rule (a), released sections and cursors for rule (b)."""
+
+    free: int
+    reads: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
+    writes: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
+    done: dict[int, list[DoneSection]] = field(default_factory=dict)
+    seen: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def _words(addr: int, size: int) -> range:
+    return range(addr >> 2, (addr + size + 3) >> 2)
+
+
+def _overlap(block_a: int, wide_a: bool, block_b: int, wide_b: bool) -> bool:
+    """Whether two sections' scopes both cover both threads."""
+    return block_a == block_b or (wide_a and wide_b)
+
+
+class GwcpDetector(HappensBeforeDetector):
+    """The `gwcp` detector (see the module docstring)."""
+
+    name = "gwcp"
+
+    def __init__(self, ctx: DetectorContext):
+        super().__init__(ctx)
+        n = ctx.geometry.nthreads
+        self.hknow: list[Knowledge | None] = [None] * n
+        self.open: dict[int, list[CriticalSection]] = {}
+        self.has_open = np.zeros(n, dtype=np.bool_)
+        self.in_cs = np.zeros(n, dtype=np.bool_)
+        self.locks: dict[int, LockHistory] = {}
+        self.lock_pc = np.full(n, -1, dtype=np.int32)
+        self.last_lock_pc = -1
+        self._lock_ordered: set[tuple[int, int]] = set()
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, ev) -> None:
+        if isinstance(ev, ExitEvent):
+            for g in ev.threads[self.has_open[ev.threads]]:
+                del self.open[int(g)]
+            self.has_open[ev.threads] = False
+            self.in_cs[ev.threads] = False
+        super().on_event(ev)
+
+    def _access(self, ev: AccessBatch) -> None:
+        if ev.strong and ev.kind != AccessKind.READ:
+            self._lock_ops(ev)
+        if self.in_cs[ev.threads].any():
+            self._critical_accesses(ev)
+        super()._access(ev)
+
+    def _fence(self, ev: FenceEvent) -> None:
+        super()._fence(ev)
+        rank = SCOPE_RANK.get(ev.scope, WIDE)
+        for g in ev.threads[self.has_open[ev.threads]]:
+            for cs in self.open[int(g)]:
+                if cs.held:
+                    cs.fenced = True
+                else:
+                    cs.held = True
+                    cs.wide = cs.wide and rank >= WIDE
+            self.in_cs[g] = True
+
+    # ------------------------------------------------------------------ lock inference
+
+    def _lock_ops(self, ev: AccessBatch) -> None:
+        """Open critical sections at lock acquires, close them at releases (before `hb` publishes the write)."""
+        n = len(ev.threads)
+        if ev.atomic_op == "cas" and ev.compare is not None:
+            acquires = (ev.values == ev.compare) & (ev.values != ev.stored)
+        elif ev.atomic_op == "exch" and ev.values is not None and self.locks:
+            # only on known locks: an exchange that changes a value is also how flags are raised
+            acquires = (ev.values != ev.stored) & np.isin(ev.addrs, np.fromiter(self.locks, dtype=np.uint64, count=len(self.locks)))
+        else:
+            acquires = np.zeros(n, dtype=np.bool_)
+        for i in np.flatnonzero(acquires | self.has_open[ev.threads]):
+            g, addr = int(ev.threads[i]), int(ev.addrs[i])
+            cs = next((c for c in self.open.get(g, ()) if c.lock == addr), None)
+            if cs is not None:
+                self._release_or_abandon(ev, i, g, cs, bool(acquires[i]))
+            elif acquires[i]:
+                self._open(ev, i, g, addr)
+
+    def _open(self, ev: AccessBatch, i: int, g: int, addr: int) -> None:
+        free = int(ev.values[i])
+        known = self.locks.get(addr)
+        if (known is None and ev.atomic_op != "cas") or (known is not None and known.free != free):
+            return
+        held = ev.sem in ("acquire", "acq_rel")
+        wide = SCOPE_RANK.get(ev.scope or "gpu", WIDE) >= WIDE
+        self.open.setdefault(g, []).append(
+            CriticalSection(addr, free, int(self.geo.block_of[g]), wide, int(self.clock[g]), int(self.phase[g]), held)
+        )
+        self.has_open[g] = True
+        self.in_cs[g] |= held
+        self.lock_pc[g] = ev.pc
+
+    def _release_or_abandon(self, ev: AccessBatch, i: int, g: int, cs: CriticalSection, changed: bool) -> None:
+        if ev.atomic_op == "cas" and not changed:
+            return  # a failed compare-and-swap writes nothing
+        stored = None if ev.stored is None else int(ev.stored[i])
+        release_op = ev.sem in ("release", "acq_rel")
+        if (
+            cs.held
+            and stored == cs.free
+            and ev.atomic_op in (None, "exch")
+            and (release_op or cs.fenced)
+        ):
+            rank = SCOPE_RANK.get(ev.scope or "gpu", WIDE)
+            if not release_op:
+                rank = min(rank, int(self.fence_scope[g]))
+            cs.wide = cs.wide and rank >= WIDE
+            clock = int(self.clock[g]) if release_op else int(self.fence_clock[g])
+            self._close(g, cs, clock)
+        sections = self.open[g]
+        sections.remove(cs)
+        if not sections:
+            del self.open[g]
+            self.has_open[g] = False
+        self.in_cs[g] = any(c.held for c in sections)
+
+    def _close(self, g: int, cs: CriticalSection, clock: int) -> None:
+        """A released section: rule (b) first (it adds to what this release publishes), then rule (a)'s lock-location knowledge."""
+        hist = self.locks.get(cs.lock)
+        if hist is None:
+            hist = self.locks[cs.lock] = LockHistory(cs.free)
+        self.last_lock_pc = int(self.lock_pc[g])
+        self._order_releases(g, cs, hist)
+        snap = self._snapshot(self.hknow[g], g, clock)
+        key = (cs.block, cs.wide)
+        for words, table in ((cs.reads, hist.reads), (cs.writes, hist.writes)):
+            for w in words:
+                entry = table.setdefault(w, {})
+                prev = entry.get(key)
+                entry[key] = snap if prev is None else snap.join(prev)
+        hist.done.setdefault(g, []).append(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, snap))
+
+    def _order_releases(self, g: int, cs: CriticalSection, hist: LockHistory) -> None:
+        """Rule (b): earlier sections whose acquire g is GWCP-after are released before g's release."""
+        cands: list[tuple[int, int, DoneSection]] = []
+        for t1, done in hist.done.items():
+            if t1 == g:
+                continue
+            for j in range(hist.seen.get((g, t1), 0), len(done)):
+                d = done[j]
+                if _overlap(d.block, d.wide, cs.block, cs.wide):
+                    cands.append((t1, j, d))
+        if not cands:
+            return
+        ordered = self._ordered(
+            np.full(len(cands), g, dtype=np.int64),
+            np.array([d.thread for _, _, d in cands], dtype=np.int64),
+            np.array([d.acq_clock for _, _, d in cands], dtype=np.int64),
+            np.array([d.acq_phase for _, _, d in cands], dtype=np.int64),
+            know=self.know,
+        )
+        latest: dict[int, tuple[int, DoneSection]] = {}
+        for (t1, j, d), ok in zip(cands, ordered):
+            if ok:
+                latest[t1] = (j, d)
+        for t1, (j, d) in latest.items():
+            self.know[g] = d.released.join(self.know[g])
+            hist.seen[(g, t1)] = j + 1
+
+    def _critical_accesses(self, ev: AccessBatch) -> None:
+        """Rule (a) for the lanes inside critical sections: become GWCP-after the earlier sections that conflict."""
+        write = ev.kind != AccessKind.READ
+        for i in np.flatnonzero(self.in_cs[ev.threads]):
+            g, addr = int(ev.threads[i]), int(ev.addrs[i])
+            words = _words(addr, ev.size)
+            for cs in self.open[g]:
+                if not cs.held or (cs.lock >> 2) in words:
+                    continue
+                hist = self.locks.get(cs.lock)
+                if hist is not None:
+                    tables = (hist.writes, hist.reads) if write else (hist.writes,)
+                    found = [
+                        k
+                        for table in tables
+                        for w in words
+                        for (blk, wide), k in table.get(w, {}).items()
+                        if _overlap(blk, wide, cs.block, cs.wide)
+                    ]
+                    if found:
+                        self.know[g] = join_all(found).join(self.know[g])
+                (cs.writes if write else cs.reads).update(words)
+
+    # ------------------------------------------------------------------ the two kinds of knowledge
+
+    def _has_knowledge(self, members: np.ndarray) -> bool:
+        return any(self.hknow[int(t)] is not None or self.know[int(t)] is not None for t in members)
+
+    def _join_knowledge(self, ms: np.ndarray) -> None:
+        """Barrier participants: each is GWCP-after everything any participant happens-after."""
+        hs = join_all({id(k): k for t in ms if (k := self.hknow[int(t)]) is not None}.values())
+        ps = join_all({id(k): k for t in ms if (k := self.know[int(t)]) is not None}.values())
+        p = ps if hs is None else hs.join(ps)
+        for t in ms:
+            self.hknow[int(t)] = hs
+            self.know[int(t)] = p
+
+    def _absorb(self, g: int, rel: Release) -> None:
+        h = self.hknow[g]
+        if h is not rel.knowledge:
+            self.hknow[g] = rel.knowledge.join(h)
+        p = self.know[g]
+        if p is not rel.wcp:
+            self.know[g] = rel.wcp.join(p)
+
+    def _make_release(self, g: int, clock: int, block: int, rank: int, pc: int, addr: int) -> Release:
+        h = self._snapshot(self.hknow[g], g, clock)
+        p = self._snapshot(self.know[g], g, None) if addr in self.locks else h
+        return LockRelease(h, g, block, rank, pc, p)
+
+    # ------------------------------------------------------------------ race check
+
+    def _check_pairs(self, *args, **kwargs) -> None:
+        self._lock_ordered.clear()
+        super()._check_pairs(*args, **kwargs)
+
+    def _ordered(self, t, u, c, ph, know=None) -> np.ndarray:
+        ordered = super()._ordered(t, u, c, ph, know)
+        if know is None and not ordered.all():
+            rest = np.flatnonzero(~ordered)
+            by_lock = super()._ordered(t[rest], u[rest], c[rest], ph[rest], self.hknow)
+            self._lock_ordered.update(zip(t[rest[by_lock]].tolist(), u[rest[by_lock]].tolist()))
+        return ordered
+
+    def _cause_text(self, cause, t: int, u: int, pc_u: int, ev) -> str:
+        if (t, u) in self._lock_ordered:
+            pc = next((int(p) for p in (self.lock_pc[t], self.lock_pc[u], self.last_lock_pc) if p >= 0), -1)
+            lock = f" at {self.ctx.program.instructions[pc].where()}" if pc >= 0 else ""
+            return (
+                "predictable race: another schedule of the same path runs the two accesses concurrently "
+                f"(the lock{lock} orders them only in this schedule)"
+            )
+        return super()._cause_text(cause, t, u, pc_u, ev)

@@ -1,0 +1,98 @@
+"""The seeded `random` scheduling policy: which warps run first, which are held back, where they are preempted.
+
+The default `min-pc` policy always runs the lowest pc, every thread at it in
+one step, and settles every race for a lock or a flag the same way (at an
+atomic, lanes apply in thread order, so block 0 always wins; a branch laid out
+first always runs first). A race that only another order shows stays hidden.
+A seeded schedule varies exactly those orders and keeps min-pc's fused,
+vectorised steps everywhere else:
+
+- priority: a random permutation ranks the warps (and so the blocks). At a
+  synchronisation point (atomics, fences, barriers, strong loads and stores:
+  `synchronises`) the highest-ranked warp there runs first, alone, and the
+  other threads at that pc follow together in the next step; so the ranking
+  decides which warp takes a lock, draws the first ticket or reads a flag first;
+- holds: some warps start held back for a few steps, and at a synchronisation
+  point the warp about to run it is sometimes preempted, held back before or
+  after it, so that other warps run ahead (a block whose code comes later
+  reads a flag before the block that sets it, say).
+
+Otherwise the lowest pc among the threads not held back runs, as under
+`min-pc`, so a warp released from a hold catches up and fuses with the others
+again. A held-back warp is still runnable: it waits only while some other
+thread can run, and it keeps its turn in the round (the engine's yields at
+backward branches), so spin locks and flags set by other blocks make progress
+exactly as under `min-pc`. Holds are rare in large launches (about
+HOLDS_PER_POINT warps per synchronisation point), which bounds their cost.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.frontend.ptx.ir import Instruction
+from gpurace.sim.geometry import Geometry
+from gpurace.sim.program import Program
+
+PREEMPT_PROBABILITY = 0.25
+"""Largest chance that a warp is held back at the start, or before or after a synchronisation point."""
+
+HOLDS_PER_POINT = 2
+"""In launches of many warps the chance falls so that about this many warps are held at each such point."""
+
+MAX_DELAY = 64
+"""Longest hold, in scheduler steps."""
+
+_ORDERING_SEMANTICS = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
+
+
+def synchronises(ins: Instruction) -> bool:
+    """Whether the order in which warps execute `ins` can change what other threads observe or race with."""
+    if ins.opcode in ("atom", "red", "membar", "fence", "bar", "barrier", "mbarrier"):
+        return True
+    return ins.opcode in ("ld", "st", "ldu") and ins.semantics in _ORDERING_SEMANTICS
+
+
+class SeededSchedule:
+    """The per-launch state of the `random` policy: warp ranks, holds, and the random stream that sets them."""
+
+    def __init__(self, program: Program, geometry: Geometry, seed: int):
+        self.rng = np.random.default_rng(seed)
+        self.geo = geometry
+        self.rank = self.rng.permutation(geometry.nwarps)
+        self.sync_pcs = np.array([synchronises(ins) for ins in program.instructions], dtype=np.bool_)
+        self.hold_chance = min(PREEMPT_PROBABILITY, HOLDS_PER_POINT / geometry.nwarps)
+        held = self.rng.random(geometry.nwarps) < self.hold_chance
+        self.held_until = np.where(held, self.rng.integers(1, MAX_DELAY + 1, geometry.nwarps), 0)
+        self.rest_at: int | None = None  # a synchronisation pc whose first warp ran: the others there follow fused
+
+    def pick(self, pcs: np.ndarray, eligible: np.ndarray, step: int) -> tuple[int, np.ndarray]:
+        """(pc, threads) to run next among the `eligible` threads (see the module docstring)."""
+        warp_of = self.geo.warp_of
+        ready = eligible & (self.held_until[warp_of] <= step)
+        if not ready.any():
+            ready = eligible  # every runnable warp is held back: holds never stop the launch
+        while True:
+            p = int(pcs[ready].min())
+            group = np.flatnonzero(ready & (pcs == p))
+            if not self.sync_pcs[p]:
+                return p, group
+            if p == self.rest_at:
+                self.rest_at = None
+                return p, group
+            warps = warp_of[group]
+            w = warps[np.argmin(self.rank[warps])]
+            if self.rng.random() < self.hold_chance:
+                others = ready & (warp_of != w)
+                if others.any():
+                    self._hold(w, step)  # preempted before the synchronisation point
+                    ready = others
+                    continue
+            if self.rng.random() < self.hold_chance:
+                self._hold(w, step + 1)  # preempted after it
+            if (warps != w).any():
+                self.rest_at = p
+            return p, group[warps == w]
+
+    def _hold(self, warp: int, step: int) -> None:
+        self.held_until[warp] = step + int(self.rng.integers(1, MAX_DELAY + 1))
