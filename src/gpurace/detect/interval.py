@@ -303,6 +303,13 @@ class IntervalDetector:
     def _check_other_blocks(self, thread, addr, size, pc, seq) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now)."""
         block_of = self.geometry.block_of
+        if len(self._g_start) == 0 and not (self._alive > 0).any():
+            # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
+            # several blocks touch can race, so the (exact) item building below needs no other records
+            several = shared_by_threads(block_of[thread], addr, size)
+            if not several.any():
+                return
+            thread, addr, size, pc, seq = (c[several] for c in (thread, addr, size, pc, seq))
         # new items: one per (start, size, instruction)
         o = np.lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq = (c[o] for c in (thread, addr, size, pc, seq))
@@ -317,7 +324,8 @@ class IntervalDetector:
             np.minimum.reduceat(seq, begin),
         )
         old = self._summary_near(new[0], new[0] + new[1])
-        start, size, pc, n, tmin, tmax, seq = (np.concatenate([a, b]) for a, b in zip(new, old))
+        both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
+        start, size, pc, n, tmin, tmax, seq = both
         is_new = np.arange(len(start)) < len(new[0])
         # only items that another block may overlap can race here; when some item spans blocks, the filter
         # sees each item as both its lowest and its highest block, so that it keeps the single-block items

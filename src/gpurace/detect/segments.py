@@ -64,13 +64,17 @@ def shared_by_threads(thread: np.ndarray, addr: np.ndarray, size: np.ndarray) ->
     """
     if len(addr) == 0:
         return np.zeros(0, dtype=np.bool_)
-    chunk = addr >> np.uint64(4)
-    order = np.argsort(chunk, kind="stable")
-    begin, end = run_bounds(chunk[order])
-    largest = np.maximum.reduceat(size[order], begin)
-    shift = np.empty(len(addr), dtype=np.uint64)
-    shift[order] = np.repeat(np.log2(largest).astype(np.uint64), end - begin)
-    key = addr >> shift
+    if (size == size[0]).all():
+        # one size for all (the usual case): ranges overlap exactly when they are the same aligned block
+        key = addr >> np.uint64(int(size[0]).bit_length() - 1)
+    else:
+        chunk = addr >> np.uint64(4)
+        order = np.argsort(chunk, kind="stable")
+        begin, end = run_bounds(chunk[order])
+        largest = np.maximum.reduceat(size[order], begin)
+        shift = np.empty(len(addr), dtype=np.uint64)
+        shift[order] = np.repeat(np.log2(largest).astype(np.uint64), end - begin)
+        key = addr >> shift
     order = np.argsort(key, kind="stable")
     begin, end = run_bounds(key[order])
     t = thread[order]
