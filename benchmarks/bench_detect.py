@@ -1,4 +1,4 @@
-"""Detection cost over plain simulation, and peak memory of happens-before detection with locks.
+"""Detection cost over plain simulation, and peak memory of happens-before (and gwcp) detection with locks.
 
     python benchmarks/bench_detect.py
 
@@ -8,7 +8,7 @@ ratios against the plain simulation measured in the same run.
 
 Targets (issue): detection <= 3x plain simulation for barrier-only kernels
 (interval detector), <= 10x with happens-before, < 2 GB peak for 65,536
-threads using locks.
+threads using locks. The predictive `gwcp` detector is measured beside `hb`.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def main() -> None:
         print(f"{'kernel':<13} {'mode':<9} {'seconds':>8} {'x plain':>8} {'M thr-instr/s':>14} {'peak MB':>8} {'findings':>8}")
         for name, (_, launch) in KERNELS.items():
             base = measure(CHILD, ptxs[name], "plain", launch)
-            for mode in ("plain", "interval", "hb"):
+            for mode in ("plain", "interval", "hb", "gwcp"):
                 if mode == "interval" and name == "locks-65536":
                     continue  # fences: not a barrier-only kernel
                 m = base if mode == "plain" else measure(CHILD, ptxs[name], mode, launch)
