@@ -207,6 +207,37 @@ def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool 
     return grid_dims, block_dims, header
 
 
+def analysis_options(command: Callable) -> Callable:
+    """--format, --detector, --model and --output: how detection runs and reports, shared by `check` and `analyze`."""
+    decorators = [
+        click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True),
+        click.option(
+            "--detector",
+            type=click.Choice(list(DETECTORS)),
+            default="auto",
+            show_default=True,
+            help="auto: barrier-interval when barriers are the only synchronisation, happens-before otherwise; "
+            "gwcp: predictive (races another lock order would show).",
+        ),
+        click.option(
+            "--model",
+            type=click.Choice(list(MODELS)),
+            default="cuda",
+            show_default=True,
+            help="Memory model: cuda (volatile is not atomic), ptx (the PTX model to the letter), scord (ScoRD's fence rules).",
+        ),
+        click.option(
+            "--output",
+            type=click.Path(dir_okay=False, path_type=str),
+            default=None,
+            help="Write the report to PATH instead of standard output.",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        command = decorate(command)
+    return command
+
+
 @cli.command()
 @source_options
 @launch_options
@@ -251,21 +282,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
 @cli.command()
 @source_options
 @launch_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
-@click.option(
-    "--detector",
-    type=click.Choice(list(DETECTORS)),
-    default="auto",
-    show_default=True,
-    help="auto: barrier-interval for barrier-only kernels, happens-before otherwise; gwcp: predictive (races another lock order would show).",
-)
-@click.option(
-    "--model",
-    type=click.Choice(list(MODELS)),
-    default="cuda",
-    show_default=True,
-    help="Memory model: cuda (volatile is not atomic), ptx (the PTX model to the letter), scord (ScoRD's fence rules).",
-)
+@analysis_options
 @click.option(
     "--redundant-barriers",
     is_flag=True,
@@ -299,7 +316,6 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     help="Check N schedules of the launch: the default one and N-1 seeded variations (warp and block order, "
     "holds, preemption around synchronisation); reports the union of findings, each with its schedule.",
 )
-@click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
 @click.option(
     "--record",
     type=click.Path(dir_okay=False, path_type=str),
@@ -362,16 +378,7 @@ def check(
 
 @cli.command()
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=str))
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
-@click.option(
-    "--detector",
-    type=click.Choice(list(DETECTORS)),
-    default="auto",
-    show_default=True,
-    help="As for check; auto: barrier-interval for barrier-only traces, happens-before otherwise.",
-)
-@click.option("--model", type=click.Choice(list(MODELS)), default="cuda", show_default=True, help="Memory model, as for check.")
-@click.option("--output", type=click.Path(dir_okay=False, path_type=str), default=None, help="Write the report to PATH instead of standard output.")
+@analysis_options
 def analyze(trace, fmt, detector, model, output) -> None:
     """Run a race detector over TRACE: a text trace, or a binary one written by check --record.
 

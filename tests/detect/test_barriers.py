@@ -26,20 +26,14 @@ from gpurace.sim.events import AccessBatch, AccessKind, ExitEvent, FenceEvent, S
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import CANON_OWNER_SHIFT, CANON_SHARED_TAG
+from gpurace.trace.replay import TraceProgram
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels" / "barriers"
 
 
-class FakeProgram:
-    """What detectors use of a Program: instructions (with source lines) and owners."""
-
-    def __init__(self, instructions: list[Instruction]):
-        self.instructions = instructions
-        self.owner = ["k"] * len(instructions)
-
-    def where(self, pc: int) -> str:
-        loc = self.instructions[pc].loc
-        return f"{loc.file}:{loc.line}"
+def fake_program(instructions: list[Instruction]) -> TraceProgram:
+    """What detectors use of a Program (the stand-in traces use): instructions with source lines, all in kernel k."""
+    return TraceProgram(instructions, ["k"] * len(instructions))
 
 
 class Stream:
@@ -66,7 +60,7 @@ class Stream:
 
     def detector(self) -> RedundantBarrierDetector:
         if self.det is None:
-            ctx = DetectorContext(FakeProgram(self.instructions), self.geo, self.mem, self.model)
+            ctx = DetectorContext(fake_program(self.instructions), self.geo, self.mem, self.model)
             self.det = RedundantBarrierDetector(ctx)
         return self.det
 
@@ -388,7 +382,7 @@ def test_under_scord_a_strong_read_may_be_the_consumers_flag_read(model, redunda
 
 
 def _program_with_barriers(lines: list[int]) -> FakeProgram:
-    return FakeProgram(
+    return fake_program(
         [Instruction("bar", ("sync",), (Imm(0),), loc=SourceLoc("k.cu", line), text="bar.sync 0") for line in lines]
     )
 

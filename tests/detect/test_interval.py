@@ -17,18 +17,12 @@ from gpurace.sim.geometry import Geometry
 from gpurace.sim.launch import simulate
 from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import CANON_OWNER_SHIFT, CANON_SHARED_TAG
+from gpurace.trace.replay import TraceProgram
 
 
-class FakeProgram:
-    """What detectors use of a Program: instructions (with source lines), owners, `where`."""
-
-    def __init__(self, instructions: list[Instruction]):
-        self.instructions = instructions
-        self.owner = ["k"] * len(instructions)
-
-    def where(self, pc: int) -> str:
-        loc = self.instructions[pc].loc
-        return f"{loc.file}:{loc.line}"
+def fake_program(instructions: list[Instruction]) -> TraceProgram:
+    """What detectors use of a Program (the stand-in traces use): instructions with source lines, all in kernel k."""
+    return TraceProgram(instructions, ["k"] * len(instructions))
 
 
 def ins(text: str, line: int, operands=()) -> Instruction:
@@ -55,7 +49,7 @@ class Stream:
 
     def detector(self) -> IntervalDetector:
         if self.det is None:
-            ctx = DetectorContext(FakeProgram(self.instructions), self.geo, self.mem, self.model)
+            ctx = DetectorContext(fake_program(self.instructions), self.geo, self.mem, self.model)
             self.det = IntervalDetector(ctx)
         return self.det
 
@@ -398,7 +392,7 @@ def test_volatile_is_a_warning_under_cuda_and_exempt_under_ptx():
     ],
 )
 def test_applies_only_to_barrier_only_programs(instruction, ok):
-    program = FakeProgram([ins("ld.shared.u32", 1), instruction])
+    program = fake_program([ins("ld.shared.u32", 1), instruction])
     assert IntervalDetector.applies(program) is ok
 
 
