@@ -47,8 +47,13 @@ one). Accesses that fit no pattern are ordinary synchronisation for `hb`.
 Memory: (a) keeps, per lock and 4-byte word, the join of the release knowledge
 of the sections that read or wrote it, per (block, scope) class (PreDataR's
 lock-location clocks); (b) keeps, per lock, the completed sections of each
-thread that took it and a cursor per pair of such threads (WCP's Acq/Rel
-queues, only for threads that take part in locks). Threads outside critical
+thread that took it (WCP's Acq/Rel queues, only for threads that take part in
+locks). WCP keeps a cursor per pair of threads into those queues; here the
+cursor is the releasing thread's own knowledge: a thread that knows another's
+clock at a release knows everything that release published (knowledge only
+grows, and every object naming a thread's clock holds its happens-before
+knowledge at that clock), so sections released at or before the clock it knows
+are skipped without a join. Threads outside critical
 sections cost nothing beyond `hb`. Accesses inside critical sections are
 bookkept lane by lane; critical sections are serial by nature, so the batches
 concerned have few lanes.
@@ -61,6 +66,7 @@ lock holder's own accesses before the barrier.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -107,6 +113,7 @@ class DoneSection:
     wide: bool
     acq_clock: int
     acq_phase: int
+    rel_clock: int
     released: Knowledge
 
 
@@ -118,7 +125,7 @@ class LockHistory:
     reads: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     writes: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
-    seen: dict[tuple[int, int], int] = field(default_factory=dict)
+    rel_clocks: dict[int, list[int]] = field(default_factory=dict)
 
 
 def _words(addr: int, size: int) -> range:
@@ -248,34 +255,37 @@ class GwcpDetector(HappensBeforeDetector):
                 entry = table.setdefault(w, {})
                 prev = entry.get(key)
                 entry[key] = snap if prev is None else snap.join(prev)
-        hist.done.setdefault(g, []).append(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, snap))
+        hist.done.setdefault(g, []).append(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, clock, snap))
+        hist.rel_clocks.setdefault(g, []).append(clock)
 
     def _order_releases(self, g: int, cs: CriticalSection, hist: LockHistory) -> None:
-        """Rule (b): earlier sections whose acquire g is GWCP-after are released before g's release."""
-        cands: list[tuple[int, int, DoneSection]] = []
+        """Rule (b): earlier sections whose acquire g is GWCP-after are released before g's release.
+
+        Only sections released after the clock g already knows of their thread are candidates
+        (the module docstring says why), and of each thread only the latest ordered one is joined."""
+        known = self.know[g].threads if self.know[g] is not None else {}
+        cands: list[DoneSection] = []
         for t1, done in hist.done.items():
             if t1 == g:
                 continue
-            for j in range(hist.seen.get((g, t1), 0), len(done)):
-                d = done[j]
+            for d in done[bisect.bisect_right(hist.rel_clocks[t1], known.get(t1, -1)):]:
                 if _overlap(d.block, d.wide, cs.block, cs.wide):
-                    cands.append((t1, j, d))
+                    cands.append(d)
         if not cands:
             return
         ordered = self._ordered(
             np.full(len(cands), g, dtype=np.int64),
-            np.array([d.thread for _, _, d in cands], dtype=np.int64),
-            np.array([d.acq_clock for _, _, d in cands], dtype=np.int64),
-            np.array([d.acq_phase for _, _, d in cands], dtype=np.int64),
+            np.array([d.thread for d in cands], dtype=np.int64),
+            np.array([d.acq_clock for d in cands], dtype=np.int64),
+            np.array([d.acq_phase for d in cands], dtype=np.int64),
             know=self.know,
         )
-        latest: dict[int, tuple[int, DoneSection]] = {}
-        for (t1, j, d), ok in zip(cands, ordered):
+        latest: dict[int, DoneSection] = {}
+        for d, ok in zip(cands, ordered):
             if ok:
-                latest[t1] = (j, d)
-        for t1, (j, d) in latest.items():
+                latest[d.thread] = d
+        for d in latest.values():
             self.know[g] = d.released.join(self.know[g])
-            hist.seen[(g, t1)] = j + 1
 
     def _critical_accesses(self, ev: AccessBatch) -> None:
         """Rule (a) for the lanes inside critical sections: become GWCP-after the earlier sections that conflict."""

@@ -82,17 +82,17 @@ class Knowledge:
     phases: dict[int, int] = field(default_factory=dict)
 
     def join(self, other: Knowledge | None) -> Knowledge:
+        """The least upper bound. Walks the smaller object only, and returns one of the two
+        unchanged when it already holds the other (objects are immutable, so dicts are shared)."""
         if other is None or other is self:
             return self
-        threads = dict(self.threads)
-        for u, c in other.threads.items():
-            if threads.get(u, -1) < c:
-                threads[u] = c
-        phases = dict(self.phases)
-        for b, p in other.phases.items():
-            if phases.get(b, -1) < p:
-                phases[b] = p
-        return Knowledge(threads, phases)
+        big, small = (self, other) if len(self.threads) >= len(other.threads) else (other, self)
+        bt, bp = big.threads, big.phases
+        ups = {u: c for u, c in small.threads.items() if bt.get(u, -1) < c}
+        pups = {b: p for b, p in small.phases.items() if bp.get(b, -1) < p}
+        if not ups and not pups:
+            return big
+        return Knowledge({**bt, **ups} if ups else bt, {**bp, **pups} if pups else bp)
 
     def knows(self, u: int, clock: int, block: int, phase: int, u_phase_now: int) -> bool:
         if self.threads.get(u, -1) >= clock:
