@@ -37,6 +37,7 @@ def test_api_report_for_a_barrier_race(racy):
     report = check(racy, grid=1, block=64, args=["buf:64"])
     assert not report.clean and report.exit_code() == 1
     assert report.launch["detector"] == "interval"
+    assert "schedules" not in report.launch  # no atomics, fences or strong accesses: one schedule
     (f,) = report.findings
     assert (f.kind, f.space, f.severity) == ("data-race", "shared", "error")
     assert sorted(s.loc.line for s in f.sites) == [4, 5]
@@ -54,10 +55,12 @@ def test_api_with_numpy_arrays_and_the_clean_property(tmp_path):
     assert (out == np.arange(32)).all()
 
 
-def test_auto_takes_hb_when_the_kernel_uses_fences(tmp_path):
+def test_auto_takes_gwcp_and_three_schedules_when_the_kernel_uses_fences(tmp_path):
     p = tmp_path / "f.cu"
     p.write_text(FENCED)
-    assert check(p, grid=2, block=32, args=["buf:1", "buf:1"]).launch["detector"] == "hb"
+    report = check(p, grid=2, block=32, args=["buf:1", "buf:1"])
+    assert report.launch["detector"] == "gwcp"
+    assert [r["policy"] for r in report.stats["schedules"]] == ["min-pc", "reverse", "random"]
     with pytest.raises(UserError, match="--detector interval"):
         check(p, grid=2, block=32, args=["buf:1", "buf:1"], detector="interval")
 

@@ -14,6 +14,12 @@ argument is automatic); the report's `header_expect` must be its label.
 `@expect_error TEXT` lines say the launch must fail with exit status 2 and a
 message containing each TEXT.
 
+The kernels with predictable races and schedule-dependent races
+(`predictable/`, `schedules/`) are also checked with the default detector and
+schedules (their `@launch` without `--detector` and `--schedules`): the
+default check must find every race their headers expect and nothing on their
+race-free twins.
+
 Expectation syntax: `clean`, or `KIND [SPACE] LINE [LINE] [SEVERITY]`, e.g.
 `data-race shared 22 22`, `barrier-divergence 12`, `data-race global 8 8 warning`,
 `redundant-barrier 14` (a performance note; it leaves the exit status 0).
@@ -97,7 +103,11 @@ def run_check(path: Path, launch: str, *extra: str) -> dict:
     return report
 
 
+DEFAULT_DIRS = ("predictable", "schedules")
+_CHOICES = re.compile(r"--(?:detector|schedules)[ =]\S+")
+
 CASES = []
+DEFAULT_CASES = []
 ERROR_CASES = []
 for path in FILES:
     header = read_header(path)
@@ -108,13 +118,14 @@ for path in FILES:
         exp = expected_for(header, model)
         if exp:
             CASES.append(pytest.param(path, launch, model, exp, id=f"{path.parent.name}/{path.stem}-{model}"))
+    if path.parent.name in DEFAULT_DIRS and header.expect:
+        DEFAULT_CASES.append(pytest.param(path, _CHOICES.sub("", launch), header.expect, id=f"{path.parent.name}/{path.stem}"))
     if "expect_error" in header.extra:
         ERROR_CASES.append(pytest.param(path, launch, header.extra["expect_error"], id=f"{path.parent.name}/{path.stem}"))
 
 
-@pytest.mark.parametrize("path, launch, model, expect", CASES)
-def test_expectations(path: Path, launch: str, model: str, expect: list[str]) -> None:
-    report = run_check(path, launch, "--model", model)
+def assert_findings(path: Path, report: dict, expect: list[str]) -> None:
+    """The report's findings are exactly the expected ones."""
     found = observed(report)
     wanted = [e for e in (parse_expectation(t) for t in expect) if e is not None]
     unmatched = list(found)
@@ -123,12 +134,29 @@ def test_expectations(path: Path, launch: str, model: str, expect: list[str]) ->
         assert hit is not None, f"{path.name}: expected {e}, found {found}\n" + json.dumps(report["findings"], indent=1)[:3000]
         unmatched.remove(hit)
     assert not unmatched, f"{path.name}: unexpected findings {unmatched}\n" + json.dumps(report["findings"], indent=1)[:3000]
+
+
+@pytest.mark.parametrize("path, launch, model, expect", CASES)
+def test_expectations(path: Path, launch: str, model: str, expect: list[str]) -> None:
+    report = run_check(path, launch, "--model", model)
+    assert_findings(path, report, expect)
+    found = observed(report)
     label = gpuverify_label(path)
     if label is not None:
         assert report["launch"]["header_expect"] == label
     if model == "cuda" and report["launch"]["detector"] == "interval":
         other = run_check(path, launch, "--model", model, "--detector", "hb")
         assert sorted(observed(other)) == sorted(found), f"{path.name}: hb and interval disagree"
+
+
+@pytest.mark.parametrize("path, launch, expect", DEFAULT_CASES)
+def test_default_check(path: Path, launch: str, expect: list[str]) -> None:
+    assert_findings(path, run_check(path, launch), expect)
+
+
+def test_default_check_covers_racy_and_race_free_kernels() -> None:
+    verdicts = {case.values[2] == ["clean"] for case in DEFAULT_CASES}
+    assert len(DEFAULT_CASES) >= 16 and verdicts == {True, False}
 
 
 @pytest.mark.parametrize("path, launch, messages", ERROR_CASES)

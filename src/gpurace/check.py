@@ -2,17 +2,25 @@
 
 The detector is chosen per launch: `auto` takes the exact, vectorised
 barrier-interval detector when the kernel synchronises only with barriers, and
-the scoped happens-before detector otherwise. The simulator's own findings
+the predictive `gwcp` detector otherwise (scoped happens-before, plus the races
+another lock order would show; it reports nothing happens-before would not
+call a race in some schedule of the same path). The simulator's own findings
 (out-of-bounds, barrier divergence, deadlock, ...) and the detector's races
 go into one report; on request the redundant-barrier detector consumes the
 same event stream and its performance notes join them.
 
 With `schedules` N > 1 the launch runs N times, on the same input, under
-schedule 0 (the default `min-pc` policy) and N-1 seeded `random` schedules
+schedule 0 (the default `min-pc` policy), schedule 1 (`reverse`: the last warp
+first wherever order matters) and N-2 seeded `random` schedules
 (`sim.schedule`: other warp and block orders, holds, preemption around
 synchronisation points), each a complete check; the report is the union of
 their findings (`search.union.FindingUnion`), each with the schedule that
-first exposed it.
+first exposed it. By default (`schedules=None`) a kernel without atomics,
+fences or strong accesses runs once (nothing in it lets the order of warps
+change what a thread reads, so every schedule runs the same path, and the
+interval detector is exact for it) and any other kernel runs
+`DEFAULT_SCHEDULES` schedules: the default combination of detectors and
+schedules.
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ from gpurace.detect.findings import FindingSet
 from gpurace.detect.gwcp import GwcpDetector
 from gpurace.detect.hb import HappensBeforeDetector
 from gpurace.detect.interval import IntervalDetector
+from gpurace.detect.lockset import LocksetDetector
+from gpurace.detect.tsan import TsanDetector, validate_shadow_cells
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
@@ -38,8 +48,12 @@ from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import RunResult, select_kernel, simulate
 from gpurace.sim.program import Program, build_program
+from gpurace.sim.schedule import synchronises
 
-DETECTORS = ("auto", "interval", "hb", "gwcp")
+DEFAULT_SCHEDULES = 3
+"""Schedules of the default check of a kernel that synchronises beyond barriers: min-pc, reverse and one random."""
+
+DETECTORS = ("auto", "interval", "hb", "gwcp", "tsan", "lockset")
 
 
 def choose_detector(name: str, program: Program) -> type:
@@ -47,6 +61,10 @@ def choose_detector(name: str, program: Program) -> type:
         return HappensBeforeDetector
     if name == "gwcp":
         return GwcpDetector
+    if name == "tsan":
+        return TsanDetector
+    if name == "lockset":
+        return LocksetDetector
     if name == "interval":
         if not IntervalDetector.applies(program):
             raise UserError(
@@ -55,7 +73,7 @@ def choose_detector(name: str, program: Program) -> type:
             )
         return IntervalDetector
     if name == "auto":
-        return IntervalDetector if IntervalDetector.applies(program) else HappensBeforeDetector
+        return IntervalDetector if IntervalDetector.applies(program) else GwcpDetector
     raise UserError(f"--detector: unknown detector {name!r} (choose from {', '.join(DETECTORS)})")
 
 
@@ -71,7 +89,8 @@ def check(
     redundant_barriers: bool = False,
     shared_bytes: int = 0,
     seed: int = 0,
-    schedules: int = 1,
+    shadow_cells: int = 4,
+    schedules: int | None = None,
     max_steps: int = 2_000_000,
     include_dirs=(),
     defines=(),
@@ -88,18 +107,20 @@ def check(
     `sinks` are extra event sinks that watch the same launch (the input search
     measures its fitness this way); a sink with a `bind(context)` method gets
     the launch's `DetectorContext` once memory is laid out, before any event.
-    `schedules` > 1 checks that many schedules of the launch (module docstring);
+    `schedules` > 1 checks that many schedules of the launch, None the default number (module docstring);
     the findings then carry `schedule`, `stats["schedules"]` lists the runs, the
     simulation counters in `stats` are their totals, and `sinks` watch every run.
+    `shadow_cells` (2, 4 or 8) is the `tsan` detector's cells per 8-byte word; `seed` also seeds its evictions.
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
-    if schedules < 1:
+    if schedules is not None and schedules < 1:
         raise UserError(f"--schedules must be at least 1, got {schedules}")
     if seed < 0:
         raise UserError(f"--seed must not be negative, got {seed}")
+    validate_shadow_cells(shadow_cells)
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
     options = dict(
         grid=grid,
@@ -110,19 +131,31 @@ def check(
         redundant_barriers=redundant_barriers,
         shared_bytes=shared_bytes,
         seed=seed,
+        shadow_cells=shadow_cells,
         max_steps=max_steps,
         progress=progress,
         sinks=sinks,
     )
+    if schedules is None:
+        schedules = default_schedules(build_program(module, select_kernel(module, kernel)))
     if schedules == 1:
         return _check_schedule(module, Policy(), args=args, **options)
     return _check_schedules(module, schedules, args=args, **options)
 
 
+def default_schedules(program: Program) -> int:
+    """How many schedules `check` runs when not told: one when no instruction's order between warps
+    matters beyond barriers (no atomics, fences or strong accesses), DEFAULT_SCHEDULES otherwise."""
+    ordered = any(synchronises(ins) and ins.opcode not in ("bar", "barrier") for ins in program.instructions)
+    return DEFAULT_SCHEDULES if ordered else 1
+
+
 def schedule_policy(seed: int, index: int) -> Policy:
-    """The policy of schedule `index` of a check with `seed`: 0 is `min-pc`, the others `random` with their own seed."""
+    """The policy of schedule `index` of a check with `seed`: 0 is `min-pc`, 1 `reverse`, the others `random` with their own seed."""
     if index == 0:
         return Policy()
+    if index == 1:
+        return Policy("reverse")
     return Policy("random", int(np.random.SeedSequence([seed, index]).generate_state(1)[0]))
 
 
@@ -183,6 +216,7 @@ def _check_schedule(
     redundant_barriers,
     shared_bytes,
     seed,
+    shadow_cells,
     max_steps,
     progress,
     sinks,
@@ -193,7 +227,7 @@ def _check_schedule(
 
     def attach(program, geometry, memory):
         cls = choose_detector(detector, program)
-        ctx = DetectorContext(program, geometry, memory, model)
+        ctx = DetectorContext(program, geometry, memory, model, shadow_cells=shadow_cells, seed=seed)
         det = cls(ctx)
         chosen.append(det)
         if redundant_barriers:

@@ -23,9 +23,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpurace import __version__
-from gpurace.check import DETECTORS, build_report
+from gpurace.check import DEFAULT_SCHEDULES, DETECTORS, build_report
 from gpurace.check import check as run_check
 from gpurace.detect.base import MODELS
+from gpurace.detect.tsan import DEFAULT_SHADOW_CELLS, SHADOW_CELLS
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
@@ -37,6 +38,7 @@ from gpurace.report.text import automatic_arguments, render_text
 from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SEARCH_STEP_BUDGET
 from gpurace.search import search as run_search
 from gpurace.search.progress import SearchProgressBar
+from gpurace.sim.engine import POLICIES
 from gpurace.sim.geometry import parse_dims
 from gpurace.sim.launch import simulate
 from gpurace.trace.binary import write as write_binary_trace
@@ -208,7 +210,7 @@ def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool 
 
 
 def analysis_options(command: Callable) -> Callable:
-    """--format, --detector, --model and --output: how detection runs and reports, shared by `check` and `analyze`."""
+    """--format, --detector, --model, --shadow-cells and --output: how detection runs and reports, shared by `check` and `analyze`."""
     decorators = [
         click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True),
         click.option(
@@ -216,8 +218,10 @@ def analysis_options(command: Callable) -> Callable:
             type=click.Choice(list(DETECTORS)),
             default="auto",
             show_default=True,
-            help="auto: barrier-interval when barriers are the only synchronisation, happens-before otherwise; "
-            "gwcp: predictive (races another lock order would show).",
+            help="auto: barrier-interval when barriers are the only synchronisation, the predictive gwcp otherwise; hb: scoped happens-before; "
+            "gwcp: predictive (races another lock order would show); "
+            "tsan: ThreadSanitizer's shadow cells (a few accesses per 8-byte word) with hb's happens-before; "
+            "lockset: ScoRD's scoped lockset analysis with inferred locks, hb where no lock is held.",
         ),
         click.option(
             "--model",
@@ -225,6 +229,15 @@ def analysis_options(command: Callable) -> Callable:
             default="cuda",
             show_default=True,
             help="Memory model: cuda (volatile is not atomic), ptx (the PTX model to the letter), scord (ScoRD's fence rules).",
+        ),
+        click.option(
+            "--shadow-cells",
+            type=click.Choice([str(n) for n in SHADOW_CELLS]),
+            default=str(DEFAULT_SHADOW_CELLS),
+            show_default=True,
+            callback=lambda _ctx, _param, value: int(value),
+            help="Only for --detector tsan: accesses remembered per 8-byte word; fewer cells use less memory and "
+            "miss races whose earlier access was evicted.",
         ),
         click.option(
             "--output",
@@ -241,7 +254,7 @@ def analysis_options(command: Callable) -> Callable:
 @cli.command()
 @source_options
 @launch_options
-@click.option("--policy", type=click.Choice(["min-pc", "random"]), default="min-pc", show_default=True, help="Scheduling policy.")
+@click.option("--policy", type=click.Choice(list(POLICIES)), default="min-pc", show_default=True, help="Scheduling policy.")
 @click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
 def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
@@ -310,11 +323,12 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
 )
 @click.option(
     "--schedules",
-    default=1,
-    show_default=True,
+    default=None,
     type=click.IntRange(min=1),
-    help="Check N schedules of the launch: the default one and N-1 seeded variations (warp and block order, "
-    "holds, preemption around synchronisation); reports the union of findings, each with its schedule.",
+    help="Check N schedules of the launch: the default one, the reversed one and N-2 seeded variations (warp and "
+    "block order, holds, preemption around synchronisation); reports the union of findings, each with its schedule. "
+    f"Default: {DEFAULT_SCHEDULES} for kernels with atomics, fences or strong accesses, 1 otherwise "
+    "(1 with --search or --record).",
 )
 @click.option(
     "--record",
@@ -325,7 +339,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
 )
 def check(
     file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model,
-    redundant_barriers, search, population, generations, schedules, output, record,
+    shadow_cells, redundant_barriers, search, population, generations, schedules, output, record,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -338,8 +352,10 @@ def check(
     given = click.get_current_context().get_parameter_source
     if not search and any(given(o) is not ParameterSource.DEFAULT for o in ("population", "generations")):
         raise UserError("--population and --generations configure the input search: add --search")
-    if record and (search or schedules > 1):
+    if record and (search or (schedules or 1) > 1):
         raise UserError("--record records one launch: it cannot be combined with --search or --schedules")
+    if schedules is None and (search or record):
+        schedules = 1
     grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
     module = load_from_options(file, include_dirs, defines, arch, device_debug)
     launch = dict(
@@ -351,6 +367,7 @@ def check(
         seed=seed,
         detector=detector,
         model=model,
+        shadow_cells=shadow_cells,
         redundant_barriers=redundant_barriers,
         schedules=schedules,
     )
@@ -379,12 +396,12 @@ def check(
 @cli.command()
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=str))
 @analysis_options
-def analyze(trace, fmt, detector, model, output) -> None:
+def analyze(trace, fmt, detector, model, shadow_cells, output) -> None:
     """Run a race detector over TRACE: a text trace, or a binary one written by check --record.
 
     Exit status: 0 nothing found, 1 findings, 2 the trace could not be read (the message names the file and line).
     """
-    _emit_report(analyze_trace(trace, detector=detector, model=model), fmt, output)
+    _emit_report(analyze_trace(trace, detector=detector, model=model, shadow_cells=shadow_cells), fmt, output)
 
 
 def _emit_report(report, fmt: str, output: str | None) -> None:

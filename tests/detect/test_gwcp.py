@@ -28,7 +28,7 @@ def _races(report) -> list[tuple]:
 
 def test_lock_order_race_is_hidden_from_hb_and_found_by_gwcp():
     path = PREDICTABLE / "lock_order_outside.cu"
-    launch = dict(grid=(2,), block=(32,), args=["buf:1", "buf:1"])
+    launch = dict(grid=(2,), block=(32,), args=["buf:1", "buf:1"], schedules=1)  # the default schedule only
     assert _races(check(path, detector="hb", **launch)) == []
     report = check(path, detector="gwcp", **launch)
     assert _races(report) == [("data-race", "global", (28, 32))]
@@ -73,6 +73,13 @@ def test_a_cas_that_fails_opens_no_section_and_a_flag_is_no_lock():
     assert det.locks == {}
 
 
+GWCP_MISSES = {
+    # PreDataR Fig. 10 (tests/kernels/lockset/): the two critical sections conflict on x, so GWCP keeps their
+    # order, as WCP does, and misses block 1's write after its unlock; the lockset detector finds it.
+    "write_after_unlock.cu": {("data-race", "global", (29, 32))},
+}
+
+
 def _corpus_cases() -> list:
     cases = []
     for path in FILES:
@@ -95,8 +102,10 @@ def test_gwcp_against_hb_on_the_corpus(path: Path, launch: str, expect: list[str
         return
     hb = {f[:3] for f in observed(run_check(path, launch, "--detector", "hb")) if f[0] == "data-race"}
     assert hb <= gwcp, f"{path.name}: hb finds {hb - gwcp}, gwcp does not"
-    wanted = [e for e in map(parse_expectation, expect) if e is not None and e[0] == "data-race"]
+    missed = GWCP_MISSES.get(path.name, set())
+    wanted = [e for e in map(parse_expectation, expect) if e is not None and e[0] == "data-race" and e[:3] not in missed]
     assert all(any(_matches(e, f) for f in gwcp) for e in wanted), f"{path.name}: gwcp misses an expected race {wanted}"
+    assert not any(_matches((*m, None), f) for m in missed for f in gwcp), f"{path.name}: gwcp now finds {missed}"
 
 
 def _matches(expected: tuple, found: tuple) -> bool:

@@ -1,8 +1,11 @@
 """Schedule exploration: seeded schedules, their progress guarantees, and `check --schedules N`.
 
 The kernels in tests/kernels/schedules/ hide a race from schedule 0 (the
-default min-pc policy decides a lock or a flag one way) that a seeded schedule
-exposes; their race-free twins stay clean under every schedule. Here each is
+default min-pc policy decides a lock or a flag one way) that the reversed
+schedule 1 or a seeded one exposes; their race-free twins stay clean under
+every schedule. (The predictive gwcp detector, the default for such kernels,
+finds the lock-order races from schedule 0 already; these tests name `hb`
+where they are about schedules.) Here each is
 checked with one schedule (clean: the race really is hidden), with several
 (the race, with kind, space, both lines and the schedule that first exposed
 it), and the seeded policy is held to the engine's progress guarantees.
@@ -38,11 +41,18 @@ def lines(finding) -> tuple:
 
 # (file, launch, the finding's space and lines, the first schedule of seed 0 that exposes it, detector)
 HIDDEN = [
-    ("lock_order_write_outside.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"]), "global", (13, 16), 2, "hb"),
+    ("lock_order_write_outside.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"]), "global", (13, 16), 1, "hb"),
     ("flag_claim_unfenced.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"]), "global", (15, 19), 2, "hb"),
-    ("cta_lock_write_outside.cu", dict(grid=1, block=64, args=["buf:1"]), "shared", (14, 17), 2, "hb"),
-    ("ticket_read_before_barrier.cu", dict(grid=1, block=64, args=["buf:1", "buf:65"]), "shared", (14, 15), 2, "interval"),
+    ("cta_lock_write_outside.cu", dict(grid=1, block=64, args=["buf:1"]), "shared", (14, 17), 1, "hb"),
+    ("ticket_read_before_barrier.cu", dict(grid=1, block=64, args=["buf:1", "buf:65"]), "shared", (14, 15), 1, "interval"),
 ]
+FLAG = SCHEDULES / "flag_claim_unfenced.cu"  # found first by schedule 2, the first random one, under every detector
+
+
+def described(index: int) -> dict:
+    """What a finding records as schedule `index` of seed 0."""
+    policy = schedule_policy(0, index)
+    return {"index": index, "policy": policy.kind, "seed": policy.seed if policy.kind == "random" else None}
 TWINS = [
     ("lock_order_write_inside.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"])),
     ("flag_claim_fenced.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"])),
@@ -54,12 +64,12 @@ TWINS = [
 @pytest.mark.parametrize("name, launch, space, where, first, detector", HIDDEN, ids=[h[0] for h in HIDDEN])
 def test_a_race_the_default_schedule_hides_is_found_by_a_seeded_one(name, launch, space, where, first, detector):
     path = SCHEDULES / name
-    assert check(path, **launch).clean  # schedule 0 alone: hidden
-    assert check(path, **launch, schedules=first).clean  # the schedules before the first that exposes it
-    report = check(path, **launch, schedules=4)
+    assert check(path, **launch, detector=detector, schedules=1).clean  # schedule 0 alone: hidden
+    assert check(path, **launch, detector=detector, schedules=first).clean  # the schedules before the first that exposes it
+    report = check(path, **launch, detector=detector, schedules=4)
     (f,) = report.findings
     assert (f.kind, f.space, lines(f)) == ("data-race", space, where)
-    assert f.schedule == {"index": first, "policy": "random", "seed": schedule_policy(0, first).seed}
+    assert f.schedule == described(first)
     assert report.launch["detector"] == detector
     assert report.launch["schedules"] == {"count": 4, "seed": 0}
     runs = report.stats["schedules"]
@@ -76,7 +86,8 @@ def test_race_free_twins_are_clean_under_every_schedule(name, launch):
 
 
 def test_seeded_schedules_decide_a_lock_both_ways(tmp_path):
-    """Which block takes the lock first varies: the blocks' tickets taken inside the lock come out in both orders."""
+    """Which block takes the lock first varies: the blocks' tickets taken inside the lock come out in both orders
+    (and the reversed schedule takes the other order from min-pc's)."""
     text = r"""
 __global__ void k(int* lock, int* order, int* next) {
   if (threadIdx.x != 0) return;
@@ -90,12 +101,13 @@ __global__ void k(int* lock, int* order, int* next) {
 """
     path = tmp_path / "k.cu"
     path.write_text(text)
-    seen = set()
+    seen = {}
     for policy in [Policy(), *SEEDED]:
         res = simulate(path, grid=2, block=32, args=["buf:1", "buf:2", "buf:1"], policy=policy)
         assert res.findings == []
-        seen.add(tuple(res.args[1]))
-    assert seen == {(0, 1), (1, 0)}
+        seen[policy] = tuple(res.args[1])
+    assert set(seen.values()) == {(0, 1), (1, 0)}
+    assert seen[Policy()] == (0, 1) and seen[Policy("reverse")] == (1, 0)
 
 
 def test_the_same_seed_gives_the_same_schedules_and_findings():
@@ -109,10 +121,11 @@ def test_the_same_seed_gives_the_same_schedules_and_findings():
     assert other.stats["schedules"][0]["policy"] == "min-pc"  # schedule 0 is the default whatever the seed
 
 
-def test_schedule_seeds_are_distinct_and_schedule_0_is_min_pc():
+def test_schedule_seeds_are_distinct_and_schedules_0_and_1_are_min_pc_and_reverse():
     assert schedule_policy(7, 0) == Policy()
-    seeds = {schedule_policy(seed, i).seed for seed in range(4) for i in range(1, 20)}
-    assert len(seeds) == 4 * 19
+    assert schedule_policy(7, 1) == Policy("reverse")
+    seeds = {schedule_policy(seed, i).seed for seed in range(4) for i in range(2, 20)}
+    assert len(seeds) == 4 * 18
 
 
 def test_every_schedule_starts_from_the_same_input():
@@ -126,10 +139,9 @@ def test_every_schedule_starts_from_the_same_input():
 
 
 def test_the_union_records_the_first_schedule_and_sums_counts():
-    path = SCHEDULES / "lock_order_write_outside.cu"
-    reports = [check(path, grid=2, block=32, args=["buf:1", "buf:1"], schedules=1)]
+    reports = [check(FLAG, grid=2, block=32, args=["buf:1", "buf:1"], schedules=1)]
     union = FindingUnion()
-    racy = check(path, grid=2, block=32, args=["buf:1", "buf:1"], schedules=3)
+    racy = check(FLAG, grid=2, block=32, args=["buf:1", "buf:1"], schedules=3)
     (race,) = racy.findings
     found_by = [{"index": i, "policy": "random", "seed": i} for i in (5, 6)]
     assert union.add(reports[0], schedule={"index": 0, "policy": "min-pc", "seed": None}) == 0
@@ -154,7 +166,7 @@ def test_redundant_barriers_are_reported_only_when_no_schedule_needed_them(tmp_p
         "  __syncthreads();\n"  # line 7: orders nothing
         "}\n"
     )
-    one = check(path, grid=1, block=64, args=["buf:1", "buf:1"], redundant_barriers=True)
+    one = check(path, grid=1, block=64, args=["buf:1", "buf:1"], redundant_barriers=True, schedules=1)
     assert sorted((f.kind, lines(f)) for f in one.findings) == [("redundant-barrier", (5,)), ("redundant-barrier", (7,))]
     many = check(path, grid=1, block=64, args=["buf:1", "buf:1"], redundant_barriers=True, schedules=4)
     (f,) = many.findings
@@ -204,7 +216,7 @@ def test_seeded_schedules_stay_vectorised():
 
 
 def test_reports_show_the_schedule():
-    path = SCHEDULES / "lock_order_write_outside.cu"
+    path = FLAG
     report = check(path, grid=2, block=32, args=["buf:1", "buf:1"], schedules=4)
     seed = schedule_policy(0, 2).seed
     data = to_json(report)
@@ -221,11 +233,11 @@ def test_reports_show_the_schedule():
 
 
 def test_cli_json_and_exit_codes():
-    path = SCHEDULES / "lock_order_write_outside.cu"
-    launch = ["check", str(path), "--grid", "2", "--block", "32", "--arg", "buf:1", "--arg", "buf:1", "--format", "json"]
-    one = CliRunner().invoke(cli, launch)
+    launch = ["check", str(FLAG), "--grid", "2", "--block", "32", "--arg", "buf:1", "--arg", "buf:1", "--format", "json"]
+    one = CliRunner().invoke(cli, [*launch, "--schedules", "1"])
     assert one.exit_code == 0 and json.loads(one.stdout)["findings"] == []
-    many = CliRunner().invoke(cli, [*launch, "--schedules", "3"])
+    many = CliRunner().invoke(cli, launch)  # the default: three schedules for a kernel with atomics
+    assert json.loads(many.stdout)["launch"]["schedules"] == {"count": 3, "seed": 0}
     assert many.exit_code == 1
     (f,) = json.loads(many.stdout)["findings"]
     assert f["schedule"]["index"] == 2

@@ -27,6 +27,10 @@ class DetectorContext:
     geometry: Geometry
     memory: Memory
     model: str = "cuda"
+    shadow_cells: int = 4
+    """Shadow cells per 8-byte word (2, 4 or 8) for the `tsan` detector."""
+    seed: int = 0
+    """Seed of every random choice a detector makes (`tsan`'s evictions), so that a run is reproducible."""
 
 
 class Detector(Protocol):

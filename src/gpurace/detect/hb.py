@@ -306,6 +306,7 @@ class HappensBeforeDetector:
 
     def _publish(self, ev: AccessBatch, lanes: np.ndarray, scope_rank: int, release_op: bool) -> None:
         """Strong writes: release patterns publish the writer's knowledge on the location."""
+        new_keys = []
         for i in lanes:
             g = int(ev.threads[i])
             if release_op:
@@ -318,6 +319,8 @@ class HappensBeforeDetector:
             block = int(self.geo.block_of[g])
             addr = int(ev.addrs[i])
             rel = self._make_release(g, clock, block, rank, pc, addr)
+            if addr not in self.released:
+                new_keys.append(addr)
             seq = self.released.setdefault(addr, {})
             if ev.kind != AccessKind.ATOMIC:
                 seq.clear()  # a plain strong store starts a new release sequence
@@ -326,7 +329,8 @@ class HappensBeforeDetector:
             if prev is not None:  # read-modify-writes continue the sequence: an acquirer syncs with every release in it
                 rel = rel.including(prev)
             seq[key] = rel
-        self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
+        if new_keys:
+            self._released_keys = np.append(self._released_keys, np.array(new_keys, dtype=np.uint64))
 
     def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
         """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence."""

@@ -159,6 +159,7 @@ def search(
     redundant_barriers: bool = False,
     shared_bytes: int = 0,
     seed: int = 0,
+    shadow_cells: int = 4,
     schedules: int = 1,
     max_steps: int = SEARCH_STEP_BUDGET,
     population: int = DEFAULT_POPULATION,
@@ -200,6 +201,7 @@ def search(
         "redundant_barriers": redundant_barriers,
         "shared_bytes": shared_bytes,
         "seed": seed,
+        "shadow_cells": shadow_cells,
         "schedules": schedules,
     }
     runs = CandidateRuns(module, mangled, max_steps=max_steps, check_options=options)

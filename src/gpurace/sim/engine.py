@@ -19,7 +19,8 @@ it ranks the warps at random and lets the highest-ranked warp at a
 synchronisation point (atomic, fence, barrier, strong access) go first, and
 holds warps back for a few steps, at the start and around synchronisation
 points; otherwise it runs the lowest pc as `min-pc` does. It keeps the rounds
-and yields, and so the same progress guarantees.
+and yields, and so the same progress guarantees. The `reverse` policy is its
+fixed variant: highest warp first, no holds.
 
 Threads block at barriers (`bar.sync`) and warp-synchronising instructions
 (`bar.warp.sync`, `shfl.sync`, ...). When nothing can run, the engine decides
@@ -51,9 +52,13 @@ RUN, BAR, WARP, DONE = 0, 1, 2, 3
 WAIT_WARPSYNC, WAIT_COLLECTIVE = 0, 1
 
 
+POLICIES = ("min-pc", "reverse", "random")
+
+
 @dataclass(frozen=True)
 class Policy:
-    """How the scheduler picks the next instruction: `min-pc` (default) or `random` with a seed (`sim.schedule`)."""
+    """How the scheduler picks the next instruction: `min-pc` (default), `reverse` (highest warp first at
+    synchronisation points), or `random` with a seed (`sim.schedule`)."""
 
     kind: str = "min-pc"
     seed: int = 0
@@ -88,7 +93,9 @@ class Engine:
         self.mem = memory
         self.sinks = sinks
         self.policy = policy
-        self.schedule = None if policy.kind == "min-pc" else SeededSchedule(program, geometry, policy.seed)
+        self.schedule = (
+            None if policy.kind == "min-pc" else SeededSchedule(program, geometry, policy.seed, reverse=policy.kind == "reverse")
+        )
         # Where the scheduler must pick again even when every eligible thread moved together.
         self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
         self.max_steps = max_steps

@@ -24,7 +24,7 @@ from gpurace.frontend.kernels import KernelInfo, describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.sim.args import AutoBuffer, AutoScalar, Buffer, resolve_args
-from gpurace.sim.engine import Engine, Policy, RunStats
+from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory import Allocation, Memory
@@ -122,7 +122,7 @@ def simulate(
     `args` has one value per kernel parameter (see `gpurace.sim.args`); any
     of them may be "auto", and None means "auto" for every parameter.
 
-    `policy` is "min-pc", "random" (seeded with `seed`), or a `Policy` with its own seed (`check` runs
+    `policy` is "min-pc", "reverse", "random" (seeded with `seed`), or a `Policy` with its own seed (`check` runs
     several schedules of one input this way: `seed` keeps choosing the `rand` buffers).
 
     Event sinks that need the launch's program, geometry or memory (detectors)
@@ -136,6 +136,8 @@ def simulate(
     geometry = Geometry.create(as_dims(grid, "grid"), as_dims(block, "block"))
     if shared_bytes < 0:
         raise UserError("--shared-bytes must not be negative")
+    if not isinstance(policy, Policy) and policy not in POLICIES:
+        raise UserError(f"--policy: unknown scheduling policy {policy!r} (choose from {', '.join(POLICIES)})")
     rng = np.random.default_rng(seed)
     bounds = requirement_bounds(module, info)
     launch = resolve_args(info, None if args is None else list(args), rng, nthreads=geometry.nthreads, bounds=bounds)
@@ -178,7 +180,7 @@ def simulate(
         geometry,
         mem,
         all_sinks,
-        policy=policy if isinstance(policy, Policy) else Policy("min-pc" if policy == "min-pc" else "random", seed),
+        policy=policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0),
         max_steps=max_steps,
         progress=progress,
     )

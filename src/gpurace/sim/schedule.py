@@ -1,4 +1,5 @@
-"""The seeded `random` scheduling policy: which warps run first, which are held back, where they are preempted.
+"""The seeded `random` scheduling policy (which warps run first, which are held back, where they are
+preempted) and its fixed counterpart `reverse`.
 
 The default `min-pc` policy always runs the lowest pc, every thread at it in
 one step, and settles every race for a lock or a flag the same way (at an
@@ -16,6 +17,11 @@ vectorised steps everywhere else:
   point the warp about to run it is sometimes preempted, held back before or
   after it, so that other warps run ahead (a block whose code comes later
   reads a flag before the block that sets it, say).
+
+The `reverse` policy is the same machinery with the ranking fixed to the
+highest warp first and no holds: every race for a lock or a flag goes the
+other way from `min-pc` (the last block takes the lock first), which is the
+one other order most predictable races need.
 
 Otherwise the lowest pc among the threads not held back runs, as under
 `min-pc`, so a warp released from a hold catches up and fuses with the others
@@ -56,12 +62,12 @@ def synchronises(ins: Instruction) -> bool:
 class SeededSchedule:
     """The per-launch state of the `random` policy: warp ranks, holds, and the random stream that sets them."""
 
-    def __init__(self, program: Program, geometry: Geometry, seed: int):
+    def __init__(self, program: Program, geometry: Geometry, seed: int, reverse: bool = False):
         self.rng = np.random.default_rng(seed)
         self.geo = geometry
-        self.rank = self.rng.permutation(geometry.nwarps)
+        self.rank = np.arange(geometry.nwarps)[::-1].copy() if reverse else self.rng.permutation(geometry.nwarps)
         self.sync_pcs = np.array([synchronises(ins) for ins in program.instructions], dtype=np.bool_)
-        self.hold_chance = min(PREEMPT_PROBABILITY, HOLDS_PER_POINT / geometry.nwarps)
+        self.hold_chance = 0.0 if reverse else min(PREEMPT_PROBABILITY, HOLDS_PER_POINT / geometry.nwarps)
         held = self.rng.random(geometry.nwarps) < self.hold_chance
         self.held_until = np.where(held, self.rng.integers(1, MAX_DELAY + 1, geometry.nwarps), 0)
         self.rest_at: int | None = None  # a synchronisation pc whose first warp ran: the others there follow fused

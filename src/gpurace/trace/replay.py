@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from gpurace.check import DETECTORS, choose_detector
 from gpurace.detect.base import MODELS, DetectorContext
 from gpurace.detect.findings import FindingSet
+from gpurace.detect.tsan import validate_shadow_cells
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.report.model import Report
@@ -72,10 +73,11 @@ def _find(variables: list[TraceVariable], address: int) -> TraceVariable | None:
     return variables[i] if i >= 0 and address < variables[i].end else None
 
 
-def context_of(trace: Trace, model: str) -> DetectorContext:
+def context_of(trace: Trace, model: str, *, shadow_cells: int = 4, seed: int = 0) -> DetectorContext:
     """The DetectorContext of a trace (see the module docstring)."""
     program = TraceProgram(trace.instructions, trace.owner)
-    return DetectorContext(program, Geometry.create(trace.grid, trace.block), TraceMemory(trace.variables, trace.shared_stride), model)
+    memory = TraceMemory(trace.variables, trace.shared_stride)
+    return DetectorContext(program, Geometry.create(trace.grid, trace.block), memory, model, shadow_cells=shadow_cells, seed=seed)
 
 
 def read_trace(path: str | os.PathLike) -> Trace:
@@ -90,15 +92,17 @@ def read_trace(path: str | os.PathLike) -> Trace:
     return text.read(path)
 
 
-def analyze(path: str | os.PathLike, *, detector: str = "auto", model: str = "cuda") -> Report:
-    """Run one detector over the trace in `path`; the report is what `check` gives for the same events."""
+def analyze(path: str | os.PathLike, *, detector: str = "auto", model: str = "cuda", shadow_cells: int = 4) -> Report:
+    """Run one detector over the trace in `path`; the report is what `check` gives for the same events
+    (`shadow_cells`: the `tsan` detector's cells per 8-byte word; its evictions use seed 0)."""
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
+    validate_shadow_cells(shadow_cells)
     start = time.perf_counter()
     trace = read_trace(path)
-    ctx = context_of(trace, model)
+    ctx = context_of(trace, model, shadow_cells=shadow_cells)
     det = choose_detector(detector, ctx.program)(ctx)
     for event in trace.events:
         det.on_event(event)

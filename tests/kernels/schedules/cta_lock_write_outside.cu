@@ -1,6 +1,6 @@
 // @launch --grid 1 --block 64 --arg buf:1 --schedules 4
 // @expect data-race shared 14 17
-// Found by: a seeded schedule in which warp 1 takes the lock first, with the happens-before detector.
+// Found by: the reversed schedule 1 (warp 1 takes the lock first) with hb, and by gwcp (the default) from schedule 0.
 // Lane 0 of each of the two warps of one block takes a block-scoped lock
 // (atomicCAS_block, __threadfence_block: cta scope suffices inside one block).
 // Warp 0 writes the shared word before taking the lock, warp 1 inside the

@@ -1,6 +1,6 @@
 // @launch --grid 2 --block 32 --arg buf:1 --arg buf:1 --schedules 4
 // @expect data-race global 15 19
-// Found by: a seeded schedule that runs block 1 ahead of block 0, with the happens-before detector.
+// Found by: schedule 2 (the first random one), which runs block 1 ahead of block 0, with hb or gwcp.
 // Block 0 writes the word, then publishes it (gpu fence, atomic flag). The
 // last block (block 1) reads the flag once and, when it finds it unset, takes
 // the word over and writes it. Under schedule 0 (min-pc: block 0's code lies

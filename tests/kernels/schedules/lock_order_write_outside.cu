@@ -1,6 +1,6 @@
 // @launch --grid 2 --block 32 --arg buf:1 --arg buf:1 --schedules 4
 // @expect data-race global 13 16
-// Found by: schedule 2 (block 1 takes the lock first), with the happens-before detector.
+// Found by: the reversed schedule 1 (block 1 takes the lock first) with hb, and by gwcp (the default) from schedule 0.
 // Two blocks take a device-wide lock (gpu-scope fences after the acquiring CAS
 // and before the releasing exchange); block 0 writes the shared word before it
 // takes the lock, block 1 inside its critical section. When block 0 takes the
