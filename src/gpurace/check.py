@@ -136,11 +136,12 @@ def check(
         progress=progress,
         sinks=sinks,
     )
-    if schedules is None:
+    chosen = schedules is None
+    if chosen:
         schedules = default_schedules(build_program(module, select_kernel(module, kernel)))
     if schedules == 1:
         return _check_schedule(module, Policy(), args=args, **options)
-    return _check_schedules(module, schedules, args=args, **options)
+    return _check_schedules(module, schedules, args=args, stop_at_livelock=chosen, **options)
 
 
 def default_schedules(program: Program) -> int:
@@ -164,8 +165,13 @@ def describe_schedule(index: int, policy: Policy) -> dict:
     return {"index": index, "policy": policy.kind, "seed": policy.seed if policy.kind == "random" else None}
 
 
-def _check_schedules(module: Module, schedules: int, *, args, seed, redundant_barriers, kernel, **options) -> Report:
-    """The union of `schedules` checks of one launch, every one on the input `args` describes."""
+def _check_schedules(
+    module: Module, schedules: int, *, args, seed, redundant_barriers, kernel, stop_at_livelock=False, **options
+) -> Report:
+    """The union of `schedules` checks of one launch, every one on the input `args` describes.
+
+    With `stop_at_livelock` (the default number of schedules, not one asked for), a schedule that ends in a
+    livelock ends the exploration: the run spent its whole step budget, and so would the next ones."""
     from gpurace.search.union import FindingUnion  # gpurace.search imports this module
 
     start = time.perf_counter()
@@ -187,6 +193,8 @@ def _check_schedules(module: Module, schedules: int, *, args, seed, redundant_ba
         runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
         for key in totals:
             totals[key] += report.stats[key]
+        if stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
+            break
     program = build_program(module, select_kernel(module, kernel)) if redundant_barriers else None
     stats = {**first.stats, **totals, "seconds": round(time.perf_counter() - start, 4), "schedules": runs}
     stats.pop("barriers", None)
@@ -197,7 +205,7 @@ def _check_schedules(module: Module, schedules: int, *, args, seed, redundant_ba
         kernel=first.kernel,
         mangled=first.mangled,
         source=first.source,
-        launch={**first.launch, "schedules": {"count": schedules, "seed": seed}},
+        launch={**first.launch, "schedules": {"count": len(runs), "seed": seed, **({"planned": schedules} if len(runs) < schedules else {})}},
         findings=union.findings(program),
         stats=stats,
     )

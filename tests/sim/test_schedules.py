@@ -229,7 +229,7 @@ def test_reports_show_the_schedule():
     )
     assert text.exit_code == 1
     assert f"exposed by: schedule 2 (seed {seed})" in text.stdout
-    assert "4 schedules per launch (seed 0): 1 finding first exposed by a seeded schedule" in text.stdout
+    assert "4 schedules per launch (seed 0): 1 finding first exposed by another schedule than schedule 0" in text.stdout
 
 
 def test_cli_json_and_exit_codes():
@@ -273,3 +273,17 @@ def test_search_checks_several_schedules_of_every_candidate(tmp_path):
     assert report.launch["schedules"] == {"count": 3, "seed": 0}
     replay = check(path, grid=f.input["grid"], block=f.input["block"], args=f.input["args"], schedules=f.schedule["index"] + 1)
     assert f.key in {g.key for g in replay.findings}
+
+
+def test_the_default_exploration_stops_at_a_livelock_but_asked_for_schedules_all_run():
+    """A flag nobody sets: schedule 0 spends its whole step budget. The default three schedules stop there
+    (each would spend it again); schedules asked for all run."""
+    path = Path(__file__).resolve().parents[1] / "kernels" / "sim" / "livelock_counting.cu"
+    launch = dict(grid=1, block=32, args=["buf:1", "buf:32"], max_steps=3000)
+    default = check(path, **launch)
+    assert [f.kind for f in default.findings] == ["livelock"]
+    assert default.launch["schedules"] == {"count": 1, "seed": 0, "planned": 3}
+    assert len(default.stats["schedules"]) == 1
+    asked = check(path, **launch, schedules=3)
+    assert asked.launch["schedules"] == {"count": 3, "seed": 0}
+    assert [r["policy"] for r in asked.stats["schedules"]] == ["min-pc", "reverse", "random"]

@@ -72,7 +72,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.hb import HappensBeforeDetector, Knowledge, Release, join_all
+from gpurace.detect.hb import HappensBeforeDetector, Release
+from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent
 
 WIDE = SCOPE_RANK["gpu"]
@@ -119,13 +120,35 @@ class DoneSection:
 
 @dataclass
 class LockHistory:
-    """A confirmed lock: lock-location knowledge for rule (a), released sections and cursors for rule (b)."""
+    """A confirmed lock: lock-location knowledge for rule (a), released sections for rule (b).
+
+    `done[t]` and `rel_clocks[t]`: thread t's released sections and their release clocks, in order;
+    `takers[:count]` the threads that released it and `latest[:count]` the clock of each one's last
+    release, as arrays so that a release finds the threads it may not know yet in one comparison."""
 
     free: int
     reads: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     writes: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
     rel_clocks: dict[int, list[int]] = field(default_factory=dict)
+    takers: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
+    latest: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
+    count: int = 0
+    slot: dict[int, int] = field(default_factory=dict)
+
+    def add(self, section: DoneSection) -> None:
+        t = section.thread
+        if t not in self.done:
+            if self.count == len(self.takers):
+                self.takers = np.resize(self.takers, 2 * self.count)
+                self.latest = np.resize(self.latest, 2 * self.count)
+            self.slot[t] = self.count
+            self.takers[self.count] = t
+            self.count += 1
+            self.done[t], self.rel_clocks[t] = [], []
+        self.done[t].append(section)
+        self.rel_clocks[t].append(section.rel_clock)
+        self.latest[self.slot[t]] = section.rel_clock
 
 
 def _words(addr: int, size: int) -> range:
@@ -255,20 +278,20 @@ class GwcpDetector(HappensBeforeDetector):
                 entry = table.setdefault(w, {})
                 prev = entry.get(key)
                 entry[key] = snap if prev is None else snap.join(prev)
-        hist.done.setdefault(g, []).append(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, clock, snap))
-        hist.rel_clocks.setdefault(g, []).append(clock)
+        hist.add(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, clock, snap))
 
     def _order_releases(self, g: int, cs: CriticalSection, hist: LockHistory) -> None:
         """Rule (b): earlier sections whose acquire g is GWCP-after are released before g's release.
 
         Only sections released after the clock g already knows of their thread are candidates
         (the module docstring says why), and of each thread only the latest ordered one is joined."""
-        known = self.know[g].threads if self.know[g] is not None else {}
+        know = self.know[g]
+        takers = hist.takers[: hist.count]
+        known = np.full(hist.count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
         cands: list[DoneSection] = []
-        for t1, done in hist.done.items():
-            if t1 == g:
-                continue
-            for d in done[bisect.bisect_right(hist.rel_clocks[t1], known.get(t1, -1)):]:
+        for j in np.flatnonzero((hist.latest[: hist.count] > known) & (takers != g)):
+            t1 = int(takers[j])
+            for d in hist.done[t1][bisect.bisect_right(hist.rel_clocks[t1], int(known[j])) :]:
                 if _overlap(d.block, d.wide, cs.block, cs.wide):
                     cands.append(d)
         if not cands:

@@ -21,8 +21,9 @@ a thread's knowledge is split by the thread hierarchy:
   the first warp sync). Like PreDataR's forced compression at barriers, every
   participant's own clock is lifted to the group maximum plus one.
 - *everything else* (knowledge received through release/acquire, possibly from
-  other blocks) is a sparse `Knowledge` object, shared by reference between
-  threads and copied only when joined; a barrier or warp sync joins the
+  other blocks) is a `Knowledge` object (`knowledge.py`: a dict of clocks
+  while it names few threads, an array once it names many), shared by
+  reference between threads and copied only when joined; a barrier or warp sync joins the
   participants' objects once.
 
 Each access is checked FastTrack-style against a byte-granular shadow memory
@@ -41,12 +42,13 @@ for barrier-only kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
+from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.rules import AccessFlags, Cause, batch_flags, cause_message, classify, scoped_op_name, severity_of
 from gpurace.detect.shadow import PageTable, Shadow
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
@@ -67,46 +69,6 @@ def _unpack_flags(words: np.ndarray) -> AccessFlags:
         (words & F_VOLATILE) != 0,
         ((words >> SCOPE_SHIFT) & 7).astype(np.int8) - 1,
     )
-
-
-@dataclass(frozen=True)
-class Knowledge:
-    """What a thread knows beyond its block and warp: per-thread clocks and per-block barrier phases.
-
-    Immutable: joins build new objects, so threads can share one by reference.
-    `threads[u] = c`: accesses of u with clock <= c happen before. `phases[b] = p`:
-    accesses made in block b before its barrier p (by threads that passed it) happen before.
-    """
-
-    threads: dict[int, int] = field(default_factory=dict)
-    phases: dict[int, int] = field(default_factory=dict)
-
-    def join(self, other: Knowledge | None) -> Knowledge:
-        """The least upper bound. Walks the smaller object only, and returns one of the two
-        unchanged when it already holds the other (objects are immutable, so dicts are shared)."""
-        if other is None or other is self:
-            return self
-        big, small = (self, other) if len(self.threads) >= len(other.threads) else (other, self)
-        bt, bp = big.threads, big.phases
-        ups = {u: c for u, c in small.threads.items() if bt.get(u, -1) < c}
-        pups = {b: p for b, p in small.phases.items() if bp.get(b, -1) < p}
-        if not ups and not pups:
-            return big
-        return Knowledge({**bt, **ups} if ups else bt, {**bp, **pups} if pups else bp)
-
-    def knows(self, u: int, clock: int, block: int, phase: int, u_phase_now: int) -> bool:
-        if self.threads.get(u, -1) >= clock:
-            return True
-        return self.phases.get(block, -1) > phase and u_phase_now > phase
-
-
-def join_all(items) -> Knowledge | None:
-    out: Knowledge | None = None
-    for k in items:
-        if k is None:
-            continue
-        out = k if out is None else out.join(k)
-    return out
 
 
 @dataclass
@@ -274,23 +236,17 @@ class HappensBeforeDetector:
     def _snapshot(self, base: Knowledge | None, g: int, clock: int | None) -> Knowledge:
         """Thread g's knowledge as a Knowledge object: its sparse part `base`, its warp and block levels,
         and its own accesses up to `clock` (None: not its own accesses)."""
-        base = base or Knowledge()
-        threads = dict(base.threads)
-        if clock is not None and threads.get(g, -1) < clock:
-            threads[g] = clock
+        threads = {} if clock is None else {g: clock}
         if self.wknown is not None:
             w = int(self.geo.warp_of[g])
             first = int(self.geo.first_thread_of_warp(np.array([w]))[0])
             row = self.wknown[g]
             for lane in np.flatnonzero(row > 0):
                 u = first + int(lane)
-                if u != g and threads.get(u, -1) < row[lane]:
+                if u != g:
                     threads[u] = int(row[lane])
-        phases = dict(base.phases)
-        b = int(self.geo.block_of[g])
-        if phases.get(b, -1) < int(self.phase[g]):
-            phases[b] = int(self.phase[g])
-        return Knowledge(threads, phases)
+        own = Knowledge(threads, {int(self.geo.block_of[g]): int(self.phase[g])})
+        return own if base is None else base.join(own)
 
     def _scope_text(self, what: str, pc: int, default: str) -> str:
         ins = self.ctx.program.instructions[pc]

@@ -62,7 +62,8 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import describe_address
-from gpurace.detect.hb import HappensBeforeDetector, Knowledge, Release, _unpack_flags, join_all
+from gpurace.detect.hb import HappensBeforeDetector, Release, _unpack_flags
+from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.locktable import Locksets, LockTable
 from gpurace.detect.rules import Cause, classify
 from gpurace.detect.shadow import Shadow

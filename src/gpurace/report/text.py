@@ -109,13 +109,17 @@ def search_summary(report: Report) -> Text:
 
 
 def schedules_summary(report: Report) -> Text:
-    """`4 schedules per launch (seed 0): 2 findings first exposed by a seeded schedule, not by schedule 0 (min-pc)`."""
+    """`4 schedules per launch (seed 0): 2 findings first exposed by another schedule than schedule 0 (min-pc)`;
+    `1 of 3 schedules per launch (seed 0; a livelock ended the exploration)` when the default exploration stopped."""
     config = report.launch["schedules"]
-    text = f"{config['count']} schedules per launch (seed {config['seed']})"
+    if "planned" in config:
+        text = f"{config['count']} of {config['planned']} schedules per launch (seed {config['seed']}; a livelock ended the exploration)"
+    else:
+        text = f"{config['count']} schedules per launch (seed {config['seed']})"
     if not report.findings:
         return Text(text)
-    seeded = sum(1 for f in report.findings if f.schedule is not None and f.schedule["index"] > 0)
-    return Text(f"{text}: {seeded} finding{'' if seeded == 1 else 's'} first exposed by a seeded schedule, not by schedule 0 (min-pc)")
+    later = sum(1 for f in report.findings if f.schedule is not None and f.schedule["index"] > 0)
+    return Text(f"{text}: {later} finding{'' if later == 1 else 's'} first exposed by another schedule than schedule 0 (min-pc)")
 
 
 def summary(report: Report) -> Text:
