@@ -136,6 +136,22 @@ def assert_findings(path: Path, report: dict, expect: list[str]) -> None:
     assert not unmatched, f"{path.name}: unexpected findings {unmatched}\n" + json.dumps(report["findings"], indent=1)[:3000]
 
 
+def corpus_cases(synchronising_only: bool = False) -> list:
+    """(path, launch, expectations) of every corpus kernel with an `@launch` and `@expect`, for detector
+    cross-checks; kernels expected to livelock are left out (minutes of simulation that say nothing about
+    races); `synchronising_only`: only kernels with atomics or fences."""
+    cases = []
+    for path in FILES:
+        header = read_header(path)
+        launch = launch_of(header, path)
+        if launch is None or not header.expect or (synchronising_only and not (header.atomics or header.fences)):
+            continue
+        if any(e.split()[0] == "livelock" for e in header.expect):
+            continue
+        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}"))
+    return cases
+
+
 @pytest.mark.parametrize("path, launch, model, expect", CASES)
 def test_expectations(path: Path, launch: str, model: str, expect: list[str]) -> None:
     report = run_check(path, launch, "--model", model)

@@ -11,9 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_expectations import FILES, launch_of, observed, parse_expectation, run_check
+from test_expectations import corpus_cases, observed, parse_expectation, run_check
 
-from corpus import read_header
 from gpurace.check import check
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.gwcp import GwcpDetector
@@ -80,20 +79,7 @@ GWCP_MISSES = {
 }
 
 
-def _corpus_cases() -> list:
-    cases = []
-    for path in FILES:
-        header = read_header(path)
-        launch = launch_of(header, path)
-        if launch is None or not header.expect:
-            continue
-        if any(e.split()[0] == "livelock" for e in header.expect):
-            continue  # runs out its step budget: minutes of simulation that say nothing about races
-        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}"))
-    return cases
-
-
-@pytest.mark.parametrize("path, launch, expect", _corpus_cases())
+@pytest.mark.parametrize("path, launch, expect", corpus_cases())
 def test_gwcp_against_hb_on_the_corpus(path: Path, launch: str, expect: list[str]):
     """Race-free kernels: gwcp reports no race. Racy ones: gwcp reports every race hb reports and every expected one."""
     gwcp = {f[:3] for f in observed(run_check(path, launch, "--detector", "gwcp")) if f[0] == "data-race"}

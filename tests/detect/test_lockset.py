@@ -14,9 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_expectations import FILES, launch_of, observed, run_check
+from test_expectations import corpus_cases, observed, run_check
 
-from corpus import read_header
 from gpurace.check import check
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.lockset import LocksetDetector
@@ -132,20 +131,7 @@ KNOWN_FALSE_POSITIVES = {
 }
 
 
-def _synchronising_kernels() -> list:
-    cases = []
-    for path in FILES:
-        header = read_header(path)
-        launch = launch_of(header, path)
-        if launch is None or not header.expect or not (header.atomics or header.fences):
-            continue
-        if any(e.split()[0] == "livelock" for e in header.expect):
-            continue
-        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}"))
-    return cases
-
-
-@pytest.mark.parametrize("path, launch, expect", _synchronising_kernels())
+@pytest.mark.parametrize("path, launch, expect", corpus_cases(synchronising_only=True))
 def test_lockset_against_hb_on_the_corpus(path: Path, launch: str, expect: list[str]):
     """lockset reports every race hb reports; what it adds is a lockset race, and on race-free kernels only the known false positives."""
     races = [f for f in run_check(path, launch, "--detector", "lockset")["findings"] if f["kind"] == "data-race"]

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_expectations import FILES, launch_of, observed, run_check
+from test_expectations import corpus_cases, observed, run_check
 
-from corpus import read_header
 from gpurace.check import check
 from gpurace.cli import cli
 from gpurace.detect.base import DetectorContext
@@ -127,20 +126,7 @@ def test_check_seed_seeds_the_evictions():
     assert seen == [(7, 2)]
 
 
-def _corpus_cases() -> list:
-    cases = []
-    for path in FILES:
-        header = read_header(path)
-        launch = launch_of(header, path)
-        if launch is None or not header.expect:
-            continue
-        if any(e.split()[0] == "livelock" for e in header.expect):
-            continue  # runs out its step budget: minutes of simulation that say nothing about races
-        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}"))
-    return cases
-
-
-@pytest.mark.parametrize("path, launch, expect", _corpus_cases())
+@pytest.mark.parametrize("path, launch, expect", corpus_cases())
 def test_tsan_against_hb_on_the_corpus(path: Path, launch: str, expect: list[str]):
     """Race-free kernels: forgetting accesses can only lose races, so even with 2 cells (the most forgetful)
     tsan reports none. Racy ones: with the default 4 cells, every race hb reports (no corpus kernel has more
