@@ -122,7 +122,7 @@ class DoneSection:
 class LockHistory:
     """A confirmed lock: lock-location knowledge for rule (a), released sections for rule (b).
 
-    `done[t]` and `rel_clocks[t]`: thread t's released sections and their release clocks, in order;
+    `done[t]`: thread t's released sections, in order (so their release clocks ascend);
     `takers[:count]` the threads that released it and `latest[:count]` the clock of each one's last
     release, as arrays so that a release finds the threads it may not know yet in one comparison."""
 
@@ -130,7 +130,6 @@ class LockHistory:
     reads: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     writes: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
-    rel_clocks: dict[int, list[int]] = field(default_factory=dict)
     takers: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
     latest: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
     count: int = 0
@@ -145,10 +144,13 @@ class LockHistory:
             self.slot[t] = self.count
             self.takers[self.count] = t
             self.count += 1
-            self.done[t], self.rel_clocks[t] = [], []
+            self.done[t] = []
         self.done[t].append(section)
-        self.rel_clocks[t].append(section.rel_clock)
         self.latest[self.slot[t]] = section.rel_clock
+
+
+def _release_clock(section: DoneSection) -> int:
+    return section.rel_clock
 
 
 def _words(addr: int, size: int) -> range:
@@ -291,7 +293,8 @@ class GwcpDetector(HappensBeforeDetector):
         cands: list[DoneSection] = []
         for j in np.flatnonzero((hist.latest[: hist.count] > known) & (takers != g)):
             t1 = int(takers[j])
-            for d in hist.done[t1][bisect.bisect_right(hist.rel_clocks[t1], int(known[j])) :]:
+            done = hist.done[t1]
+            for d in done[bisect.bisect_right(done, int(known[j]), key=_release_clock) :]:
                 if _overlap(d.block, d.wide, cs.block, cs.wide):
                     cands.append(d)
         if not cands:
