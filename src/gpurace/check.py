@@ -43,15 +43,19 @@ from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
+from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
-from gpurace.sim.launch import RunResult, select_kernel, simulate
+from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.schedule import synchronises
+from gpurace.words import plural
 
 DEFAULT_SCHEDULES = 3
 """Schedules of the default check of a kernel that synchronises beyond barriers: min-pc, reverse and one random."""
+MAX_SCHEDULES = 1024
+"""The most schedules one check explores (each is a complete simulation)."""
 
 DETECTORS = ("auto", "interval", "hb", "gwcp", "tsan", "lockset")
 
@@ -97,6 +101,7 @@ def check(
     arch: str = DEFAULT_ARCH,
     progress=None,
     sinks: Sequence[EventSink] = (),
+    limits: Limits | None = None,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`.
 
@@ -111,17 +116,22 @@ def check(
     the findings then carry `schedule`, `stats["schedules"]` lists the runs, the
     simulation counters in `stats` are their totals, and `sinks` watch every run.
     `shadow_cells` (2, 4 or 8) is the `tsan` detector's cells per 8-byte word; `seed` also seeds its evictions.
+    `limits` bound the whole check (every schedule together); a schedule that runs out of time ends with a
+    `timeout` finding and no later schedule runs.
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
-    if schedules is not None and schedules < 1:
-        raise UserError(f"--schedules must be at least 1, got {schedules}")
+    if schedules is not None and not 1 <= schedules <= MAX_SCHEDULES:
+        raise UserError(f"--schedules must be from 1 to {MAX_SCHEDULES}, got {schedules}")
     if seed < 0:
         raise UserError(f"--seed must not be negative, got {seed}")
     validate_shadow_cells(shadow_cells)
-    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
+    limits = (limits or Limits()).started()
+    if not isinstance(source, Module):
+        source = load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+    module = source
     options = dict(
         grid=grid,
         block=block,
@@ -135,6 +145,7 @@ def check(
         max_steps=max_steps,
         progress=progress,
         sinks=sinks,
+        limits=limits,
     )
     chosen = schedules is None
     if chosen:
@@ -171,17 +182,26 @@ def _check_schedules(
     """The union of `schedules` checks of one launch, every one on the input `args` describes.
 
     With `stop_at_livelock` (the default number of schedules, not one asked for), a schedule that ends in a
-    livelock ends the exploration: the run spent its whole step budget, and so would the next ones."""
+    livelock ends the exploration: the run spent its whole step budget, and so would the next ones. A
+    schedule that ends in a timeout always ends it: the time budget is the whole check's."""
     from gpurace.search.union import FindingUnion  # gpurace.search imports this module
 
     start = time.perf_counter()
     union = FindingUnion()
-    pristine = None if args is None else [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    # Every schedule starts from the same memory: copies of the arguments, or of a program's device memory,
+    # which afterwards holds what schedule 0 left, as if only it had run.
+    device = args.memory if isinstance(args, DeviceArgs) else None
+    initial = device.snapshot() if device is not None else None
+    left_by_first = None
+    pristine = None if args is None or device is not None else [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     first: Report | None = None
     runs = []
     totals = {"steps": 0, "thread_instructions": 0, "events": 0}
     for index in range(schedules):
         policy = schedule_policy(seed, index)
+        if device is not None and index > 0:
+            left_by_first = left_by_first or device.snapshot()
+            device.restore(initial)
         run_args = args if index == 0 or pristine is None else [a.copy() if isinstance(a, np.ndarray) else a for a in pristine]
         report = _check_schedule(
             module, policy, args=run_args, seed=seed, redundant_barriers=redundant_barriers, kernel=kernel, **options
@@ -193,8 +213,12 @@ def _check_schedules(
         runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
         for key in totals:
             totals[key] += report.stats[key]
+        if any(f.kind == "timeout" for f in report.findings) or options["limits"].expired():
+            break
         if stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
             break
+    if left_by_first is not None:
+        device.restore(left_by_first)
     program = build_program(module, select_kernel(module, kernel)) if redundant_barriers else None
     stats = {**first.stats, **totals, "seconds": round(time.perf_counter() - start, 4), "schedules": runs}
     stats.pop("barriers", None)
@@ -228,6 +252,7 @@ def _check_schedule(
     max_steps,
     progress,
     sinks,
+    limits,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached."""
     chosen: list = []
@@ -259,6 +284,7 @@ def _check_schedule(
         max_steps=max_steps,
         sink_factory=attach,
         progress=progress,
+        limits=limits,
     )
     det = chosen[0]
     extra = [f for b in barrier_checks for f in b.finish()]
@@ -296,7 +322,7 @@ def build_report(result: RunResult, findings: list, *, model, detector, shared_b
         "grid": list(geo.grid),
         "block": list(geo.block),
         "shared_bytes": shared_bytes,
-        "args": [a if isinstance(a, str) else describe_arg(a) for a in args],
+        "args": describe_args(args),
         "model": model,
         "detector": detector,
     }
@@ -311,6 +337,13 @@ def build_report(result: RunResult, findings: list, *, model, detector, shared_b
         findings=merged.sorted(),
         stats=stats,
     )
+
+
+def describe_args(args) -> list[str]:
+    """The arguments as a report shows them: specs as given, Python values described, a program's parameter bytes."""
+    if isinstance(args, DeviceArgs):
+        return [f"{plural(len(args.params), 'byte')} of parameters from the host program"]
+    return [a if isinstance(a, str) else describe_arg(a) for a in args]
 
 
 def describe_arg(a) -> str:

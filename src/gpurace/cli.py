@@ -4,7 +4,10 @@ Every subcommand takes a kernel file plus the compiler options of
 `source_options`; every `UserError` raised below a subcommand becomes
 `gpurace: error: <message>` on stderr and exit status 2 (the same status click
 uses for usage errors), never a traceback. Exit statuses 0 and 1 are left to
-the subcommands (clean / findings).
+the subcommands (clean / findings). Anything else that escapes a subcommand is
+a bug in gpurace: it becomes a one-paragraph message that names the input
+and asks for a report, and exit status 3, so that a crash is never read as
+"findings" by a CI job.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from gpurace import __version__
-from gpurace.check import DEFAULT_SCHEDULES, DETECTORS, build_report
+from gpurace.check import DEFAULT_SCHEDULES, DETECTORS, MAX_SCHEDULES, build_report
 from gpurace.check import check as run_check
 from gpurace.detect.base import MODELS
 from gpurace.detect.tsan import DEFAULT_SHADOW_CELLS, SHADOW_CELLS
@@ -32,10 +35,20 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.load import load_module
+from gpurace.frontend.sandbox import mapped_bytes
+from gpurace.limits import (
+    DEFAULT_MAX_CALL_DEPTH,
+    DEFAULT_MAX_THREADS,
+    DEFAULT_TIMEOUT_S,
+    Limits,
+    default_max_memory,
+    format_size,
+    parse_size,
+)
 from gpurace.report.json_format import to_json
 from gpurace.report.sarif import to_sarif
 from gpurace.report.text import automatic_arguments, render_text
-from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SEARCH_STEP_BUDGET
+from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, MAX_GENERATIONS, MAX_POPULATION, SEARCH_STEP_BUDGET
 from gpurace.search import search as run_search
 from gpurace.search.progress import SearchProgressBar
 from gpurace.sim.engine import POLICIES
@@ -44,8 +57,10 @@ from gpurace.sim.launch import simulate
 from gpurace.trace.binary import write as write_binary_trace
 from gpurace.trace.record import TraceRecorder
 from gpurace.trace.replay import analyze as analyze_trace
+from gpurace.words import plural
 
 INPUT_ERROR_STATUS = 2
+INTERNAL_ERROR_STATUS = 3
 
 
 class InputError(click.ClickException):
@@ -57,14 +72,64 @@ class InputError(click.ClickException):
         click.echo(f"gpurace: error: {self.format_message()}", err=True)
 
 
+class InternalError(click.ClickException):
+    """A bug in gpurace on its way out of click: a message asking for a report, exit status 3, no traceback."""
+
+    exit_code = INTERNAL_ERROR_STATUS
+
+    def show(self, file=None) -> None:
+        click.echo(f"gpurace: internal error: {self.format_message()}", err=True)
+
+
 class GpuraceGroup(click.Group):
-    """A click group whose subcommands may raise UserError freely."""
+    """A click group whose subcommands may raise UserError freely, and whose crashes exit 3."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["gpurace.argv"] = list(args)  # for the internal-error message, which repeats the command
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except UserError as e:
             raise InputError(str(e)) from e
+        except MemoryError:
+            raise InputError(_memory_message(ctx)) from None
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            if os.environ.get("GPURACE_TRACEBACK"):
+                import traceback
+
+                traceback.print_exc()
+            raise InternalError(_internal_message(ctx, e)) from e
+
+
+def _inputs(ctx: click.Context) -> str:
+    """The command line of the failing command, as the user could repeat it."""
+    import shlex
+
+    return shlex.join(["gpurace", *ctx.meta.get("gpurace.argv", [])])
+
+
+def _internal_message(ctx: click.Context, error: Exception) -> str:
+    import traceback
+
+    frame = traceback.extract_tb(error.__traceback__)[-1]
+    where = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+    return (
+        f"gpurace {__version__} failed on `{_inputs(ctx)}` with {type(error).__name__} "
+        f"({error}) at {where}. This is a bug in gpurace, not a finding about the kernel: please report it to "
+        "gpurace's developers with this message and the input files (GPURACE_TRACEBACK=1 prints the traceback)."
+    )
+
+
+def _memory_message(ctx: click.Context) -> str:
+    budget = ctx.meta.get("gpurace.limits.max_memory") or default_max_memory()
+    return (
+        f"`{_inputs(ctx)}` needed more memory than its budget of {format_size(budget)} allows (--max-memory); "
+        "raise it, or check a smaller launch"
+    )
 
 
 def source_options(command: Callable) -> Callable:
@@ -89,7 +154,101 @@ def source_options(command: Callable) -> Callable:
     return command
 
 
-def load_from_options(file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool):
+def _store_limit(ctx: click.Context, param: click.Parameter, value) -> None:
+    if value is not None:
+        ctx.meta[f"gpurace.limits.{param.name}"] = value
+
+
+def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    _store_limit(ctx, param, None if value is None else parse_size(value, "--max-memory"))
+
+
+def limit_options(*, launch: bool) -> Callable:
+    """--max-memory and --timeout for every command; --max-threads and --max-call-depth for those that launch.
+
+    They do not appear in the commands' signatures: `command_limits()` reads them, since every layer below
+    the command takes them as one `Limits` value.
+    """
+    options = [
+        click.option(
+            "--max-memory",
+            metavar="SIZE",
+            expose_value=False,
+            callback=_size,
+            help=f"Memory gpurace may use (8G, 512M; default half of this machine's memory, "
+            f"{format_size(default_max_memory())}); a launch that needs more stops with an error before it starts.",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0),
+            default=DEFAULT_TIMEOUT_S,
+            show_default=True,
+            expose_value=False,
+            callback=_store_limit,
+            help="Wall-clock budget in seconds for the whole command (0: none); a run still going when it is spent "
+            "ends with a timeout finding.",
+        ),
+    ]
+    if launch:
+        options += [
+            click.option(
+                "--max-threads",
+                type=click.IntRange(min=1),
+                default=DEFAULT_MAX_THREADS,
+                show_default=True,
+                expose_value=False,
+                callback=_store_limit,
+                help="Largest launch (grid x block threads) gpurace simulates.",
+            ),
+            click.option(
+                "--max-call-depth",
+                type=click.IntRange(min=1, max=1 << 20),
+                default=DEFAULT_MAX_CALL_DEPTH,
+                show_default=True,
+                expose_value=False,
+                callback=_store_limit,
+                help="Nested calls per thread; deeper recursion ends the run with a stack-overflow finding.",
+            ),
+        ]
+
+    def decorate(command: Callable) -> Callable:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
+_ENFORCE_ADDRESS_LIMIT = False
+"""Set by `main()`: only a gpurace process of its own makes the memory budget its address-space limit."""
+
+
+def command_limits() -> Limits:
+    """The `Limits` of the running command, from its limit options; started, so the time budget runs from here."""
+    meta = click.get_current_context().meta
+    given = {k.removeprefix("gpurace.limits."): v for k, v in meta.items() if k.startswith("gpurace.limits.")}
+    timeout = given.pop("timeout", DEFAULT_TIMEOUT_S)
+    limits = Limits(timeout=timeout or None, **given).started()
+    if _ENFORCE_ADDRESS_LIMIT:
+        _limit_address_space(limits.max_memory)
+    return limits
+
+
+def _limit_address_space(max_memory: int) -> None:
+    """Address space beyond what the interpreter and its libraries map already may not exceed `max_memory`.
+
+    Any allocation past it fails with MemoryError, which `GpuraceGroup` reports as a clear error (exit 2).
+    """
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    want = mapped_bytes() + max_memory
+    resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+
+
+def load_from_options(
+    file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool, limits: Limits
+):
     """The module for the common options of `source_options`.
 
     The `-D` options of the file's GPUVerify header (`//--blockDim=64 -DN=64`)
@@ -99,7 +258,7 @@ def load_from_options(file: str, include_dirs: tuple[str, ...], defines: tuple[s
     if header is not None:
         given = {d.split("=", 1)[0] for d in defines}
         defines = (*(d for d in header.defines if d.split("=", 1)[0] not in given), *defines)
-    return load_module(file, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug)
+    return load_module(file, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
 
 
 def file_header(file: str) -> LaunchHeader | None:
@@ -115,12 +274,13 @@ def cli() -> None:
 
 @cli.command()
 @source_options
+@limit_options(launch=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def kernels(
     file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool, fmt: str
 ) -> None:
     """List the kernels in FILE with their parameters and static shared memory."""
-    infos = describe_kernels(load_from_options(file, include_dirs, defines, arch, device_debug))
+    infos = describe_kernels(load_from_options(file, include_dirs, defines, arch, device_debug, command_limits()))
     if fmt == "json":
         click.echo(json.dumps({"kernels": [_kernel_json(k) for k in infos]}, indent=2))
     else:
@@ -144,7 +304,7 @@ def _print_kernels(infos: list[KernelInfo]) -> None:
         console.print("no kernels")
         return
     for k in infos:
-        console.print(f"[bold]{escape(k.name)}[/bold]  ({k.mangled})  static shared memory: {k.shared_bytes} bytes")
+        console.print(f"[bold]{escape(k.name)}[/bold]  ({k.mangled})  static shared memory: {plural(k.shared_bytes, 'byte')}")
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("#", justify="right")
         table.add_column("parameter")
@@ -174,13 +334,17 @@ def launch_options(command: Callable) -> Callable:
             "INIT zeros, ones, iota, rand or file:PATH.npy), or auto (a buffer that grows as the kernel "
             "touches it; for a scalar: the thread count, 1.0 or true). No --arg at all: auto for every parameter.",
         ),
-        click.option("--shared-bytes", default=0, show_default=True, type=click.IntRange(min=0), help="Dynamic shared memory per block."),
-        click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0), help="Seed for rand buffers and random schedules."),
+        click.option(
+            "--shared-bytes", default=0, show_default=True, type=click.IntRange(0, 1 << 31), help="Dynamic shared memory per block."
+        ),
+        click.option(
+            "--seed", default=0, show_default=True, type=click.IntRange(0, (1 << 63) - 1), help="Seed for rand buffers and random schedules."
+        ),
         click.option(
             "--max-steps",
             default=2_000_000,
             show_default=True,
-            type=click.IntRange(min=1),
+            type=click.IntRange(1, 1 << 40),
             help="Scheduler step budget; a run that exceeds it is reported as a livelock. With check --search: "
             "the budget of each candidate launch, default 10000; a candidate that exceeds it is discarded.",
         ),
@@ -210,7 +374,8 @@ def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool 
 
 
 def analysis_options(command: Callable) -> Callable:
-    """--format, --detector, --model, --shadow-cells and --output: how detection runs and reports, shared by `check` and `analyze`."""
+    """--format, --detector, --model, --shadow-cells, --output and --stats: how detection runs and reports, shared by
+    `check` and `analyze`."""
     decorators = [
         click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True),
         click.option(
@@ -243,7 +408,14 @@ def analysis_options(command: Callable) -> Callable:
             "--output",
             type=click.Path(dir_okay=False, path_type=str),
             default=None,
-            help="Write the report to PATH instead of standard output.",
+            metavar="FILE",
+            help="Write the report to FILE instead of standard output.",
+        ),
+        click.option(
+            "--stats",
+            is_flag=True,
+            help="Add the timings to the report (left out by default, so that the same input and seed always "
+            "give the same report, byte for byte).",
         ),
     ]
     for decorate in reversed(decorators):
@@ -254,12 +426,14 @@ def analysis_options(command: Callable) -> Callable:
 @cli.command()
 @source_options
 @launch_options
+@limit_options(launch=True)
 @click.option("--policy", type=click.Choice(list(POLICIES)), default="min-pc", show_default=True, help="Scheduling policy.")
 @click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
 def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
+    limits = command_limits()
     grid_dims, block_dims, _header = launch_dims(file, grid, block)
-    module = load_from_options(file, include_dirs, defines, arch, device_debug)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
     with _Progress() as progress:
         result = simulate(
             module,
@@ -272,6 +446,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
             policy=policy,
             max_steps=max_steps,
             progress=progress,
+            limits=limits,
         )
     if save_args:
         _save_args(save_args, result.args)
@@ -279,8 +454,8 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     geo = result.geometry
     st = result.stats
     console.print(
-        f"{escape(result.kernel.name)}: {geo.nthreads} threads (grid {_dims(geo.grid)}, block {_dims(geo.block)}), "
-        f"{st.thread_instructions} thread-instructions in {st.steps} steps"
+        f"{escape(result.kernel.name)}: {plural(geo.nthreads, 'thread')} (grid {_dims(geo.grid)}, block {_dims(geo.block)}), "
+        f"{plural(st.thread_instructions, 'thread-instruction')} in {plural(st.steps, 'step')}"
     )
     report = build_report(
         result, result.findings, model=None, detector=None, shared_bytes=shared_bytes, args=list(args) or None, seconds=0.0
@@ -295,6 +470,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
 @cli.command()
 @source_options
 @launch_options
+@limit_options(launch=True)
 @analysis_options
 @click.option(
     "--redundant-barriers",
@@ -311,20 +487,20 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     "--population",
     default=DEFAULT_POPULATION,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_POPULATION),
     help="With --search: candidate inputs that survive each generation.",
 )
 @click.option(
     "--generations",
     default=DEFAULT_GENERATIONS,
     show_default=True,
-    type=click.IntRange(min=0),
+    type=click.IntRange(0, MAX_GENERATIONS),
     help="With --search: generations of mutation after the initial population.",
 )
 @click.option(
     "--schedules",
     default=None,
-    type=click.IntRange(min=1),
+    type=click.IntRange(1, MAX_SCHEDULES),
     help="Check N schedules of the launch: the default one, the reversed one and N-2 seeded variations (warp and "
     "block order, holds, preemption around synchronisation); reports the union of findings, each with its schedule. "
     f"Default: {DEFAULT_SCHEDULES} for kernels with atomics, fences or strong accesses, 1 otherwise "
@@ -339,7 +515,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
 )
 def check(
     file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model,
-    shadow_cells, redundant_barriers, search, population, generations, schedules, output, record,
+    shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -356,8 +532,9 @@ def check(
         raise UserError("--record records one launch: it cannot be combined with --search or --schedules")
     if schedules is None and (search or record):
         schedules = 1
+    limits = command_limits()
     grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
-    module = load_from_options(file, include_dirs, defines, arch, device_debug)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
     launch = dict(
         kernel=kernel,
         grid=grid_dims,
@@ -370,6 +547,7 @@ def check(
         shadow_cells=shadow_cells,
         redundant_barriers=redundant_barriers,
         schedules=schedules,
+        limits=limits,
     )
     if search:
         explicit_steps = given("max_steps") is not ParameterSource.DEFAULT
@@ -390,33 +568,97 @@ def check(
             write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)
     if header is not None:
         report.launch["header_expect"] = header.expect
-    _emit_report(report, fmt, output)
+    _emit_report(report, fmt, output, stats)
 
 
 @cli.command()
 @click.argument("trace", type=click.Path(dir_okay=False, path_type=str))
+@limit_options(launch=False)
 @analysis_options
-def analyze(trace, fmt, detector, model, shadow_cells, output) -> None:
+def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     """Run a race detector over TRACE: a text trace, or a binary one written by check --record.
 
     Exit status: 0 nothing found, 1 findings, 2 the trace could not be read (the message names the file and line).
     """
-    _emit_report(analyze_trace(trace, detector=detector, model=model, shadow_cells=shadow_cells), fmt, output)
+    report = analyze_trace(trace, detector=detector, model=model, shadow_cells=shadow_cells, limits=command_limits())
+    _emit_report(report, fmt, output, stats)
 
 
-def _emit_report(report, fmt: str, output: str | None) -> None:
-    """Render `report` in `fmt` to `output` (standard output when None) and exit with its status."""
-    if fmt == "text":
-        _write_text(report, output)
-    else:
-        data = to_json(report) if fmt == "json" else to_sarif(report)
-        _write(output, json.dumps(data, indent=2) + "\n")
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path.")
+@click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a preprocessor macro.")
+@click.option("--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX).")
+@click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG", help="An extra nvcc option for building the program.")
+@limit_options(launch=True)
+@analysis_options
+@click.option("--schedules", default=None, type=click.IntRange(1, MAX_SCHEDULES), help="Schedules per launch (as for check).")
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0, (1 << 63) - 1), help="Seed for random schedules.")
+@click.option("--max-steps", default=2_000_000, show_default=True, type=click.IntRange(1, 1 << 40), help="Scheduler step budget of each launch.")
+@click.option("--leak-check", is_flag=True, help="Report device memory never freed when the program ends.")
+@click.option(
+    "--error-exitcode",
+    default=1,
+    show_default=True,
+    type=click.IntRange(0, 255),
+    help="Exit status when there are findings (otherwise the program's own).",
+)
+def exec(
+    sources, include_dirs, defines, arch, nvcc_flags, fmt, detector, model, shadow_cells, output, stats, schedules, seed,
+    max_steps, leak_check, error_exitcode,
+) -> None:
+    """Build a CUDA program from SOURCES and run it: its host code natively, every kernel launch in the simulator.
+
+    This runs the program's own host code on this machine, as running the program would. Arguments after `--`
+    go to the program. Its output passes through unchanged; gpurace's report goes to standard error (or
+    --output). Exit status: the program's own when nothing was found, --error-exitcode (1) with findings, 2 when
+    the program could not be handled (an unsupported CUDA call, a build error).
+    """
+    from gpurace.runtime import exec_program
+
+    # Click hands over everything after `--` as more SOURCES; the raw command line tells where `--` was.
+    argv = click.get_current_context().meta.get("gpurace.argv", [])
+    program_args = argv[argv.index("--") + 1 :] if "--" in argv else []
+    files = list(sources[: len(sources) - len(program_args)])
+    options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps)
+    result = exec_program(
+        files,
+        program_args,
+        include_dirs=include_dirs,
+        defines=defines,
+        arch=arch,
+        nvcc_flags=nvcc_flags,
+        limits=command_limits(),
+        leak_check=leak_check,
+        **options,
+    )
+    for error in result.errors:
+        click.echo(f"gpurace: error: {error}", err=True)
+    report = result.report(" ".join(files), {"model": model, "detector": detector})
+    if result.findings or fmt != "text" or output:
+        _render(report, fmt, output, stats, err=True)
+    raise SystemExit(result.exit_code(error_exitcode))
+
+
+def _emit_report(report, fmt: str, output: str | None, stats: bool) -> None:
+    """Render `report` in `fmt` (with timings when `stats`) to `output` (standard output when None) and exit
+    with its status."""
+    _render(report, fmt, output, stats)
     raise SystemExit(report.exit_code())
 
 
-def _write(path: str | None, text: str) -> None:
+def _render(report, fmt: str, output: str | None, stats: bool, *, err: bool = False) -> None:
+    """Write `report` in `fmt` to `output`, or to standard output (standard error with `err`)."""
+    if fmt == "text":
+        _write_text(report, output, stats, err)
+    else:
+        data = to_json(report, stats=stats) if fmt == "json" else to_sarif(report, stats=stats)
+        _write(output, json.dumps(data, indent=2) + "\n", err)
+
+
+def _write(path: str | None, text: str, err: bool = False) -> None:
     if path is None:
-        click.echo(text, nl=False)
+        click.echo(text, nl=False, err=err)
         return
     try:
         with open(path, "w", encoding="utf-8") as f:
@@ -425,12 +667,12 @@ def _write(path: str | None, text: str) -> None:
         raise UserError(f"--output: cannot write {path}: {e.strerror}") from None
 
 
-def _write_text(report, path: str | None) -> None:
+def _write_text(report, path: str | None, stats: bool, err: bool = False) -> None:
     if path is None:
-        render_text(report, Console(highlight=False))
+        render_text(report, Console(highlight=False, stderr=err), stats=stats)
         return
     console = Console(record=True, highlight=False, file=io.StringIO(), width=120)
-    render_text(report, console)
+    render_text(report, console, stats=stats)
     _write(path, console.export_text())
 
 
@@ -475,5 +717,7 @@ def _save_args(path: str, values) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: a process of its own, so the memory budget can be its address-space limit."""
+    global _ENFORCE_ADDRESS_LIMIT
+    _ENFORCE_ADDRESS_LIMIT = True
     cli(prog_name="gpurace")

@@ -20,6 +20,7 @@ from gpurace.check import check
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.lockset import LocksetDetector
 from gpurace.detect.locktable import ACTIVE, EMPTY, VALID, Hold, Locksets, LockTable
+from gpurace.frontend.ptx.debuginfo import display_path
 from gpurace.sim.launch import simulate
 
 LOCKSET = Path(__file__).resolve().parent.parent / "kernels" / "lockset"
@@ -38,7 +39,7 @@ def test_write_after_unlock_is_found_from_one_schedule_where_hb_and_gwcp_see_the
     assert _races(report) == [("data-race", "global", (29, 32))]
     (finding,) = report.findings
     assert finding.cause == (
-        f"no common lock: the access at {path}:29 holds lock `mutex (int*)` (device scope), this one holds none"
+        f"no common lock: the access at {display_path(str(path))}:29 holds lock `mutex (int*)` (device scope), this one holds none"
     )
     assert [s.block for s in finding.sites] == [(0, 0, 0), (1, 0, 0)]
     assert finding.address.allocation == "x (int*)"

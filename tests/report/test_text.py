@@ -13,6 +13,7 @@ from report_samples import (
 from rich.console import Console
 
 from gpurace.report.text import render_text
+from gpurace.words import plural
 
 
 def render(report, terminal=False) -> str:
@@ -69,7 +70,7 @@ def test_caret_follows_tab_expansion(source_file):
 
 def test_inlined_site_names_the_call_site_and_the_inlined_function(source_file):
     text = render(make_report(source_file, [race(source_file)]))
-    assert f"= in accumulate(int*, int) inlined from {source_file}:9:5" in text
+    assert f"= in accumulate inlined from {source_file}:9:5" in text
 
 
 def test_out_of_bounds_has_one_site(source_file):
@@ -120,7 +121,7 @@ def test_paths_below_the_cwd_are_relative(source_file, monkeypatch):
     monkeypatch.chdir(source_file.parent)
     text = render(make_report(source_file, [race(source_file)]))
     assert text.startswith("reduce.cu:8:5: error: data race")
-    assert "= in accumulate(int*, int) inlined from reduce.cu:9:5" in text
+    assert "= in accumulate inlined from reduce.cu:9:5" in text
 
 
 def test_relative_source_names_are_found_next_to_the_checked_file(source_file, tmp_path, monkeypatch):
@@ -138,3 +139,23 @@ def test_no_colour_codes_unless_the_console_is_a_terminal(source_file):
     coloured = render(report, terminal=True)
     assert "\x1b[1;31merror:" in coloured  # bold red
     assert "\x1b[1;33mwarning:" in coloured  # bold yellow
+
+
+def test_counts_of_one_are_singular(source_file):
+    report = make_report(source_file, [race(source_file)])
+    report.stats["buffers"] = [{"name": "out (int*)", "bytes_used": 1, "pages": 1}]
+    report.stats["search"] = {"candidates": 1, "generations": 1, "searched": [], "discarded": {}, "step_budget": 10}
+    report.launch["search"] = {"population": 1, "generations": 1, "seed": 0}
+    report.launch["schedules"] = {"count": 1, "planned": 1, "seed": 0}
+    report.findings[0].schedule = {"index": 1, "policy": "reverse", "seed": None}
+    text = render(report)
+    assert "automatic buffer out (int*): 1 byte used, 1 page touched" in text
+    assert "input search: 1 candidate input over 1 of 1 generation (population 1, seed 0)" in text
+    assert "1 of 1 schedule per launch" in text and ": 1 finding first exposed by another schedule" in text
+    assert text.rstrip().splitlines()[-1] == "1 error in reduce (grid 1x1x1, block 256x1x1)"
+    assert "1 bytes" not in text and "1 pages" not in text
+
+
+def test_plural():
+    assert [plural(n, "byte") for n in (0, 1, 2)] == ["0 bytes", "1 byte", "2 bytes"]
+    assert plural(2, "match", "matches") == "2 matches"

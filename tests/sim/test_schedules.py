@@ -245,9 +245,11 @@ def test_cli_json_and_exit_codes():
     assert bad.exit_code == 2 and "--schedules" in bad.stderr
 
 
-def test_api_refuses_zero_schedules_and_negative_seeds():
-    with pytest.raises(UserError, match="--schedules must be at least 1, got 0"):
+def test_api_refuses_zero_or_too_many_schedules_and_negative_seeds():
+    with pytest.raises(UserError, match="--schedules must be from 1 to 1024, got 0"):
         check(SCHEDULES / "lock_order_write_inside.cu", grid=2, block=32, schedules=0)
+    with pytest.raises(UserError, match="--schedules must be from 1 to 1024, got 1025"):
+        check(SCHEDULES / "lock_order_write_inside.cu", grid=2, block=32, schedules=1025)
     with pytest.raises(UserError, match="--seed must not be negative, got -1"):
         check(SCHEDULES / "lock_order_write_inside.cu", grid=2, block=32, seed=-1)
 

@@ -58,7 +58,7 @@ import numpy as np
 
 from gpurace.detect.access_items import AccessItems, may_conflict, merged, near, union
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.findings import PERFORMANCE, Finding, Site, make_site
+from gpurace.detect.findings import PERFORMANCE, Finding, Site, make_site, position_key
 from gpurace.detect.rules import AccessFlags, Cause, batch_flags, classify
 from gpurace.detect.segments import pairs_in_runs, run_bounds, split_segments
 from gpurace.frontend.ptx.ir import Instruction
@@ -88,8 +88,7 @@ def statement_key(program, pc: int) -> tuple:
     from that position (unrolled copies, inlined calls), so it is the unit
     that is judged and reported.
     """
-    loc = program.instructions[pc].loc
-    return (loc.file, loc.line, loc.column) if loc else ("", -1, pc)
+    return position_key(program.instructions[pc].loc, pc)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@
 A finding is what a user reads: its kind, severity, the memory space, the
 cause in words, and up to two `Site`s (the instructions involved, each with one
 concrete thread and its source location). Findings are deduplicated by kind and
-the pair of static instructions; `count` says how many dynamic instances were
-merged and the first instance is kept as the example.
+the source positions of their sites (`position_key`); `count` says how many
+dynamic instances were merged and the first instance is kept as the example.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpurace.frontend.names import variable_name
+from gpurace.frontend.ptx.debuginfo import user_frame
 from gpurace.frontend.ptx.ir import SourceLoc
 
 ERROR = "error"
@@ -58,17 +59,30 @@ class Finding:
     input: dict | None = None
     # Under several schedules, the one that first exposed it: {"index": 3, "policy": "random", "seed": ...}.
     schedule: dict | None = None
+    # Under `gpurace exec`, the launch that first showed it:
+    # {"index": 2, "kernel": "reduce", "grid": [...], "block": [...], "host": "prog.cu:41"}.
+    launch: dict | None = None
 
     @property
     def key(self) -> tuple:
-        """Deduplication key: kind, space and the unordered pair of source locations.
-
-        Source positions, not instructions: one source line often compiles to
-        several instructions (unrolled loops, inlined helpers), and the user
-        fixes lines. Sites without line information fall back to the pc.
-        """
-        where = tuple(sorted((s.loc.file, s.loc.line, s.loc.column) if s.loc else ("", -1, s.pc) for s in self.sites))
+        """Deduplication key: kind, space and the unordered pair of source positions (`position_key`)."""
+        where = tuple(sorted(position_key(s.loc, s.pc) for s in self.sites))
         return (self.kind, where, self.space)
+
+
+def position_key(loc: SourceLoc | None, pc: int) -> tuple[str, int, int]:
+    """Where an instruction is, as findings are told apart and ordered: `(file, line, column)`.
+
+    Source positions, not instructions: one source line often compiles to
+    several instructions (unrolled loops, inlined helpers), and the user
+    fixes lines. The position is the user's frame of the inlining chain
+    (`user_frame`): code inlined from a library header is fixed where the
+    user calls it. Instructions without line information fall back to the pc.
+    """
+    if loc is None:
+        return ("", -1, pc)
+    lead = user_frame(loc)
+    return (lead.file, lead.line, lead.column)
 
 
 def describe_address(memory, canonical: int) -> Address:
@@ -120,11 +134,16 @@ class FindingSet:
         return len(self._by_key)
 
     def sorted(self) -> list[Finding]:
-        """Errors first, then by the first site's source position."""
+        """Errors first, then by the first site's source position, then by the rest of the key.
+
+        The order is total, so a report lists its findings in the same order
+        whichever order the detectors produced them in.
+        """
         rank = {ERROR: 0, WARNING: 1, PERFORMANCE: 2}
 
         def sort_key(f: Finding) -> tuple:
-            loc = f.sites[0].loc if f.sites else None
-            return (rank.get(f.severity, 3), loc.file if loc else "", loc.line if loc else 0, f.kind)
+            first = position_key(f.sites[0].loc, f.sites[0].pc) if f.sites else ("", -1, -1)
+            kind, where, space = f.key
+            return (rank.get(f.severity, 3), first, kind, space or "", where)
 
         return sorted(self._by_key.values(), key=sort_key)

@@ -28,6 +28,11 @@ Which compiler, and why:
 
 Both compilers get `-lineinfo` so every PTX instruction carries a `.loc` back
 to the source, which is what makes findings point at source lines.
+
+The file is untrusted: NVRTC runs in a forked child and nvcc as a child
+process, each within the memory budget and a time limit, and nvcc, which
+hands its arguments to a shell, sees only shell-safe paths and no macro
+values (`sandbox` says how).
 """
 
 from __future__ import annotations
@@ -35,14 +40,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, uses_gpuverify
+from gpurace.frontend.sandbox import CompilerDir, c_string, call_limited, defines_header, run_limited, shell_safe
+from gpurace.limits import Limits, format_size
 
 DEFAULT_ARCH = "compute_75"
 
@@ -61,8 +66,6 @@ _HOST_CODE_RE = re.compile(
 )
 
 _CUDA_H_INCLUDE_RE = re.compile(r"#\s*include\s*[<\"]cuda\.h[>\"]")
-
-_NVCC_TIMEOUT_S = 600
 
 
 @dataclass(frozen=True)
@@ -86,23 +89,27 @@ def compile_to_ptx(
     defines: Iterable[str] = (),
     arch: str = DEFAULT_ARCH,
     device_debug: bool = False,
+    limits: Limits | None = None,
 ) -> CompiledPtx:
     """Compile (or read) `path` into PTX with line information.
 
-    `include_dirs` become `-I` options, `defines` (`NAME` or `NAME=VALUE`)
-    become `-D` options, `arch` is `compute_XX` or `sm_XX` (both select the
+    `include_dirs` (existing directories) are searched for includes,
+    `defines` (`NAME` or `NAME=VALUE`) are macro definitions, `arch` is `compute_XX` or `sm_XX` (both select the
     virtual architecture `compute_XX`, since PTX is what we want).
     `device_debug` compiles without optimisation (`-G`), so that every access
     of the source happens, even a store the optimiser would delete because
     nothing reads it; files written for GPUVerify always are, since
     GPUVerify's verdicts are about the source program.
+    The compiler runs within `limits` (memory budget, time), and nothing of
+    the file, its name or the options reaches a shell (`sandbox`).
     """
+    limits = (limits or Limits()).started()
     source = _check_source(Path(path))
     suffix = source.suffix.lower()
     if suffix == ".ptx":
         return CompiledPtx(_read_text(source), str(source), "ptx")
     virtual_arch = normalize_arch(arch)
-    includes = [str(Path(d)) for d in include_dirs]
+    includes = [_check_include_dir(d) for d in include_dirs]
     macros = [_check_define(d) for d in defines]
     code = _read_text(source)
     gpuverify = uses_gpuverify(code)
@@ -115,15 +122,19 @@ def compile_to_ptx(
     # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
     nvcc_extra = [*debug, "-include", "cuda.h"] if gpuverify else debug
     if has_host_code(code, gpuverify=gpuverify):
-        return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, host_code=True)
+        return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=True)
     nvrtc_extra = [*debug, f"--pre-include={COMPAT_INCLUDE_DIR / 'cuda.h'}", "-default-device"] if gpuverify else debug
     try:
-        return _compile_with_nvrtc(source, code, [*includes, str(COMPAT_INCLUDE_DIR)], macros, virtual_arch, nvrtc_extra)
+        return call_limited(
+            lambda: _compile_with_nvrtc(source, code, [*includes, str(COMPAT_INCLUDE_DIR)], macros, virtual_arch, nvrtc_extra),
+            limits,
+            f"{source}: NVRTC",
+        )
     except CompileError as nvrtc_error:
         if find_nvcc() is None:
             raise
         try:
-            return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, host_code=False)
+            return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=False)
         except CompileError:
             raise nvrtc_error from None
 
@@ -234,8 +245,9 @@ def _check_nvrtc(err, what: str, source: Path) -> None:
 
 
 def _compile_with_nvcc(
-    source: Path, includes: list[str], macros: list[str], arch: str, extra: list[str], *, host_code: bool
+    source: Path, includes: list[str], macros: list[str], arch: str, extra: list[str], limits: Limits, *, host_code: bool
 ) -> CompiledPtx:
+    """nvcc -ptx on `source`, with nothing on its command line that a shell could reinterpret (see `sandbox`)."""
     nvcc = find_nvcc()
     if nvcc is None:
         why = "it has host code, which " if host_code else ""
@@ -243,22 +255,27 @@ def _compile_with_nvcc(
             f"{source}: {why}needs nvcc, and none was found on PATH, in $CUDA_HOME/bin "
             "or in the nvidia-cuda-nvcc package"
         )
-    with tempfile.TemporaryDirectory(prefix="gpurace-") as tmp:
-        out = Path(tmp) / (source.stem + ".ptx")
-        cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}", *extra]
-        cmd += [f"-I{d}" for d in includes]
-        cmd += [f"-D{m}" for m in macros]
-        cmd += [str(source), "-o", str(out)]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=_NVCC_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            raise CompileError(f"{source}: nvcc took longer than {_NVCC_TIMEOUT_S} s") from None
-        except OSError as e:
-            raise CompileError(f"{source}: could not run {nvcc}: {e}") from None
-        if proc.returncode != 0 or not out.is_file():
+    with CompilerDir() as tmp:
+        include_paths = [tmp.reach(d) for d in includes]
+        if shell_safe(source):
+            input_path = str(source)
+        else:
+            # A private copy under a safe name; its includes are still found beside the original, and
+            # `#line` keeps the original name in the line information.
+            include_paths.insert(0, tmp.reach(source.parent))
+            input_path = tmp.write("src/kernel.cu", f"#line 1 {c_string(str(source))}\n" + _read_text(source))
+        out = tmp.write("kernel.ptx", "")
+        cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}"]
+        if macros:
+            cmd += ["-include", tmp.write("defines.h", defines_header(macros))]
+        cmd += [*extra, *(f"-I{d}" for d in include_paths), input_path, "-o", out]
+        proc = run_limited(cmd, limits, f"{source}: nvcc")
+        text = tmp.restore_paths(Path(out).read_text(encoding="utf-8", errors="replace"))
+        if proc.returncode != 0 or not text:
             log = (proc.stderr + proc.stdout).strip()
+            if proc.returncode < 0 or "std::bad_alloc" in log or "out of memory" in log.lower():
+                log += f"\n(the compiler's memory budget is {format_size(limits.max_memory)}, --max-memory)"
             raise CompileError(f"{source}: nvcc could not compile it:\n{log}".rstrip())
-        text = out.read_text()
     return CompiledPtx(text, str(source), "nvcc", str(nvcc))
 
 
@@ -294,13 +311,23 @@ def _read_text(path: Path) -> str:
         raise UserError(f"{path}: cannot read it: {e.strerror}") from None
 
 
-_DEFINE_RE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.DOTALL)
+_DEFINE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=[^\x00-\x08\x0a-\x1f\x7f]*)?$")
 
 
 def _check_define(define: str) -> str:
+    """`NAME` or `NAME=VALUE`: a C identifier, and a value of one line (a line break would add directives)."""
     if not _DEFINE_RE.match(define):
-        raise UserError(f"-D {define!r}: expected NAME or NAME=VALUE")
+        raise UserError(
+            f"-D {define!r}: expected NAME or NAME=VALUE, with NAME a C identifier and VALUE without control characters"
+        )
     return define
+
+
+def _check_include_dir(directory: str | os.PathLike) -> str:
+    path = Path(directory)
+    if not path.is_dir():
+        raise UserError(f"-I {str(directory)!r}: no such directory")
+    return str(path)
 
 
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)

@@ -10,6 +10,7 @@ write (`const int*` rather than the demangler's `int const*`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import cxxfilt
@@ -17,6 +18,7 @@ import cxxfilt
 _OPEN = "<(["
 _CLOSE = ">)]"
 _CV = ("const", "volatile")
+_TRAILING_QUALIFIERS = re.compile(r"(?:\s*(?:const|volatile|&&|&))+$")
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,20 @@ def demangle_signature(symbol: str) -> Signature:
     if inner in ("", "void"):
         return Signature(name, ())
     return Signature(name, tuple(normalize_type(t) for t in split_top_level(inner)))
+
+
+def function_name(signature: str) -> str:
+    """The name in a demangled function signature, without return type, parameters and qualifiers.
+
+    `cuda::atomic_ref<int>::fetch_add` for `int cuda::atomic_ref<int>::fetch_add(int, cuda::memory_order) const`:
+    the signatures of library code run to hundreds of characters, and a
+    report that already gives the file and line needs only the name. Text
+    that is not a signature (a label) is returned as it is.
+    """
+    text = signature.strip()
+    unqualified = _TRAILING_QUALIFIERS.sub("", text)
+    open_at = _param_list_start(unqualified)
+    return text if open_at is None else _strip_return_type(unqualified[:open_at].strip())
 
 
 def split_top_level(text: str, sep: str = ",") -> list[str]:

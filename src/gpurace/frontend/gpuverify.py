@@ -36,7 +36,9 @@ COMPAT_INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 _LABEL_RE = re.compile(r"^(pass|xfail(?::\S*)?)$")
 _OPTIONS_RE = re.compile(r"^(?:--[A-Za-z]|-D)")
 _TOKEN_RE = re.compile(r"\S*\[[^\]]*\]\S*|\S+")
-_DIMS_RE = re.compile(r"^(?:\d+|\[\d+(?:,\d+){0,2}\])$")
+_DIMS_RE = re.compile(r"^(?:[0-9]+|\[[0-9]+(?:,[0-9]+){0,2}\])$")
+_MAX_DIM_DIGITS = 18
+"""A dimension with more digits is far past every CUDA limit; it is refused before conversion."""
 _DEFINE_RE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$")
 _BLOCK_OPTIONS = ("--blockDim", "--local_size")
 _GRID_OPTIONS = ("--gridDim", "--num_groups")
@@ -190,7 +192,11 @@ def _dims(where: str, name: str, value: str | None) -> Dims:
         raise UserError(
             f"{where}: {name}={value or ''}: expected a positive integer or [X,Y] / [X,Y,Z] of positive integers"
         )
-    dims = [int(v) for v in compact.strip("[]").split(",")]
+    parts = compact.strip("[]").split(",")
+    digits = max(len(p) for p in parts)
+    if digits > _MAX_DIM_DIGITS:
+        raise UserError(f"{where}: {name}: a dimension of {digits} digits is far past what CUDA allows")
+    dims = [int(p) for p in parts]
     if any(d <= 0 for d in dims):
         raise UserError(f"{where}: {name}={value}: dimensions must be positive")
     return tuple((dims + [1, 1])[:3])  # type: ignore[return-value]

@@ -12,6 +12,7 @@ from typing import Iterable
 from gpurace.frontend.compile import DEFAULT_ARCH, compile_to_ptx
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
+from gpurace.limits import Limits
 
 
 def load_module(
@@ -21,13 +22,16 @@ def load_module(
     defines: Iterable[str] = (),
     arch: str = DEFAULT_ARCH,
     device_debug: bool = False,
+    limits: Limits | None = None,
 ) -> Module:
-    """Compile `path` (.cu or .ptx) and parse the PTX; `Module.source_path` names `path`.
+    """Compile `path` (.cu or .ptx) within `limits` and parse the PTX; `Module.source_path` names `path`.
 
     Parse errors in PTX generated from a .cu file name the generated PTX, since
     their line numbers are PTX lines, not source lines.
     """
-    compiled = compile_to_ptx(path, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug)
+    compiled = compile_to_ptx(
+        path, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits
+    )
     where = compiled.source_path if compiled.compiler == "ptx" else f"{compiled.source_path} (generated PTX)"
     module = parse_ptx(compiled.text, where)
     module.source_path = compiled.source_path

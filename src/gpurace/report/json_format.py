@@ -5,6 +5,12 @@ block, warp, lane, operation, source position with the whole inlining chain,
 and PTX instruction), so `from_json` rebuilds the same `Report` and a result
 recorded today can be rendered again later in any format. Values that came
 from NumPy (counters, details) are turned into plain Python numbers first.
+
+An access's `file`, `line` and `column` are the user's frame of its inlining
+chain (`report.locations`); `library_frames` holds the frames inside library
+headers below it and `inlined_at` the call sites above it, both innermost
+first. Paths follow `debuginfo.display_path`, and timings are written only
+when asked (`stats=True`), so one check run twice writes the same bytes.
 """
 
 from __future__ import annotations
@@ -14,25 +20,29 @@ import json
 from gpurace.detect.findings import Address, Finding, Site
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.debuginfo import display_path
 from gpurace.frontend.ptx.ir import SourceLoc
-from gpurace.report.model import Report
+from gpurace.report.locations import frames
+from gpurace.report.model import Report, reported_stats
 
 
-def to_json(report: Report) -> dict:
-    """The report as JSON-compatible data (see the module docstring for why it is this complete)."""
+def to_json(report: Report, *, stats: bool = False) -> dict:
+    """The report as JSON-compatible data (see the module docstring for why it is this complete);
+    `stats` adds the timings (`model.TIMINGS`)."""
+    checked = report.source
     return {
         "kernel": report.kernel,
         "mangled": report.mangled,
-        "source": report.source,
+        "source": display_path(checked) if checked else None,
         "launch": plain(report.launch),
-        "findings": [_finding(f) for f in report.findings],
-        "stats": plain(report.stats),
+        "findings": [_finding(f, checked) for f in report.findings],
+        "stats": plain(reported_stats(report.stats, stats)),
     }
 
 
-def dumps(report: Report) -> str:
-    """The JSON report as text, indented for people who open it."""
-    return json.dumps(to_json(report), indent=2)
+def dumps(report: Report, *, stats: bool = False) -> str:
+    """The JSON report as text, indented for people who open it; `stats` as for `to_json`."""
+    return json.dumps(to_json(report, stats=stats), indent=2)
 
 
 def from_json(data: dict) -> Report:
@@ -66,18 +76,19 @@ def plain(value):
 # ------------------------------------------------------------------ writing
 
 
-def _finding(f: Finding) -> dict:
+def _finding(f: Finding, checked: str | None) -> dict:
     return {
         "kind": f.kind,
         "severity": f.severity,
         "space": f.space,
         "cause": f.cause,
         "count": int(f.count),
-        "accesses": [_access(s) for s in f.sites],
+        "accesses": [_access(s, checked) for s in f.sites],
         "address": _address(f.address),
         "details": plain(f.details),
         "input": plain(f.input),
         "schedule": plain(f.schedule),
+        "launch": plain(f.launch),
     }
 
 
@@ -87,31 +98,33 @@ def _address(a: Address | None) -> dict | None:
     return {"allocation": a.allocation, "offset": int(a.offset), "address": int(a.address)}
 
 
-def _access(s: Site) -> dict:
-    loc = s.loc
+def _access(s: Site, checked: str | None) -> dict:
+    where = frames(s.loc) if s.loc else None
+    lead = where.lead if where else None
     return {
-        "thread": list(s.thread),
-        "block": list(s.block),
+        "thread": None if s.thread is None else list(s.thread),
+        "block": None if s.block is None else list(s.block),
         "warp": int(s.warp),
         "lane": int(s.lane),
         "op": s.op,
         "scope": s.scope,
-        "file": loc.file if loc else None,
-        "line": loc.line if loc else None,
-        "column": loc.column if loc else None,
-        "inlined_at": [_position(c) for c in loc.chain()[1:]] if loc else [],
+        "file": display_path(lead.file, checked) if lead else None,
+        "line": lead.line if lead else None,
+        "column": lead.column if lead else None,
+        "inlined_at": [_position(c, checked) for c in where.outside] if where else [],
+        "library_frames": [_position(c, checked) for c in where.inside] if where else [],
         # The function the instruction belongs to, readable; the PTX symbol follows.
         "function": demangle_signature(s.function).name,
         "ptx_function": s.function,
         # The inlined function the source position lies in, when the PTX names it.
-        "source_function": loc.function if loc else None,
+        "source_function": lead.function if lead else None,
         "instruction": s.instruction,
         "pc": int(s.pc),
     }
 
 
-def _position(loc: SourceLoc) -> dict:
-    return {"file": loc.file, "line": loc.line, "column": loc.column, "function": loc.function}
+def _position(loc: SourceLoc, checked: str | None) -> dict:
+    return {"file": display_path(loc.file, checked), "line": loc.line, "column": loc.column, "function": loc.function}
 
 
 # ------------------------------------------------------------------ reading
@@ -130,20 +143,20 @@ def _read_finding(d: dict) -> Finding:
         details=dict(d.get("details", {})),
         input=d.get("input"),
         schedule=d.get("schedule"),
+        launch=d.get("launch"),
     )
 
 
 def _read_access(d: dict) -> Site:
     loc = None
     if d["file"] is not None:
-        outer = None
-        for pos in reversed(d["inlined_at"]):
-            outer = SourceLoc(pos["file"], int(pos["line"]), int(pos["column"]), outer, pos["function"])
-        loc = SourceLoc(d["file"], int(d["line"]), int(d["column"]), outer, d.get("source_function"))
+        lead = {"file": d["file"], "line": d["line"], "column": d["column"], "function": d.get("source_function")}
+        for pos in reversed([*d.get("library_frames", []), lead, *d["inlined_at"]]):
+            loc = SourceLoc(pos["file"], int(pos["line"]), int(pos["column"]), loc, pos["function"])
     return Site(
         pc=int(d["pc"]),
-        thread=_triple(d["thread"]),
-        block=_triple(d["block"]),
+        thread=None if d["thread"] is None else _triple(d["thread"]),
+        block=None if d["block"] is None else _triple(d["block"]),
         warp=int(d["warp"]),
         lane=int(d["lane"]),
         op=d["op"],

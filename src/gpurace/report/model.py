@@ -22,10 +22,10 @@ class Report:
     argument specs as given, the memory model and the detector, and
     `auto_scalars` (name and value of each scalar that `auto` chose) when
     there are any; `stats` the simulation counters (threads, steps,
-    thread_instructions, events, seconds) and `buffers` (name, bytes_used and
-    pages of each automatic buffer) when there are any, and `barriers` (the
-    pcs of the barriers executed and needed) when redundant barriers were
-    checked.
+    thread_instructions, events), the time taken (`seconds`, see `TIMINGS`)
+    and `buffers` (name, bytes_used and pages of each automatic buffer) when
+    there are any, and `barriers` (the pcs of the barriers executed and
+    needed) when redundant barriers were checked.
     Both are plain JSON-compatible dicts so a report can be recorded and
     reloaded without knowing which counters a given version produced.
     """
@@ -116,6 +116,49 @@ KINDS: dict[str, KindInfo] = {
         "A warp-synchronous operation (__syncwarp, a shuffle, a vote or bar.warp.sync) whose mask leaves out "
         "the executing lane or names lanes that have already exited.",
     ),
+    "timeout": KindInfo(
+        "timeout",
+        "timeout",
+        "The command's wall-clock budget (--timeout) ran out while threads were still running; the run was "
+        "stopped where they were.",
+    ),
+    "stack-overflow": KindInfo(
+        "stack overflow",
+        "stack overflow",
+        "A call would nest deeper than the stack allows (--max-call-depth nested calls, or the local memory a "
+        "thread has for its frames): usually a recursion without a base case.",
+    ),
+    "invalid-launch": KindInfo(
+        "invalid launch",
+        "invalid launch",
+        "The host program launched a kernel with a configuration a GPU refuses (a block of more than 1024 "
+        "threads, more shared memory than a block can have); the launch returned cudaErrorInvalidConfiguration.",
+    ),
+    "use-after-free": KindInfo(
+        "use after free",
+        "use of freed {space} memory",
+        "A copy, memset or free of device memory that was already freed.",
+    ),
+    "invalid-free": KindInfo(
+        "invalid free",
+        "invalid free",
+        "cudaFree or cudaFreeHost of a pointer that is not the start of a live allocation of that kind.",
+    ),
+    "invalid-device-pointer": KindInfo(
+        "invalid device pointer",
+        "invalid device pointer",
+        "A copy or memset names a device address that lies in no allocation.",
+    ),
+    "invalid-copy-direction": KindInfo(
+        "invalid copy direction",
+        "invalid copy direction",
+        "A cudaMemcpy whose direction does not match where its source and destination are.",
+    ),
+    "leak": KindInfo(
+        "memory leak",
+        "memory leak",
+        "With --leak-check: device memory allocated and never freed before the program ended.",
+    ),
     "redundant-barrier": KindInfo(
         "redundant barrier",
         "redundant barrier",
@@ -124,6 +167,22 @@ KINDS: dict[str, KindInfo] = {
         level="note",
     ),
 }
+
+TIMINGS = frozenset({"seconds"})
+"""The `stats` keys that measure time. They differ between two runs of the same check, so the renderers leave them
+out unless asked (`stats=True`, the `--stats` option): the same input and seed give byte-identical reports."""
+
+
+def reported_stats(value, timings: bool):
+    """`value` (a report's `stats`, or part of it) without the `TIMINGS` keys at any depth, unless `timings`."""
+    if timings:
+        return value
+    if isinstance(value, dict):
+        return {k: reported_stats(v, False) for k, v in value.items() if k not in TIMINGS}
+    if isinstance(value, (list, tuple)):
+        return [reported_stats(v, False) for v in value]
+    return value
+
 
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, PERFORMANCE: 2}
 
@@ -173,8 +232,18 @@ def format_schedule(schedule: dict) -> str:
     return f"schedule {schedule['index']} ({detail})"
 
 
+def format_launch(launch: dict) -> str:
+    """`launch 3 of reduce (grid 2x1x1, block 256x1x1) at prog.cu:41`: the launch of a program that first showed
+    a finding (`Finding.launch`)."""
+    text = f"launch {launch['index']} of {launch['kernel']} (grid {format_dims(launch['grid'])}, block {format_dims(launch['block'])})"
+    return f"{text} at {launch['host']}" if launch.get("host") else text
+
+
 def describe_site(site: Site) -> str:
-    """`write by thread (3,0,0) of block (0,0,0), warp 0 lane 3`, plus the scope of a scoped operation."""
+    """`write by thread (3,0,0) of block (0,0,0), warp 0 lane 3`, plus the scope of a scoped operation;
+    `cudaMemcpy by the host program` for a call of the host code (`gpurace exec`)."""
+    if site.thread is None:
+        return f"{site.op} by the host program"
     text = (
         f"{site.op} by thread {_coords(site.thread)} of block {_coords(site.block)}, "
         f"warp {site.warp} lane {site.lane}"

@@ -3,14 +3,19 @@
 One run; the driver lists a rule for every finding kind gpurace knows (plus
 any other kind the report holds), so rule indices are stable from one report
 to the next. Each finding becomes one result: its first site is the primary
-location, the second site and the inlining call sites are related locations,
-and each site is also a one-step thread flow whose id names the thread, so
-viewers that show code flows show which thread did what. The same thread ids
-are in the result's properties for scripts.
+location, the second site, the library frames and the inlining call sites are
+related locations, and each site is also a one-step thread flow whose id
+names the thread, so viewers that show code flows show which thread did what.
+The same thread ids are in the result's properties for scripts. A site inside
+a library header is located at the user's line that calls it
+(`report.locations`), the line a code-scanning alert should mark.
 
-Paths below the current directory are written relative to it, against the
-`%SRCROOT%` base whose absolute URI the run records; other paths become
-`file:` URIs. `partialFingerprints` hash the kind and the (unordered) source
+Paths are those of the JSON and text reports (`debuginfo.display_path`):
+paths below the current directory are relative URIs against the `%SRCROOT%`
+base, other paths `file:` URIs. The run describes `%SRCROOT%` without its
+absolute URI, which would make reports of one checkout differ from another's;
+code-scanning services resolve it to the repository root, so run gpurace
+there. `partialFingerprints` hash the kind and the (unordered) source
 positions, so a finding keeps its fingerprint across runs and schedules even
 when the example threads differ.
 """
@@ -19,26 +24,39 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 from urllib.parse import quote
 
 import gpurace
-from gpurace.detect.findings import Finding, Site
+from gpurace.detect.findings import Finding, Site, position_key
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.debuginfo import display_path
 from gpurace.frontend.ptx.ir import SourceLoc
 from gpurace.report.json_format import plain
-from gpurace.report.model import KINDS, SARIF_LEVELS, Report, describe_site, format_address, headline, kind_info
+from gpurace.report.locations import frames, function_label
+from gpurace.report.model import (
+    KINDS,
+    SARIF_LEVELS,
+    Report,
+    describe_site,
+    format_address,
+    headline,
+    kind_info,
+    reported_stats,
+)
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/gpurace/"
 SRCROOT = "%SRCROOT%"
+SRCROOT_DESCRIPTION = "The directory gpurace ran in; gpurace's text and JSON reports write paths relative to it too."
 FINGERPRINT = "gpurace/v1"
 
 
-def to_sarif(report: Report) -> dict:
-    """The report as a SARIF 2.1.0 log (a dict ready for `json.dumps`)."""
+def to_sarif(report: Report, *, stats: bool = False) -> dict:
+    """The report as a SARIF 2.1.0 log (a dict ready for `json.dumps`); `stats` adds the timings (`model.TIMINGS`)."""
     kinds = list(KINDS) + sorted({f.kind for f in report.findings} - KINDS.keys())
     rule_index = {k: i for i, k in enumerate(kinds)}
+    checked = report.source
     run = {
         "tool": {
             "driver": {
@@ -48,17 +66,17 @@ def to_sarif(report: Report) -> dict:
                 "rules": [_rule(k) for k in kinds],
             }
         },
-        "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri() + "/"}},
-        "results": [_result(f, rule_index[f.kind]) for f in report.findings],
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
+        "results": [_result(f, rule_index[f.kind], checked) for f in report.findings],
         "properties": {
             "kernel": report.kernel,
             "mangled": report.mangled,
             "launch": plain(report.launch),
-            "stats": plain(report.stats),
+            "stats": plain(reported_stats(report.stats, stats)),
         },
     }
-    if report.source:
-        run["artifacts"] = [{"location": artifact_location(report.source), "roles": ["analysisTarget"]}]
+    if checked:
+        run["artifacts"] = [{"location": artifact_location(checked), "roles": ["analysisTarget"]}]
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
@@ -73,14 +91,14 @@ def _rule(kind: str) -> dict:
     }
 
 
-def _result(f: Finding, rule_index: int) -> dict:
+def _result(f: Finding, rule_index: int, checked: str | None) -> dict:
     result = {
         "ruleId": f.kind,
         "ruleIndex": rule_index,
         "level": SARIF_LEVELS.get(f.severity, "warning"),
         "message": {"text": f.cause},
         "occurrenceCount": max(1, int(f.count)),
-        "partialFingerprints": {FINGERPRINT: fingerprint(f)},
+        "partialFingerprints": {FINGERPRINT: fingerprint(f, checked)},
         "properties": {
             "headline": headline(f),
             "space": f.space,
@@ -95,20 +113,22 @@ def _result(f: Finding, rule_index: int) -> dict:
         result["properties"]["input"] = plain(f.input)
     if f.schedule is not None:
         result["properties"]["schedule"] = plain(f.schedule)
+    if f.launch is not None:
+        result["properties"]["launch"] = plain(f.launch)
     if f.sites:
-        result["locations"] = [_location(f.sites[0], message=describe_site(f.sites[0]))]
-        related = [_location(s, message=describe_site(s)) for s in f.sites[1:]]
-        related += [_call_site(inner, outer) for s in f.sites if s.loc for inner, outer in zip(s.loc.chain(), s.loc.chain()[1:])]
+        result["locations"] = [_location(f.sites[0], checked)]
+        related = [_location(s, checked) for s in f.sites[1:]]
+        related += [loc for s in f.sites if s.loc for loc in _chain_locations(s.loc, checked)]
         if related:
             result["relatedLocations"] = [dict(loc, id=i) for i, loc in enumerate(related)]
-        result["codeFlows"] = [{"threadFlows": [_thread_flow(s) for s in f.sites]}]
+        result["codeFlows"] = [{"threadFlows": [_thread_flow(s, checked) for s in f.sites]}]
     return result
 
 
 def _thread_ids(s: Site) -> dict:
     return {
-        "thread": list(s.thread),
-        "block": list(s.block),
+        "thread": None if s.thread is None else list(s.thread),
+        "block": None if s.block is None else list(s.block),
         "warp": int(s.warp),
         "lane": int(s.lane),
         "op": s.op,
@@ -117,61 +137,65 @@ def _thread_ids(s: Site) -> dict:
     }
 
 
-def _thread_flow(s: Site) -> dict:
-    thread = ",".join(str(v) for v in s.thread)
-    block = ",".join(str(v) for v in s.block)
+def _thread_flow(s: Site, checked: str | None) -> dict:
+    if s.thread is None:
+        flow = "host"
+    else:
+        flow = f"block ({','.join(str(v) for v in s.block)}) thread ({','.join(str(v) for v in s.thread)})"
     return {
-        "id": f"block ({block}) thread ({thread})",
-        "locations": [{"location": _location(s, message=describe_site(s))}],
+        "id": flow,
+        "locations": [{"location": _location(s, checked)}],
     }
 
 
-def _location(s: Site, message: str | None = None) -> dict:
-    """A SARIF location for a site: the source position when known, always the function it runs in."""
-    loc = _location_of(s.loc, message) if s.loc else ({"message": {"text": message}} if message else {})
+def _location(s: Site, checked: str | None) -> dict:
+    """A SARIF location for a site, described in words: the user's source position when known, always the
+    function it runs in."""
+    message = describe_site(s)
+    loc = _location_of(frames(s.loc).lead, message, checked) if s.loc else {"message": {"text": message}}
     loc["logicalLocations"] = [
         {"name": demangle_signature(s.function).name, "decoratedName": s.function, "kind": "function"}
     ]
     return loc
 
 
-def _call_site(inner: SourceLoc, outer: SourceLoc) -> dict:
-    """The related location of a call that was inlined, naming the inlined function when the PTX does."""
-    return _location_of(outer, f"{inner.function} inlined here" if inner.function else "inlined here")
+def _chain_locations(loc: SourceLoc, checked: str | None) -> list[dict]:
+    """Related locations for the rest of an inlining chain: each library frame below the user's line (from the
+    call inward), then each call site the user's line was inlined at."""
+    where = frames(loc)
+    inside = [_location_of(f, f"through {function_label(f)}", checked) for f in reversed(where.inside)]
+    callers = zip((where.lead, *where.outside), where.outside)
+    return inside + [_location_of(outer, f"{function_label(inner)} inlined here", checked) for inner, outer in callers]
 
 
-def _location_of(loc: SourceLoc, message: str | None) -> dict:
-    physical: dict = {"artifactLocation": artifact_location(loc.file)}
+def _location_of(loc: SourceLoc, message: str, checked: str | None) -> dict:
+    physical: dict = {"artifactLocation": artifact_location(loc.file, checked)}
     if loc.line > 0:
         region = {"startLine": loc.line}
         if loc.column > 0:
             region["startColumn"] = loc.column
         physical["region"] = region
-    out: dict = {"physicalLocation": physical}
-    if message:
-        out["message"] = {"text": message}
-    return out
+    return {"physicalLocation": physical, "message": {"text": message}}
 
 
-def artifact_location(path: str) -> dict:
-    """A relative URI against %SRCROOT% for paths below the cwd, else an absolute `file:` URI."""
-    absolute = Path(os.path.abspath(path))
-    try:
-        rel = absolute.relative_to(Path.cwd())
-    except ValueError:
-        return {"uri": absolute.as_uri()}
-    return {"uri": quote(rel.as_posix()), "uriBaseId": SRCROOT}
+def artifact_location(path: str, checked: str | None = None) -> dict:
+    """The `display_path` of `path` as an artifact location: a relative URI against %SRCROOT% for paths below the
+    cwd, else an absolute `file:` URI."""
+    shown = display_path(path, checked)
+    if os.path.isabs(shown):
+        return {"uri": Path(shown).as_uri()}
+    return {"uri": quote(PurePath(shown).as_posix()), "uriBaseId": SRCROOT}
 
 
-def fingerprint(f: Finding) -> str:
-    """A hash of the kind, the space and the unordered source positions (paths relative when possible)."""
-    positions = sorted(_position_key(s) for s in f.sites)
+def fingerprint(f: Finding, checked: str | None = None) -> str:
+    """A hash of the kind, the space and the unordered source positions (those findings are told apart by)."""
+    positions = sorted(_position_key(s, checked) for s in f.sites)
     text = "|".join([f.kind, f.space or ""] + positions)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _position_key(s: Site) -> str:
+def _position_key(s: Site, checked: str | None) -> str:
     if s.loc is None:
         return f"pc:{s.function}:{s.pc}"
-    uri = artifact_location(s.loc.file)["uri"]
-    return f"{uri}:{s.loc.line}:{s.loc.column}"
+    file, line, column = position_key(s.loc, s.pc)
+    return f"{artifact_location(file, checked)['uri']}:{line}:{column}"

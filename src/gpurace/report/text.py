@@ -10,12 +10,20 @@ The layout follows clang and rustc because GPU programmers already read those
          |
       12 |     s[tid] += s[tid + 1];
          |     ^
-         = inlined from reduce.cu:30:3
+         = in accumulate inlined from reduce.cu:30:3
          = ptx: st.shared.u32 [%r5], %r6;
+
+A site inside a library header (`cuda::atomic_ref`, the toolkit's atomics)
+leads with the user's line that calls it, followed by `= through FUNCTION
+at header:line:col` lines for the library function it calls and the one the
+instruction is in (`report.locations`). Paths are relative to the current
+directory when the file lies below it, absolute otherwise, as in the JSON and
+SARIF reports.
 
 When gpurace chose arguments (`auto`), a line per automatic buffer says how
 much of it the kernel used and a line per automatic scalar its value, just
-before the summary.
+before the summary; with `stats`, a statistics line with the counters and
+the time taken comes before the summary too.
 
 Styles only mark the severity, the header and the focus line; rich drops them
 when the console is not a terminal, so the plain text is what pipes and tests
@@ -26,24 +34,25 @@ location is printed without a snippet.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from rich.console import Console
 from rich.text import Text
 
 from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Finding, Site
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.debuginfo import display_path, resolve_source
 from gpurace.frontend.ptx.ir import SourceLoc
+from gpurace.report.locations import frames, function_label
 from gpurace.report.model import (
     SEVERITY_RANK,
     Report,
     describe_site,
     format_dims,
     format_input,
+    format_launch,
     format_schedule,
     headline,
 )
+from gpurace.words import plural
 
 CONTEXT_LINES = 2  # source lines shown above and below the focus line
 TAB_WIDTH = 4
@@ -51,9 +60,13 @@ TAB_WIDTH = 4
 SEVERITY_STYLES = {ERROR: "bold red", WARNING: "bold yellow", PERFORMANCE: "bold cyan"}
 SEVERITY_NOUNS = {ERROR: ("error", "errors"), WARNING: ("warning", "warnings"), PERFORMANCE: ("performance note", "performance notes")}
 
+COUNTERS = (("threads", "thread"), ("steps", "step"), ("thread_instructions", "thread-instruction"), ("events", "event"))
+"""The simulation counters of `Report.stats` that the statistics line shows, with their nouns."""
 
-def render_text(report: Report, console: Console) -> None:
-    """Print every finding of `report` as a diagnostic, then the summary line."""
+
+def render_text(report: Report, console: Console, *, stats: bool = False) -> None:
+    """Print every finding of `report` as a diagnostic, then the summary line; `stats` adds a statistics line
+    (counters and time taken) before it."""
     sources = SourceCache(report.source)
     for finding in report.findings:
         for line in diagnostic(finding, report, sources):
@@ -65,17 +78,23 @@ def render_text(report: Report, console: Console) -> None:
         console.print(search_summary(report), soft_wrap=True)
     if "schedules" in report.launch:
         console.print(schedules_summary(report), soft_wrap=True)
+    if stats:
+        console.print(statistics(report), soft_wrap=True)
     console.print(summary(report), soft_wrap=True)
+
+
+def statistics(report: Report) -> Text:
+    """`statistics: 512 threads, 19 steps, 9526 thread-instructions, 3 events in 0.029 s` (the counters present)."""
+    counts = ", ".join(plural(report.stats[key], noun) for key, noun in COUNTERS if key in report.stats)
+    seconds = report.stats.get("seconds")
+    return Text(f"statistics: {counts}" + (f" in {seconds} s" if seconds is not None else ""))
 
 
 def automatic_arguments(report: Report) -> list[Text]:
     """`automatic buffer out (int*): 4096 bytes used, 1 page touched` and `automatic value n (int) = 1024` lines."""
     lines = []
     for b in report.stats.get("buffers", []):
-        pages = b["pages"]
-        lines.append(
-            Text(f"automatic buffer {b['name']}: {b['bytes_used']} bytes used, {pages} page{'' if pages == 1 else 's'} touched")
-        )
+        lines.append(Text(f"automatic buffer {b['name']}: {plural(b['bytes_used'], 'byte')} used, {plural(b['pages'], 'page')} touched"))
     for a in report.launch.get("auto_scalars", []):
         value = "all zero bytes" if a["value"] is None else str(a["value"]).lower()
         lines.append(Text(f"automatic value {a['name']} = {value}"))
@@ -93,8 +112,8 @@ def search_summary(report: Report) -> Text:
     """`input search: 57 candidate inputs over 10 of 10 generations (population 8), searching stride (int); 12 discarded: ...`."""
     stats, config = report.stats["search"], report.launch["search"]
     text = (
-        f"input search: {stats['candidates']} candidate inputs over {stats['generations']} of {config['generations']} "
-        f"generations (population {config['population']}, seed {config['seed']}"
+        f"input search: {plural(stats['candidates'], 'candidate input')} over {stats['generations']} of "
+        f"{plural(config['generations'], 'generation')} (population {config['population']}, seed {config['seed']}"
     )
     text += ", stopped early)" if stats["generations"] < config["generations"] else ")"
     text += f", searching {', '.join(stats['searched'])}" if stats["searched"] else ", nothing to search"
@@ -113,13 +132,13 @@ def schedules_summary(report: Report) -> Text:
     `1 of 3 schedules per launch (seed 0; a livelock ended the exploration)` when the default exploration stopped."""
     config = report.launch["schedules"]
     if "planned" in config:
-        text = f"{config['count']} of {config['planned']} schedules per launch (seed {config['seed']}; a livelock ended the exploration)"
+        text = f"{config['count']} of {plural(config['planned'], 'schedule')} per launch (seed {config['seed']}; a livelock ended the exploration)"
     else:
-        text = f"{config['count']} schedules per launch (seed {config['seed']})"
+        text = f"{plural(config['count'], 'schedule')} per launch (seed {config['seed']})"
     if not report.findings:
         return Text(text)
     later = sum(1 for f in report.findings if f.schedule is not None and f.schedule["index"] > 0)
-    return Text(f"{text}: {later} finding{'' if later == 1 else 's'} first exposed by another schedule than schedule 0 (min-pc)")
+    return Text(f"{text}: {plural(later, 'finding')} first exposed by another schedule than schedule 0 (min-pc)")
 
 
 def summary(report: Report) -> Text:
@@ -143,7 +162,7 @@ def summary(report: Report) -> Text:
         one, many = SEVERITY_NOUNS.get(severity, (severity, severity + "s"))
         if i:
             out.append(", ")
-        out.append(f"{n} {one if n == 1 else many}", style=SEVERITY_STYLES.get(severity, "bold"))
+        out.append(plural(n, one, many), style=SEVERITY_STYLES.get(severity, "bold"))
     out.append(where)
     return out
 
@@ -151,8 +170,10 @@ def summary(report: Report) -> Text:
 def diagnostic(finding: Finding, report: Report, sources: SourceCache) -> list[Text]:
     """The lines of one finding: header, cause, count, then each site with its source."""
     first = finding.sites[0].loc if finding.sites else None
+    checked = report.source
+    where = _position(frames(first).lead, checked) if first else (display_path(checked) if checked else report.kernel)
     header = Text()
-    header.append(f"{_position(first) if first else report.source or report.kernel}: ", style="bold")
+    header.append(f"{where}: ", style="bold")
     header.append(f"{finding.severity}:", style=SEVERITY_STYLES.get(finding.severity, "bold"))
     header.append(f" {headline(finding)}", style="bold")
     header.append(f" [{finding.kind}]", style="dim")
@@ -162,27 +183,47 @@ def diagnostic(finding: Finding, report: Report, sources: SourceCache) -> list[T
     origin = [format_input(finding.input)] if finding.input is not None else []
     if finding.schedule is not None:
         origin.append(format_schedule(finding.schedule))
+    if finding.launch is not None:
+        origin.append(format_launch(finding.launch))
     if origin:
         lines.append(Text(f"  exposed by: {', '.join(origin)}"))
     for site in finding.sites:
-        lines.extend(_site(site, sources))
+        lines.extend(_site(site, sources, checked))
     return lines
 
 
-def _site(site: Site, sources: SourceCache) -> list[Text]:
-    lines = [Text(f"  {describe_site(site)}, in {demangle_signature(site.function).name}")]
-    loc = site.loc
+def _site(site: Site, sources: SourceCache, checked: str | None) -> list[Text]:
+    """A site's thread and function, then the user's line with its snippet, the library frames below it and the
+    call sites above it (`locations.Frames`), and the PTX instruction."""
+    function = demangle_signature(site.function).name if site.function else "?"
+    lines = [Text(f"  {describe_site(site)}, in {function}")]
     gutter = 0
-    if loc is not None:
-        lines.append(Text(f"    --> {_position(loc)}", style="cyan"))
-        snippet = _snippet(loc, sources)
-        gutter = len(str(loc.line + CONTEXT_LINES))
-        lines.extend(snippet)
-        chain = loc.chain()
-        for inner, outer in zip(chain, chain[1:]):
-            inlined = f"in {inner.function} inlined from" if inner.function else "inlined from"
-            lines.append(Text(f"    {' ' * gutter} = {inlined} {_position(outer)}"))
-    lines.append(Text(f"    {' ' * gutter} = ptx: {site.instruction}", style="dim"))
+    if site.loc is not None:
+        where = frames(site.loc)
+        lines.append(Text(f"    --> {_position(where.lead, checked)}", style="cyan"))
+        lines.extend(_snippet(where.lead, sources))
+        gutter = len(str(where.lead.line + CONTEXT_LINES))
+        lines += [Text(f"    {' ' * gutter} = {text}") for text in _library_frames(where.inside, checked)]
+        for inner, outer in zip((where.lead, *where.outside), where.outside):
+            inlined = f"in {function_label(inner)} inlined from" if inner.function else "inlined from"
+            lines.append(Text(f"    {' ' * gutter} = {inlined} {_position(outer, checked)}"))
+    if site.thread is not None:  # a host call has no PTX
+        lines.append(Text(f"    {' ' * gutter} = ptx: {site.instruction}", style="dim"))
+    return lines
+
+
+def _library_frames(inside: tuple[SourceLoc, ...], checked: str | None) -> list[str]:
+    """`through FUNCTION at header:line:col` for the library function the user's line calls and for the one the
+    instruction is in, with a count of the frames between them.
+
+    Library code nests deeply (six frames for `atomic_ref::fetch_add`) and the
+    frames between the two ends say little; JSON and SARIF list them all.
+    """
+    outward = list(reversed(inside))
+    ends = outward if len(outward) <= 2 else [outward[0], outward[-1]]
+    lines = [f"through {function_label(f)} at {_position(f, checked)}" for f in ends]
+    if len(outward) > 2:
+        lines.insert(1, f"... {plural(len(outward) - 2, 'more library frame')}")
     return lines
 
 
@@ -208,30 +249,21 @@ def _snippet(loc: SourceLoc, sources: SourceCache) -> list[Text]:
     return out
 
 
-def _position(loc: SourceLoc) -> str:
-    """`path:line:col` (`path:line` when the column is unknown), the path relative to the cwd when inside it."""
-    text = f"{display_path(loc.file)}:{loc.line}"
+def _position(loc: SourceLoc, checked: str | None) -> str:
+    """`path:line:col` (`path:line` when the column is unknown), the path as `debuginfo.display_path` writes it."""
+    text = f"{display_path(loc.file, checked)}:{loc.line}"
     return f"{text}:{loc.column}" if loc.column > 0 else text
-
-
-def display_path(path: str) -> str:
-    """`path` relative to the current directory when it lies below it, else unchanged."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return path
-    return path if rel.startswith("..") else rel
 
 
 class SourceCache:
     """Source files read once per report; a file that cannot be read is remembered as None.
 
     A relative name in `.loc` is relative to where the compiler ran, which is
-    usually the directory of the checked file, so that is tried after the cwd.
+    usually the directory of the checked file (`debuginfo.resolve_source`).
     """
 
     def __init__(self, checked: str | None):
-        self._base = Path(checked).parent if checked else None
+        self._checked = checked
         self._files: dict[str, list[str] | None] = {}
 
     def lines(self, name: str) -> list[str] | None:
@@ -240,12 +272,8 @@ class SourceCache:
         return self._files[name]
 
     def _read(self, name: str) -> list[str] | None:
-        candidates = [Path(name)]
-        if self._base is not None and not Path(name).is_absolute():
-            candidates.append(self._base / name)
-        for path in candidates:
-            try:
-                return path.read_text(encoding="utf-8", errors="replace").splitlines()
-            except OSError:
-                continue
-        return None
+        try:
+            with open(resolve_source(name, self._checked), encoding="utf-8", errors="replace") as f:
+                return f.read().splitlines()
+        except OSError:
+            return None

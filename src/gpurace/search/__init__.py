@@ -6,6 +6,13 @@
         print(f.kind, f.input)                         # the input that first exposed it
 """
 
-from gpurace.search.evolve import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SEARCH_STEP_BUDGET, search
+from gpurace.search.evolve import (
+    DEFAULT_GENERATIONS,
+    DEFAULT_POPULATION,
+    MAX_GENERATIONS,
+    MAX_POPULATION,
+    SEARCH_STEP_BUDGET,
+    search,
+)
 
-__all__ = ["DEFAULT_GENERATIONS", "DEFAULT_POPULATION", "SEARCH_STEP_BUDGET", "search"]
+__all__ = ["DEFAULT_GENERATIONS", "DEFAULT_POPULATION", "MAX_GENERATIONS", "MAX_POPULATION", "SEARCH_STEP_BUDGET", "search"]

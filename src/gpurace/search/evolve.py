@@ -47,15 +47,20 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
+from gpurace.limits import Limits
 from gpurace.report.model import Report, headline
 from gpurace.search.candidates import Candidate, LaunchInput, SearchSpace, requirement_bounds
 from gpurace.search.fitness import Fitness, FitnessSink
 from gpurace.search.union import FindingUnion
 from gpurace.sim.launch import as_dims, select_kernel
 from gpurace.sim.program import build_program
+from gpurace.words import plural
 
 DEFAULT_POPULATION = 8
 DEFAULT_GENERATIONS = 20
+MAX_POPULATION = 1024
+MAX_GENERATIONS = 10_000
+"""Bounds of --population and --generations: a search costs up to population x (1 + 2 x generations) checks."""
 SEARCH_STEP_BUDGET = 10_000
 """Default scheduler-step budget of one candidate launch."""
 
@@ -168,6 +173,7 @@ def search(
     defines=(),
     arch: str = DEFAULT_ARCH,
     progress: Progress | None = None,
+    limits: Limits | None = None,
 ) -> Report:
     """Search inputs of one kernel for races and synchronisation bugs; the report holds the union of findings.
 
@@ -175,14 +181,18 @@ def search(
     `auto` scalar searched (None: all `auto`). `max_steps` is the budget of one
     candidate launch (of each of its `schedules`, which `check` unions first). The report's findings carry `input`, the launch that
     first exposed them; `stats["search"]` says how the search went, and the
-    simulation counters in `stats` are totals over all candidates.
+    simulation counters in `stats` are totals over all candidates. `limits` bound the whole search: when its
+    time is spent, the candidate running ends with a `timeout` finding and no other candidate is checked.
     """
-    if population < 1:
-        raise UserError(f"--population must be at least 1, got {population}")
-    if generations < 0:
-        raise UserError(f"--generations must not be negative, got {generations}")
+    if not 1 <= population <= MAX_POPULATION:
+        raise UserError(f"--population must be from 1 to {MAX_POPULATION}, got {population}")
+    if not 0 <= generations <= MAX_GENERATIONS:
+        raise UserError(f"--generations must be from 0 to {MAX_GENERATIONS}, got {generations}")
     start = time.perf_counter()
-    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
+    limits = (limits or Limits()).started()
+    if not isinstance(source, Module):
+        source = load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+    module = source
     mangled = select_kernel(module, kernel)
     fn = module.functions[mangled]
     info = describe_kernel(module, fn)
@@ -203,6 +213,7 @@ def search(
         "seed": seed,
         "shadow_cells": shadow_cells,
         "schedules": schedules,
+        "limits": limits,
     }
     runs = CandidateRuns(module, mangled, max_steps=max_steps, check_options=options)
     rng = np.random.default_rng(seed)
@@ -213,6 +224,8 @@ def search(
         nonlocal tried
         out, fresh = [], 0
         for c in candidates:
+            if limits.expired():
+                break
             scored, new = runs.score(c, space.launch(c))
             out.append(scored)
             fresh += new
@@ -230,7 +243,7 @@ def search(
         survivors = _select(survivors + scored, population)
         completed = generation
         converged = _converged(survivors)
-        if fresh == 0 or (converged and len(runs.union) == found_before):
+        if fresh == 0 or (converged and len(runs.union) == found_before) or limits.expired():
             break
     if runs.detector is None:
         raise UserError(_nothing_checked(runs, max_steps))
@@ -297,4 +310,4 @@ def _nothing_checked(runs: CandidateRuns, max_steps: int) -> str:
     parts = [
         f"{runs.discarded[r]} {reasons[r]} (e.g. {runs.examples[r]})" for r in DISCARD_REASONS if runs.discarded[r]
     ]
-    return f"the input search could check none of its {runs.checked} candidate inputs: " + "; ".join(parts)
+    return f"the input search could check none of its {plural(runs.checked, 'candidate input')}: " + "; ".join(parts)

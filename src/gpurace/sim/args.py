@@ -7,6 +7,16 @@ scalar parameters take numbers, packed with the parameter's C++ type (or its
 PTX type for `extern "C"` kernels). Every mismatch is a UserError naming the
 argument.
 
+Buffers are checked against the memory budget (`Limits.max_memory`) before
+they are allocated. `buf:0` is a real zero-size buffer: its address is valid,
+but every access through it is out of bounds, as with any other buffer's end.
+A `file:PATH.npy` initialiser is untrusted input: only numeric and bool `.npy`
+files are read (never pickles, strings or records), no larger than the memory
+budget, and their values are converted to the buffer's element type only
+when they fit (a float64 file in a `u8` buffer is an error, not wrapped
+bytes: name the buffer's type, `f64:COUNT:file:x.npy`, or save the file with
+the buffer's dtype).
+
 `auto` (or no arguments at all) lets gpurace choose, for kernels that come
 without inputs: a pointer parameter gets an automatic buffer (zero-filled,
 large, committed page by page as the kernel touches it; see
@@ -28,6 +38,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
+from gpurace.limits import Limits, format_size
 
 # C++ fundamental types (as the demangler spells them) to NumPy dtypes.
 CPP_DTYPES = {
@@ -64,6 +75,11 @@ SPEC_DTYPES = {
     "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
     "f16": np.float16, "f32": np.float32, "f64": np.float64,
 }
+
+SPEC_NAMES = {np.dtype(dt): name for name, dt in SPEC_DTYPES.items()}
+
+NPY_KINDS = {"b": "bools", "i": "integers", "u": "unsigned integers", "f": "floating-point numbers"}
+"""The kinds of `.npy` data a buffer can be filled from, as messages name them."""
 
 # Scalars of `extern "C"` kernels, by PTX parameter type.
 PTX_DTYPES = {
@@ -153,14 +169,18 @@ def buffer_name(i: int, p: ParamInfo) -> str:
 
 
 def pack_scalar(value, dtype: np.dtype, label: str) -> bytes:
-    """Pack one scalar with range checking (ints wrap only for unsigned reinterpretation of negatives)."""
+    """Pack one scalar with range checking (ints wrap only for unsigned reinterpretation of negatives).
+
+    A finite float too large for a floating-point type is an error rather than
+    a silent infinity (`inf` itself is accepted), like an integer that does not fit.
+    """
     try:
         if dtype.kind == "f":
-            return np.array(float(value), dtype=dtype).tobytes()
+            return _pack_float(float(value), dtype, label)
         if dtype.kind == "b":
             return np.array(bool(value), dtype=dtype).tobytes()
         iv = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise UserError(f"{label}: expected a number, got {value!r}") from None
     info = np.iinfo(dtype)
     if dtype.kind == "u" and iv < 0 and iv >= -(1 << (8 * dtype.itemsize - 1)):
@@ -170,15 +190,25 @@ def pack_scalar(value, dtype: np.dtype, label: str) -> bytes:
     return np.array(iv, dtype=dtype).tobytes()
 
 
+def _pack_float(value: float, dtype: np.dtype, label: str) -> bytes:
+    with np.errstate(over="ignore"):
+        packed = np.array(value, dtype=dtype)
+    if math.isfinite(value) and not np.isfinite(packed):
+        raise UserError(f"{label}: {value:g} does not fit in {dtype.name} (largest {float(np.finfo(dtype).max):g})")
+    return packed.tobytes()
+
+
 def parse_scalar_text(text: str, dtype: np.dtype, label: str) -> bytes:
     try:
         value = float(text) if dtype.kind == "f" else int(text, 0)
     except ValueError:
-        raise UserError(f"{label}: expected {'a number' if dtype.kind == 'f' else 'an integer'}, got {text!r}") from None
+        raise UserError(f"{label}: expected {'a number' if dtype.kind == 'f' else 'an integer'}, got {text[:40]!r}") from None
+    if dtype.kind == "f" and math.isinf(value) and "inf" not in text.lower():
+        raise UserError(f"{label}: {text[:40]} does not fit in {dtype.name} (largest {float(np.finfo(dtype).max):g})")
     return pack_scalar(value, dtype, label)
 
 
-def make_buffer(count: int, dtype: np.dtype, init: str, rng: np.random.Generator, label: str) -> np.ndarray:
+def make_buffer(count: int, dtype: np.dtype, init: str, rng: np.random.Generator, label: str, limits: Limits) -> np.ndarray:
     if init == "zeros":
         return np.zeros(count, dtype=dtype)
     if init == "ones":
@@ -193,16 +223,93 @@ def make_buffer(count: int, dtype: np.dtype, init: str, rng: np.random.Generator
         hi = min(np.iinfo(dtype).max, 1000) + 1
         return rng.integers(0, hi, count).astype(dtype)
     if init.startswith("file:"):
-        path = Path(init[5:])
-        try:
-            arr = np.load(path, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise UserError(f"{label}: cannot read {path}: {e}") from None
-        arr = np.ascontiguousarray(arr).reshape(-1)
-        if arr.size < count:
-            raise UserError(f"{label}: {path} holds {arr.size} elements, the spec asks for {count}")
-        return arr[:count].astype(dtype)
+        return load_npy(Path(init[5:]), count, dtype, label, limits)
     raise UserError(f"{label}: unknown initialiser {init!r} (use zeros, ones, iota, rand or file:PATH.npy)")
+
+
+def load_npy(path: Path, count: int, dtype: np.dtype, label: str, limits: Limits) -> np.ndarray:
+    """The first `count` elements (in C order) of the array in the `.npy` file at `path`, as `dtype`.
+
+    The header is read and checked before any data: the file must hold
+    numbers or bools (never pickled objects, strings or records) and no more
+    bytes than the memory budget. The data is then memory-mapped, so only
+    the `count` elements used are read.
+    """
+    label = f"{label}: {path}"
+    if not path.is_file():
+        raise UserError(f"{label}: not a .npy file (no such file, or not a regular one)")
+    shape, file_dtype = _npy_header(path, label)
+    _check_npy_dtype(file_dtype, label)
+    size = math.prod(shape)
+    limits.check_memory(size * file_dtype.itemsize, f"{label} ({size:,} elements of {file_dtype})")
+    if size < count:
+        raise UserError(f"{label}: holds {size} element{'' if size == 1 else 's'}, the spec asks for {count}")
+    try:
+        values = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError) as e:
+        raise UserError(f"{label}: cannot read it as a .npy file: {e}") from None
+    return _convert_npy(np.ascontiguousarray(values).reshape(-1)[:count], dtype, path, label)
+
+
+def _npy_header(path: Path, label: str) -> tuple[tuple[int, ...], np.dtype]:
+    """(shape, dtype) from the header of the `.npy` file at `path`; a UserError when it is not one.
+
+    NumPy's header parser evaluates the header as a Python literal, and a
+    corrupt one fails in many ways (ValueError, SyntaxError, TypeError,
+    tokenize.TokenError, ...): whatever it raises means the file is not a
+    valid `.npy` file, which is the user's input, not a bug.
+    """
+    try:
+        with path.open("rb") as f:
+            version = np.lib.format.read_magic(f)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _fortran_order, dtype = read(f)  # read_array_header_2_0 also reads 3.0, which differs in encoding
+    except OSError as e:
+        raise UserError(f"{label}: cannot read it: {e.strerror}") from None
+    except Exception as e:  # any failure of the parser: see the docstring
+        raise UserError(f"{label}: not a valid .npy file: {e}") from None
+    if not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise UserError(f"{label}: not a valid .npy file: its shape {shape} has a negative dimension")
+    return shape, dtype
+
+
+def _check_npy_dtype(dtype: np.dtype, label: str) -> None:
+    """A UserError unless `.npy` data of `dtype` can fill a buffer (numbers or bools, not records)."""
+    if dtype.fields is not None:
+        raise UserError(f"{label}: holds records ({dtype}); a buffer is filled from an array of numbers or bools")
+    if dtype.kind not in NPY_KINDS:
+        what = {"O": "pickled Python objects", "U": "strings", "S": "byte strings", "c": "complex numbers"}
+        raise UserError(
+            f"{label}: holds {what.get(dtype.kind, 'values')} ({dtype}); a buffer is filled from an array of "
+            "numbers or bools"
+        )
+
+
+def _convert_npy(values: np.ndarray, dtype: np.dtype, path: Path, label: str) -> np.ndarray:
+    """`values` as `dtype`, when every value survives: no float into an integer buffer, no wrapped integer,
+    no finite value that overflows to infinity."""
+    src = values.dtype
+    if src.kind == "f" and dtype.kind != "f":
+        spec = SPEC_NAMES.get(src.newbyteorder("="), "f64")
+        raise UserError(
+            f"{label}: holds {NPY_KINDS['f']} ({src}), the buffer's elements are {dtype}: give the buffer the "
+            f"file's type ({spec}:COUNT:file:{path}) or save the file as {dtype}"
+        )
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = values.astype(dtype)
+    if dtype.kind == "f":
+        bad = np.isfinite(values) & ~np.isfinite(out)
+    else:
+        lo, hi = (0, 1) if dtype.kind == "b" else (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+        bad = (values < lo) | (values > hi)
+    if bad.any():
+        i = int(np.argmax(bad))
+        wider = "f64" if dtype.kind == "f" else "i64"
+        raise UserError(
+            f"{label}: element {i} ({values[i]}) does not fit the buffer's elements ({dtype}); "
+            f"give the buffer a wider type ({wider}:COUNT:file:{path}) or change the file"
+        )
+    return out
 
 
 def parse_bytes_spec(body: str, size: int, label: str) -> bytes:
@@ -256,36 +363,30 @@ def auto_argument(i: int, p: ParamInfo, nthreads: int, bounds: tuple = (None, No
     return AutoScalar(buffer_name(i, p), value, pack_scalar(value, dtype, param_label(i, p)))
 
 
-def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) -> Buffer | bytes:
-    """One `--arg` value for parameter `i` (other than `auto`)."""
-    label = f"--arg {spec!r} for {param_label(i, p)}"
+def parse_arg_spec(
+    spec: str, i: int, p: ParamInfo, rng: np.random.Generator, limits: Limits, buffered: int = 0
+) -> Buffer | bytes:
+    """One `--arg` value for parameter `i` (other than `auto`).
+
+    `buffered` is the bytes of the buffers made for earlier arguments: a new
+    buffer must fit the memory budget together with them.
+    """
+    shown = spec if len(spec) <= 200 else spec[:197] + "..."  # a COUNT of thousands of digits
+    label = f"--arg {shown!r} for {param_label(i, p)}"
     head, _, rest = spec.partition(":")
     if head == "bytes":
         if is_pointer(p):
             raise UserError(f"{label}: bytes: is for parameters passed by value, this one is a pointer")
         return parse_bytes_spec(rest, p.size, label)
     if rest:
-        pointer = is_pointer(p)
-        if not pointer:
+        if not is_pointer(p):
             raise UserError(f"{label}: a buffer was given for a non-pointer parameter")
-        if head == "buf":
-            dtype = pointee_dtype(p)
-            if dtype is None:
-                if p.type is not None and "void" not in p.type:
-                    raise UserError(f"{label}: cannot tell the element type of {p.type}; name one, e.g. u8:COUNT")
-                dtype = np.dtype(np.uint32)  # untyped or void*: 4-byte elements
-        elif head in SPEC_DTYPES:
-            dtype = np.dtype(SPEC_DTYPES[head])
-        else:
-            raise UserError(f"{label}: unknown buffer kind {head!r} (use buf or one of {', '.join(SPEC_DTYPES)})")
+        dtype = _buffer_dtype(head, p, label)
         count_text, _, init = rest.partition(":")
-        try:
-            count = int(count_text, 0)
-        except ValueError:
-            raise UserError(f"{label}: COUNT must be an integer, got {count_text!r}") from None
-        if count < 0:
-            raise UserError(f"{label}: COUNT must not be negative")
-        return Buffer(make_buffer(count, dtype, init or "zeros", rng, label), buffer_name(i, p))
+        count = _buffer_count(count_text, label)
+        earlier = f" (with the {format_size(buffered)} of earlier buffers)" if buffered else ""
+        limits.check_memory(buffered + count * dtype.itemsize, label + earlier)
+        return Buffer(make_buffer(count, dtype, init or "zeros", rng, label, limits), buffer_name(i, p))
     if is_pointer(p):
         if spec in ("null", "0"):
             return struct.pack("<Q", 0)
@@ -296,13 +397,46 @@ def parse_arg_spec(spec: str, i: int, p: ParamInfo, rng: np.random.Generator) ->
     return parse_scalar_text(spec, dtype, label)
 
 
+def _buffer_dtype(head: str, p: ParamInfo, label: str) -> np.dtype:
+    """The element type of a buffer spec: the pointee type for `buf`, else the spec's own TYPE."""
+    if head in SPEC_DTYPES:
+        return np.dtype(SPEC_DTYPES[head])
+    if head != "buf":
+        raise UserError(f"{label}: unknown buffer kind {head!r} (use buf or one of {', '.join(SPEC_DTYPES)})")
+    dtype = pointee_dtype(p)
+    if dtype is not None:
+        return dtype
+    if p.type is not None and "void" not in p.type:
+        raise UserError(f"{label}: cannot tell the element type of {p.type}; name one, e.g. u8:COUNT")
+    return np.dtype(np.uint32)  # untyped or void*: 4-byte elements
+
+
+def _buffer_count(text: str, label: str) -> int:
+    """COUNT of a buffer spec: a non-negative integer (0 is a zero-size buffer, see the module docstring)."""
+    try:
+        count = int(text, 0)
+    except ValueError:
+        raise UserError(f"{label}: COUNT must be an integer, got {text[:40]!r}") from None
+    if count < 0:
+        raise UserError(f"{label}: COUNT must not be negative")
+    return count
+
+
 def resolve_args(
-    kernel: KernelInfo, args: list | None, rng: np.random.Generator, *, nthreads: int, bounds: Mapping[int, tuple] = {}
+    kernel: KernelInfo,
+    args: list | None,
+    rng: np.random.Generator,
+    *,
+    nthreads: int,
+    bounds: Mapping[int, tuple] = {},
+    limits: Limits | None = None,
 ) -> Launch:
     """Python values or `--arg` strings (one per parameter; None: `auto` for all) to a Launch of `nthreads` threads.
 
-    `bounds` are the `__requires` bounds per parameter index, for `auto` scalars (see `auto_argument`).
+    `bounds` are the `__requires` bounds per parameter index, for `auto` scalars (see `auto_argument`);
+    buffers made from specs must fit `limits.max_memory` together.
     """
+    limits = limits or Limits()
     if args is None:
         args = [AUTO] * len(kernel.params)
     if len(args) != len(kernel.params):
@@ -311,18 +445,15 @@ def resolve_args(
             f"kernel {kernel.name} takes {len(kernel.params)} argument(s) ({names}), {len(args)} given"
         )
     values: list[Buffer | AutoBuffer | AutoScalar | bytes] = []
+    buffered = 0
     for i, (p, a) in enumerate(zip(kernel.params, args)):
         label = param_label(i, p)
         if isinstance(a, str) and a == AUTO:
             values.append(auto_argument(i, p, nthreads, bounds.get(i, (None, None))))
         elif isinstance(a, str):
-            values.append(parse_arg_spec(a, i, p, rng))
+            values.append(parse_arg_spec(a, i, p, rng, limits, buffered))
         elif isinstance(a, np.ndarray):
-            if not is_pointer(p):
-                raise UserError(f"{label}: an array was given for a non-pointer parameter")
-            if not a.flags.c_contiguous:
-                raise UserError(f"{label}: arrays must be C-contiguous")
-            values.append(Buffer(a, buffer_name(i, p)))
+            values.append(Buffer(_array_buffer(a, p, label), buffer_name(i, p)))
         elif isinstance(a, (bool, int, float, np.generic)):
             if is_pointer(p):
                 if a == 0:
@@ -339,4 +470,19 @@ def resolve_args(
             values.append(bytes(a))
         else:
             raise UserError(f"{label}: unsupported argument of type {type(a).__name__}")
+        if isinstance(values[-1], Buffer):
+            buffered += values[-1].array.nbytes
     return Launch(values)
+
+
+def _array_buffer(a: np.ndarray, p: ParamInfo, label: str) -> np.ndarray:
+    """A NumPy array given for a pointer parameter, checked: its bytes are the buffer and it is updated in place."""
+    if not is_pointer(p):
+        raise UserError(f"{label}: an array was given for a non-pointer parameter")
+    if not a.flags.c_contiguous:
+        raise UserError(f"{label}: arrays must be C-contiguous")
+    if a.dtype.hasobject:
+        raise UserError(f"{label}: an array of Python objects ({a.dtype}) has no bytes to put in a buffer")
+    if not a.flags.writeable:
+        raise UserError(f"{label}: the array is read-only, but buffers are updated in place after the run")
+    return a

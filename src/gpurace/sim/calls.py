@@ -14,7 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.errors import UserError
+from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD
 from gpurace.sim.program import call_parts
+from gpurace.words import plural
 
 
 class CallStack:
@@ -72,7 +74,7 @@ def call_handler(dec, callee: str, rets: list[str], args: list[str]):
     info = program.functions[callee]
     fn = info.fn
     if len(args) != len(fn.params):
-        raise UserError(f"call to {callee} passes {len(args)} arguments, it takes {len(fn.params)}")
+        raise UserError(f"call to {callee} passes {plural(len(args), 'argument')}, it takes {len(fn.params)}")
     copies = [(caller.params[a], info.params[p.name], p.size) for a, p in zip(args, fn.params)]
     own_params = [info.params[p.name] for p in list(fn.params) + list(fn.returns)]
     own_regs = sorted(set(info.regs.values()))
@@ -83,6 +85,13 @@ def call_handler(dec, callee: str, rets: list[str], args: list[str]):
     callee_frame = info.frame_size
 
     def call(idx):
+        # Too many nested calls, or frames past the local memory a GPU gives a thread: its stack overflows.
+        too_deep = (stack.depth[idx] >= eng.limits.max_call_depth) | (
+            state.frame_base[idx] + frame_size + callee_frame > MAX_LOCAL_BYTES_PER_THREAD
+        )
+        if too_deep.any():
+            eng.stack_overflow(pc, idx[too_deep], callee)
+            return None
         if info.recursive:
             d = stack.depth[idx]
             stack.reserve(int(d.max()) + 1)

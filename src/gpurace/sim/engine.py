@@ -28,7 +28,9 @@ what the program did wrong: barriers that wait for exited threads
 (barrier divergence), warp syncs naming exited lanes (invalid warp sync), or a
 deadlock. A livelock (a round in which nothing changed memory and every
 spinning thread returned to exactly the state it had in the previous round)
-or an exhausted step budget ends the run with a finding instead of a hang.
+or an exhausted step budget ends the run with a finding instead of a hang; so
+do the command's wall-clock deadline (`timeout`) and a call deeper than the
+stack limit (`stack-overflow`), both from `gpurace.limits.Limits`.
 """
 
 from __future__ import annotations
@@ -39,9 +41,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurace.detect.findings import ERROR, Finding, FindingSet, Site, make_site
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.limits import Limits, format_size
+from gpurace.words import plural
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
+from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD
 from gpurace.sim.program import Program
 from gpurace.sim.schedule import SeededSchedule
 from gpurace.sim.state import ThreadState
@@ -85,6 +91,7 @@ class Engine:
         policy: Policy = Policy(),
         max_steps: int = 2_000_000,
         progress: Callable[[RunStats], None] | None = None,
+        limits: Limits | None = None,
     ):
         from gpurace.sim.execute import decode_all
 
@@ -99,6 +106,7 @@ class Engine:
         # Where the scheduler must pick again even when every eligible thread moved together.
         self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
         self.max_steps = max_steps
+        self.limits = limits or Limits()
         self.progress_callback = progress
         self.findings = FindingSet()
         self.stats = RunStats()
@@ -193,8 +201,12 @@ class Engine:
             self.state.clock = stats.steps
             if self.stopped is not None:
                 return
-            if self.progress_callback is not None and stats.steps % 256 == 0:
-                self.progress_callback(stats)
+            if stats.steps % 256 == 0:
+                if self.progress_callback is not None:
+                    self.progress_callback(stats)
+                if self.limits.expired():
+                    self._out_of_time()
+                    return
             if stats.steps >= self.max_steps:
                 self._step_budget_exhausted()
                 return
@@ -247,7 +259,7 @@ class Engine:
         sites = [self.site(int(p), int(idx[np.argmax(self.pc[idx] == p)]), "spin") for p in pcs[:2]]
         self.report(
             "livelock",
-            f"{len(idx)} thread(s) spin without making progress: nothing they can observe changes "
+            f"{plural(len(idx), 'thread')} spin without making progress: nothing they can observe changes "
             "(no other thread is left to change the memory they wait on)",
             sites,
             threads=len(idx),
@@ -256,17 +268,50 @@ class Engine:
         return True
 
     def _step_budget_exhausted(self) -> None:
+        self._stop_running(
+            "livelock",
+            f"the run exceeded its step budget of {self.max_steps} scheduler steps",
+            "raise --max-steps if the kernel is just long",
+        )
+        self.stopped = "step budget"
+
+    def _out_of_time(self) -> None:
+        self._stop_running(
+            "timeout",
+            f"the check exceeded its wall-clock budget of {self.limits.timeout:g} s after {self.stats.steps} scheduler steps",
+            "raise --timeout if the kernel is just long",
+        )
+        self.stopped = "timeout"
+
+    def _stop_running(self, kind: str, what: str, advice: str) -> None:
+        """A finding at the pcs of the threads still running, for a run that a limit ends."""
         live = np.flatnonzero(self.status != DONE)
         pcs = np.unique(self.pc[live])[:2]
         sites = [self.site(int(p), int(live[np.argmax(self.pc[live] == p)]), "running") for p in pcs]
+        self.report(kind, f"{what} with {plural(len(live), 'thread')} still running ({advice})", sites, threads=len(live))
+
+    def stack_overflow(self, pc: int, idx: np.ndarray, callee: str) -> None:
+        """Threads `idx` at the call at `pc` would overflow their stack: a finding, and the run ends.
+
+        The stack is bounded twice: nested calls (`--max-call-depth`) and the bytes of their frames (the local
+        memory a GPU gives one thread)."""
+        g = int(idx[np.argmax(self.calls.depth[idx])])
+        depth = int(self.calls.depth[g]) + 1
+        if depth > self.limits.max_call_depth:
+            limit = f"the stack limit of {self.limits.max_call_depth} nested calls: unbounded recursion, or raise --max-call-depth"
+        else:
+            limit = (
+                f"the {format_size(MAX_LOCAL_BYTES_PER_THREAD)} of local memory a thread has for its call frames: "
+                "unbounded recursion, or frames too large for it"
+            )
         self.report(
-            "livelock",
-            f"the run exceeded its step budget of {self.max_steps} scheduler steps "
-            f"with {len(live)} thread(s) still running (raise --max-steps if the kernel is just long)",
-            sites,
-            threads=len(live),
+            "stack-overflow",
+            f"the call to {demangle_signature(callee).name} would nest {depth} calls deep, past {limit}",
+            [self.site(pc, g, "call")],
+            count=len(idx),
+            depth=depth,
         )
-        self.stopped = "step budget"
+        self.stopped = "stack overflow"
 
     # ------------------------------------------------------------------ barriers
 
@@ -316,33 +361,45 @@ class Engine:
         return True
 
     def _release_barrier(self, released, ukeys, complete, exited_release, rel_inv) -> None:
+        """Release the threads of every completed barrier instance at once.
+
+        The cost is linear in the released threads, whatever the number of blocks: the per-instance
+        checks are grouped operations, and only instances with something to report are visited one by one.
+        """
         geo = self.geo
         pcs = self.pc[released]
-        for k_i in np.flatnonzero(complete):
-            block, bid = int(ukeys[k_i]) // 16, int(ukeys[k_i]) % 16
-            self.bar_arrivals.pop((block, bid), None)
+        if self.bar_arrivals:
+            for k in ukeys[complete]:
+                self.bar_arrivals.pop((int(k) // 16, int(k) % 16), None)
+        # Threads of one instance at different barrier statements: its lowest and highest pc differ.
+        lowest = np.full(len(ukeys), np.iinfo(np.int64).max, dtype=np.int64)
+        highest = np.full(len(ukeys), -1, dtype=np.int64)
+        np.minimum.at(lowest, rel_inv, pcs)
+        np.maximum.at(highest, rel_inv, pcs)
+        for k_i in np.flatnonzero(complete & (lowest != highest)):
+            bid = int(ukeys[k_i]) % 16
             members = released[rel_inv == k_i]
             mpcs = self.pc[members]
             distinct = np.unique(mpcs)
-            if len(distinct) > 1:
-                a = int(members[np.argmax(mpcs == distinct[0])])
-                b = int(members[np.argmax(mpcs == distinct[1])])
-                self.report(
-                    "barrier-divergence",
-                    f"threads of block {self.site(int(distinct[0]), a, 'barrier').block} reach barrier {bid} "
-                    "at different barrier statements",
-                    [self.site(int(distinct[0]), a, "barrier"), self.site(int(distinct[1]), b, "barrier")],
-                )
-            if exited_release[k_i]:
-                gone = np.flatnonzero((geo.block_of == block) & (self.status == DONE))
-                w = int(members[0])
-                e = int(gone[0])
-                self.report(
-                    "barrier-divergence",
-                    f"threads wait at barrier {bid} while {len(gone)} thread(s) of their block have exited "
-                    "without reaching it",
-                    [self.site(int(self.pc[w]), w, "barrier"), self.site(int(self.exit_pc[e]), e, "exit")],
-                )
+            a = int(members[np.argmax(mpcs == distinct[0])])
+            b = int(members[np.argmax(mpcs == distinct[1])])
+            self.report(
+                "barrier-divergence",
+                f"threads of block {self.site(int(distinct[0]), a, 'barrier').block} reach barrier {bid} "
+                "at different barrier statements",
+                [self.site(int(distinct[0]), a, "barrier"), self.site(int(distinct[1]), b, "barrier")],
+            )
+        for k_i in np.flatnonzero(exited_release):
+            block, bid = int(ukeys[k_i]) // 16, int(ukeys[k_i]) % 16
+            w = int(released[np.argmax(rel_inv == k_i)])
+            gone = np.flatnonzero((geo.block_of == block) & (self.status == DONE))
+            e = int(gone[0])
+            self.report(
+                "barrier-divergence",
+                f"threads wait at barrier {bid} while {plural(len(gone), 'thread')} of their block have exited "
+                "without reaching it",
+                [self.site(int(self.pc[w]), w, "barrier"), self.site(int(self.exit_pc[e]), e, "exit")],
+            )
         self._complete_bar_red(released)
         self.status[released] = RUN
         self.pc[released] = pcs + 1

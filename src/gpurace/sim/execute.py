@@ -16,18 +16,33 @@ from typing import Callable
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
+from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
 from gpurace.sim import annotations
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.engine import RUN, WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
+from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
-from gpurace.sim.state import SIGNED_TYPES, operand_reader, operand_writer, raw_dtype
+from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
 
 Handler = Callable[[np.ndarray], "int | None"]
 
 ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
+_BITS = frozenset({"b32", "b64", "u32", "u64", "s32", "s64"})
+ATOMIC_TYPES = {
+    "add": frozenset({"u32", "s32", "u64", "f32", "f64", "f16", "f16x2", "bf16", "bf16x2"}),
+    "min": frozenset({"u32", "s32", "u64", "s64", "f16", "bf16", "f32", "f64"}),
+    "max": frozenset({"u32", "s32", "u64", "s64", "f16", "bf16", "f32", "f64"}),
+    "inc": frozenset({"u32"}),
+    "dec": frozenset({"u32"}),
+    "and": _BITS,
+    "or": _BITS,
+    "xor": _BITS,
+    "exch": _BITS | {"b16", "f32", "f64"},
+    "cas": _BITS | {"b16", "u16", "s16"},
+}
+"""The types of each atomic operation that PTX defines and `memory.atomics` implements (no 128-bit ones)."""
 FENCE_SCOPES = {"cta": "cta", "gl": "gpu", "sys": "sys", "gpu": "gpu", "cluster": "cluster"}
 NO_OPS = frozenset({"prefetch", "prefetchu", "discard", "applypriority", "pmevent", "fence.proxy"})
 DETECTED_SPACES = (int(Space.GLOBAL), int(Space.SHARED))
@@ -49,13 +64,13 @@ def decode_all(eng) -> list[Handler]:
         fn = eng.program.owner[pc]
         try:
             h = Decoder(eng, pc, fn, ins).decode()
+            if ins.guard is not None:
+                h = _guarded(eng, pc, fn, ins, h)
         except UserError as e:
             message = str(e)
             if ins.where() not in message:
                 message = f"{ins.where()}: {message}"
             h = _raiser(message)
-        if ins.guard is not None and h is not None:
-            h = _guarded(eng, pc, fn, ins, h)
         handlers.append(h)
     return handlers
 
@@ -71,6 +86,8 @@ def _guarded(eng, pc: int, fn: str, ins: Instruction, body: Handler) -> Handler:
     """Run `body` only for threads whose guard predicate holds; the others fall through."""
     slot = eng.state.slot(fn, ins.guard.reg)
     regs = eng.state.regs
+    if regs[slot].dtype != np.bool_:
+        raise UserError(f"the guard of `{ins.text}` is {ins.guard.reg.name}, which is not a .pred register")
     negated = ins.guard.negated
     pcs = eng.pc
     nxt = pc + 1
@@ -138,21 +155,83 @@ class Decoder:
         return lambda idx: np.full(len(idx), value, dtype=np.uint64)
 
     def vec_width(self) -> int:
-        for m in self.ins.modifiers:
-            if m in ("v2", "v4", "v8"):
-                return int(m[1])
-        return 1
+        """1, or N for a `.vN` access."""
+        widths = [int(m[1]) for m in self.ins.modifiers if m in ("v2", "v4", "v8")]
+        if len(widths) > 1:
+            raise UserError(f"`{self.ins.text}` has several vector modifiers")
+        return widths[0] if widths else 1
 
     def last_type(self) -> str:
+        """The instruction's (last) type modifier, one whose values the simulator can hold."""
         types = self.ins.types
         if not types:
             raise UserError(f"`{self.ins.text}` has no type")
+        raw_dtype(types[-1])
         return types[-1]
+
+    # ------------------------------------------------------------------ operand shapes
+    # PTX fixes the operands of every instruction form; checking them here turns a malformed
+    # instruction into a message at decode time instead of an IndexError in the middle of a run.
+
+    def operands(self, *counts: int) -> tuple:
+        """The operands, after checking that there are as many as one of `counts`."""
+        ops = self.ins.operands
+        if len(ops) not in counts:
+            expected = " or ".join(str(c) for c in counts)
+            raise UserError(f"`{self.ins.text}` takes {expected} operand(s), found {len(ops)}")
+        return ops
+
+    def one_of(self, names: tuple[str, ...], what: str) -> str:
+        """The single modifier out of `names` the instruction has; none or several is an error."""
+        found = [m for m in self.ins.modifiers if m in names]
+        if len(found) != 1:
+            choices = ", ".join("." + n for n in names)
+            raise UserError(f"`{self.ins.text}` needs exactly one {what} ({choices})")
+        return found[0]
+
+    def elements(self, op, count: int) -> list:
+        """The data operands of a memory access: `op` itself for a scalar, the `count` elements of `{...}` for `.vN`."""
+        if count == 1 and not isinstance(op, Vec):
+            return [op]
+        if isinstance(op, Vec) and len(op.elems) == count and count > 1:
+            return list(op.elems)
+        given = f"a vector of {len(op.elems)}" if isinstance(op, Vec) else "a scalar"
+        wanted = f"a vector of {count} ({{...}} for .v{count})" if count > 1 else "a scalar (no .vN modifier)"
+        raise UserError(f"`{self.ins.text}` has {given} where it needs {wanted}")
+
+    def memory_operand(self, op) -> Addr:
+        if not isinstance(op, Addr):
+            raise UserError(f"`{self.ins.text}` needs an address [...] where it has {describe_operand(op)}")
+        return op
+
+    def bounded(self, op, what: str, lo: int, hi: int, step: int = 1):
+        """A reader of an integer operand that PTX restricts to lo..hi in steps of `step` (a barrier id, a count).
+
+        An immediate is checked now; a register when it is read, since a
+        value out of range is undefined on hardware and the simulator would
+        read it as something else.
+        """
+        allowed = f"{lo}..{hi}" + (f" in multiples of {step}" if step > 1 else "")
+        if isinstance(op, Imm) and (op.kind != "int" or not (lo <= op.value <= hi and op.value % step == 0)):
+            raise UserError(f"{what} {op.value} of `{self.ins.text}` is out of range: PTX allows {allowed}")
+        read = self.reader(op, "u32")
+        where = self.ins.where()
+        text = self.ins.text
+
+        def checked(idx):
+            values = read(idx).astype(np.int64)
+            bad = (values < lo) | (values > hi) | (values % step != 0)
+            if bad.any():
+                raise UserError(f"{where}: {what} of `{text}` is {int(values[bad][0])} at run time: PTX allows {allowed}")
+            return values
+
+        return checked
 
     # ------------------------------------------------------------------ dispatch
 
     def decode(self) -> Handler:
         op = self.ins.opcode
+        check_modifiers(self.ins)
         method = getattr(self, f"op_{op}", None)
         if method is not None:
             return method()
@@ -171,6 +250,8 @@ class Decoder:
 
     def alu(self, op) -> Handler:
         ops = self.ins.operands
+        if not ops:  # compile_alu checked the count of any operands there are
+            raise UserError(f"`{self.ins.text}` has no operands")
         first = ops[0]
         if isinstance(first, PredPair):
             dsts = [first.first, first.second]
@@ -219,14 +300,20 @@ class Decoder:
 
     # ------------------------------------------------------------------ moves
 
+    def part_type(self, t: str, vec: Vec) -> str:
+        """The type of each element of `{...}` in a mov that packs or unpacks a `.t` value (`.b64` in two: `.b32`)."""
+        parts = len(vec.elems)
+        if t == "pred" or parts not in (2, 4) or type_size(t) % parts:
+            raise UserError(f"`{self.ins.text}` cannot split a .{t} value into {parts} parts")
+        return {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[type_size(t) // parts]
+
     def op_mov(self) -> Handler:
-        dst, src = self.ins.operands[0], self.ins.operands[1]
+        dst, src = self.operands(2)
         t = self.last_type()
         nxt = self.pc + 1
         if isinstance(dst, Vec):  # unpack: mov.b64 {%r1, %r2}, %rd1
-            parts = len(dst.elems)
-            part_size = type_size(t) // parts
-            part_type = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[part_size]
+            part_type = self.part_type(t, dst)
+            part_size = type_size(part_type)
             read = self.reader(src, t)
             writers = [self.writer(e, part_type) for e in dst.elems]
             shift = 8 * part_size
@@ -241,9 +328,8 @@ class Decoder:
 
             return unpack
         if isinstance(src, Vec):  # pack: mov.b64 %rd1, {%r1, %r2}
-            parts = len(src.elems)
-            part_size = type_size(t) // parts
-            part_type = {1: "b8", 2: "b16", 4: "b32", 8: "b64"}[part_size]
+            part_type = self.part_type(t, src)
+            part_size = type_size(part_type)
             readers = [self.reader(e, part_type) for e in src.elems]
             write = self.writer(dst, t)
             shift = 8 * part_size
@@ -266,13 +352,23 @@ class Decoder:
 
         return mov
 
+    def state_space(self) -> Space:
+        """The instruction's state space (generic without one); naming several is an error."""
+        spaces = [m for m in self.ins.modifiers if m in STATE_SPACES or m == "shared::cta"]
+        if len(spaces) > 1:
+            raise UserError(f"`{self.ins.text}` names several state spaces ({', '.join('.' + m for m in spaces)})")
+        return Space.from_ptx(self.ins.space)
+
     def op_cvta(self) -> Handler:
         ins = self.ins
+        dst, src = self.operands(2)
         to = ins.has("to")
-        space = Space.from_ptx(ins.space)
+        if ins.space is None:
+            raise UserError(f"`{ins.text}` needs the state space to convert from or to")
+        space = self.state_space()
         t = self.last_type()
-        read = self.reader(ins.operands[1], t)
-        write = self.writer(ins.operands[0], t)
+        read = self.reader(src, t)
+        write = self.writer(dst, t)
         nxt = self.pc + 1
         dt = raw_dtype(t)
         convert = from_generic if to else to_generic
@@ -285,9 +381,12 @@ class Decoder:
 
     def op_isspacep(self) -> Handler:
         ins = self.ins
-        space = Space.from_ptx(ins.space)
-        read = self.reader(ins.operands[1], "u64")
-        write = self.writer(ins.operands[0], "pred")
+        dst, src = self.operands(2)
+        if ins.space is None:
+            raise UserError(f"`{ins.text}` needs the state space to test for")
+        space = self.state_space()
+        read = self.reader(src, "u64")
+        write = self.writer(dst, "pred")
         nxt = self.pc + 1
 
         def isspacep(idx):
@@ -300,8 +399,9 @@ class Decoder:
 
     # ------------------------------------------------------------------ memory
 
-    def address(self, op: Addr):
+    def address(self, op) -> Callable[[np.ndarray], np.ndarray]:
         """idx -> (space-relative or generic) uint64 addresses of a memory operand."""
+        op = self.memory_operand(op)
         off = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
         if isinstance(op.base, Reg):
             slot = self.state.slot(self.fn, op.base)
@@ -312,13 +412,23 @@ class Decoder:
             return lambda idx: sym(idx) + off
         return lambda idx: np.full(len(idx), off, dtype=np.uint64)
 
-    def param_slot(self, op) -> tuple[int, int] | None:
-        """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`."""
-        if isinstance(op, Addr) and isinstance(op.base, Sym):
-            slot = self.program.functions[self.fn].params.get(op.base.name)
-            if slot is not None:
-                return slot, op.offset
-        return None
+    def param_slot(self, op, nbytes: int) -> tuple[int, int] | None:
+        """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`.
+
+        The `nbytes` accessed there must lie inside the parameter, as PTX requires: the slot holds no more.
+        """
+        if not (isinstance(op, Addr) and isinstance(op.base, Sym)):
+            return None
+        slot = self.program.functions[self.fn].params.get(op.base.name)
+        if slot is None:
+            return None
+        size = self.program.param_sizes[slot]
+        if op.offset < 0 or op.offset + nbytes > size:
+            raise UserError(
+                f"`{self.ins.text}` accesses bytes {op.offset}..{op.offset + nbytes - 1} of .param {op.base.name}, "
+                f"which has {size}"
+            )
+        return slot, op.offset
 
     def strength(self) -> tuple[bool, str | None, str | None]:
         """(strong, scope, semantics) of a memory instruction under the PTX memory model."""
@@ -372,16 +482,15 @@ class Decoder:
         t = self.last_type()
         count = self.vec_width()
         esize = type_size(t)
-        dst, src = ins.operands[0], ins.operands[1]
-        dsts = list(dst.elems) if isinstance(dst, Vec) else [dst]
-        writers = [self.writer(d, t) for d in dsts]
+        dst, src = self.operands(2)
+        writers = [self.writer(d, t) for d in self.elements(dst, count)]
         nxt = self.pc + 1
-        pslot = self.param_slot(src) if ins.space == "param" else None
+        space = self.state_space()
+        pslot = self.param_slot(src, esize * count) if space == Space.PARAM else None
         if pslot is not None:
             return self._ld_param(pslot, writers, t, esize)
-        self._strength = self.strength()
-        space = Space.from_ptx(ins.space)
         addr = self.address(src)
+        self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
         block_of = eng.geo.block_of
@@ -424,16 +533,15 @@ class Decoder:
         t = self.last_type()
         count = self.vec_width()
         esize = type_size(t)
-        dst, src = ins.operands[0], ins.operands[1]
-        srcs = list(src.elems) if isinstance(src, Vec) else [src]
-        readers = [self.reader(s, t) for s in srcs]
+        dst, src = self.operands(2)
+        readers = [self.reader(s, t) for s in self.elements(src, count)]
         nxt = self.pc + 1
-        pslot = self.param_slot(dst) if ins.space == "param" else None
+        space = self.state_space()
+        pslot = self.param_slot(dst, esize * count) if space == Space.PARAM else None
         if pslot is not None:
             return self._st_param(pslot, readers, t, esize)
-        self._strength = self.strength()
-        space = Space.from_ptx(ins.space)
         addr = self.address(dst)
+        self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
         block_of = eng.geo.block_of
@@ -469,23 +577,24 @@ class Decoder:
 
     def op_atom(self) -> Handler:
         ins = self.ins
-        ops = [m for m in ins.modifiers if m in ATOMIC_OPS]
-        if len(ops) != 1:
-            raise UserError(f"cannot tell the operation of `{ins.text}`")
-        aop = ops[0]
+        aop = self.one_of(tuple(sorted(ATOMIC_OPS)), "atomic operation")
         t = self.last_type()
+        if t not in ATOMIC_TYPES[aop]:
+            raise UserError(f"the simulator does not support atomic {aop} on .{t} (`{ins.text}`)")
         esize = type_size(t)
         has_dst = ins.opcode == "atom"
-        operands = ins.operands
+        if not has_dst and aop in ("exch", "cas"):
+            raise UserError(f"`{ins.text}`: red has no .{aop}, which returns a value (use atom)")
+        nvals = 2 if aop == "cas" else 1
+        operands = self.operands(int(has_dst) + 1 + nvals)
         dst = operands[0] if has_dst else None
-        rest = operands[1:] if has_dst else operands
-        addr_op, vals = rest[0], rest[1:]
-        if any(m in ("v2", "v4", "v8") for m in ins.modifiers):
+        addr_op, vals = operands[int(has_dst)], operands[int(has_dst) + 1 :]
+        if self.vec_width() > 1:
             raise UserError("vector atomics are not supported")
         readers = [self.reader(v, t) for v in vals]
         write = self.writer(dst, t) if dst is not None else None
         self._strength = self.strength()
-        space = Space.from_ptx(ins.space)
+        space = self.state_space()  # global, shared or generic: `forms` refuses the others
         addr = self.address(addr_op)
         eng = self.eng
         mem = eng.mem
@@ -521,11 +630,16 @@ class Decoder:
             if any(m in ("bulk", "mbarrier") for m in ins.modifiers):
                 return unsupported(ins, "bulk and mbarrier copies")
             return self.op_nop()
-        dst, src, cp_size = ins.operands[0], ins.operands[1], ins.operands[2]
-        if not isinstance(cp_size, Imm):
-            return unsupported(ins, "non-constant copy size")
+        ops = self.operands(3, 4, 5)
+        if "L2::cache_hint" in ins.modifiers:
+            ops = ops[:-1]  # the cache policy, a hint
+        if len(ops) not in (3, 4):
+            raise UserError(f"`{ins.text}` takes [dst], [src], a size and an optional source size or ignore-src predicate")
+        dst, src, cp_size = ops[:3]
+        if not (isinstance(cp_size, Imm) and cp_size.kind == "int" and cp_size.value in (4, 8, 16)):
+            raise UserError(f"the copy size of `{ins.text}` must be the immediate 4, 8 or 16")
         size = int(cp_size.value)
-        src_size = self.reader(ins.operands[3], "u32") if len(ins.operands) > 3 and not isinstance(ins.operands[3], Sym) else None
+        src_size = self.copied_bytes(ops[3], size) if len(ops) == 4 else None
         daddr, saddr = self.address(dst), self.address(src)
         eng = self.eng
         mem = eng.mem
@@ -550,21 +664,29 @@ class Decoder:
 
         return cp_async
 
+    def copied_bytes(self, op, size: int):
+        """idx -> bytes a `cp.async` copies from its source.
+
+        The operand is a source size, or an ignore-src predicate: all `size` bytes or none.
+        """
+        if isinstance(op, Reg) and self.state.regs[self.state.slot(self.fn, op)].dtype == np.bool_:
+            ignore = self.reader(op, "pred")
+            return lambda idx: np.where(ignore(idx), 0, size)
+        return self.reader(op, "u32")
+
     # ------------------------------------------------------------------ fences
 
     def op_membar(self) -> Handler:
-        scope = next((FENCE_SCOPES[m] for m in self.ins.modifiers if m in FENCE_SCOPES), None)
-        if scope is None:
-            raise UserError("membar needs a scope (.cta, .gl or .sys)")
-        return self._fence(scope, "sc")
+        self.operands(0)
+        level = self.one_of(("cta", "gl", "sys"), "level")
+        return self._fence(FENCE_SCOPES[level], "sc")
 
     def op_fence(self) -> Handler:
         mods = self.ins.modifiers
         if any(m.startswith("proxy") for m in mods) or "mbarrier_init" in mods:
             return self.op_nop()
-        scope = next((FENCE_SCOPES[m] for m in mods if m in FENCE_SCOPES), None)
-        if scope is None:
-            raise UserError("fence needs a scope")
+        self.operands(0)
+        scope = FENCE_SCOPES[self.one_of(("cta", "cluster", "gpu", "sys"), "scope")]
         sem = "acq_rel" if "acq_rel" in mods else "sc"
         return self._fence(scope, sem)
 
@@ -590,7 +712,8 @@ class Decoder:
             raise UserError(f"unknown label {op.name}") from None
 
     def op_bra(self) -> Handler:
-        target = self.label_pc(self.ins.operands[0])
+        (label,) = self.operands(1)
+        target = self.label_pc(label)
         if target > self.pc:
             return lambda idx: target
         yielded = self.eng.yielded
@@ -604,6 +727,7 @@ class Decoder:
         return backward
 
     def op_exit(self) -> Handler:
+        self.operands(0)
         eng = self.eng
         pc = self.pc
 
@@ -614,6 +738,7 @@ class Decoder:
         return exit_
 
     def op_trap(self) -> Handler:
+        self.operands(0)
         eng = self.eng
         pc = self.pc
 
@@ -627,6 +752,7 @@ class Decoder:
     op_brkpt = op_trap
 
     def op_nanosleep(self) -> Handler:
+        self.operands(1)  # the duration: a hint, as far as the scheduler is concerned
         yielded = self.eng.yielded
         pcs = self.eng.pc
         nxt = self.pc + 1
@@ -640,15 +766,48 @@ class Decoder:
 
     def op_call(self) -> Handler:
         rets, callee, args = call_parts(self.ins)
+        self.check_call_params(rets + args)
         if is_builtin_function(callee) and callee not in self.program.functions:
             return self._builtin_call(callee, args)
+        self.check_signature(callee, rets, args)
         from gpurace.sim.calls import call_handler
 
         return call_handler(self, callee, rets, args)
 
+    def check_call_params(self, names: list[str]) -> None:
+        """Every name in a call's parameter lists must be a `.param` of the caller: values pass through them."""
+        own = self.program.functions[self.fn].params
+        for name in names:
+            if name not in own:
+                raise UserError(f"`{self.ins.text}` passes {name}, which is not a .param declared in {self.fn}")
+
+    def check_signature(self, callee: str, rets: list[str], args: list[str]) -> None:
+        """A call matches its callee: a device function, with as many arguments and returns, each large enough."""
+        info = self.program.functions[callee]
+        if info.fn.is_entry:
+            raise UserError(f"`{self.ins.text}` calls the kernel {callee}; only .func functions can be called")
+        formal = info.fn.params + info.fn.returns
+        if len(args) != len(info.fn.params) or len(rets) != len(info.fn.returns):
+            raise UserError(
+                f"`{self.ins.text}` passes {len(args)} argument(s) and {len(rets)} return(s); "
+                f"{callee} takes {len(info.fn.params)} and {len(info.fn.returns)}"
+            )
+        own = self.program.functions[self.fn].params
+        for name, param in zip(args + rets, formal):
+            if self.program.param_sizes[own[name]] < param.size:
+                raise UserError(
+                    f"`{self.ins.text}` passes {name} ({self.program.param_sizes[own[name]]} bytes) "
+                    f"for {param.name} of {callee} ({param.size} bytes)"
+                )
+
     def op_ret(self) -> Handler:
         if self.fn == self.program.kernel.name:
-            return self.op_exit()
+            return self.op_exit()  # a kernel's `ret` ends the thread; so does running past its end, as ptxas compiles it
+        if self.pc in self.program.implicit_ends:
+            raise UserError(
+                f"function {self.fn} can run past its last instruction without `ret` (PTX line {self.ins.ptx_line}); "
+                "the simulator does not support falling off the end of a .func"
+            )
         from gpurace.sim.calls import ret_handler
 
         return ret_handler(self)
@@ -683,11 +842,14 @@ class Decoder:
             return self.warp_sync()
         if "red" in mods:
             return self.bar_red()
-        ops = self.ins.operands
-        bid = self.reader(ops[0], "u32")
-        count = self.reader(ops[1], "u32") if len(ops) > 1 else None
+        if any(m in ("popc", "and", "or") for m in mods):
+            raise UserError(f"`{self.ins.text}`: .popc, .and and .or belong to bar.red")
+        arrive = "arrive" in mods
+        ops = self.operands(2) if arrive else self.operands(1, 2)  # bar.arrive needs its thread count
+        bid = self.barrier_id(ops[0])
+        count = self.thread_count(ops[1]) if len(ops) > 1 else None
         eng = self.eng
-        if "arrive" in mods:
+        if arrive:
             nxt = self.pc + 1
 
             def arrive(idx):
@@ -714,11 +876,11 @@ class Decoder:
         """`bar.red.popc.u32 d, a{, b}, {!}p` and `bar.red.{and,or}.pred d, a{, b}, {!}p`."""
         ins = self.ins
         mods = ins.modifiers
-        ops = ins.operands
+        ops = self.operands(3, 4)
         dst, bid_op, pred_op = ops[0], ops[1], ops[-1]
         count_op = ops[2] if len(ops) == 4 else None
-        bid = self.reader(bid_op, "u32")
-        count = self.reader(count_op, "u32") if count_op is not None else None
+        bid = self.barrier_id(bid_op)
+        count = self.thread_count(count_op) if count_op is not None else None
         pred = self.reader(pred_op, "pred")
         eng = self.eng
         if "popc" in mods:
@@ -740,8 +902,17 @@ class Decoder:
 
         return bar_red
 
+    def barrier_id(self, op):
+        """idx -> the barrier each thread names: one of the block's 16 (the engine keys barriers by it)."""
+        return self.bounded(op, "barrier id", 0, 15)
+
+    def thread_count(self, op):
+        """idx -> the thread count of a barrier: a positive multiple of the warp size, at most a block's 1024 threads."""
+        return self.bounded(op, "the thread count", 32, 1024, step=32)
+
     def warp_sync(self) -> Handler:
-        mask = self.reader(self.ins.operands[0], "b32")
+        (mask_op,) = self.operands(1)
+        mask = self.reader(mask_op, "b32")
         eng = self.eng
         pc = self.pc
 
@@ -808,8 +979,8 @@ class Decoder:
         ins = self.ins
         if "sync" not in ins.modifiers:
             return unsupported(ins, "shfl without .sync is not available on sm_70 and later")
-        mode = next(m for m in ins.modifiers if m in ("up", "down", "bfly", "idx"))
-        ops = ins.operands
+        mode = self.one_of(("up", "down", "bfly", "idx"), "shuffle mode")
+        ops = self.operands(5)
         dst = ops[0]
         d_op, p_op = (dst.first, dst.second) if isinstance(dst, PredPair) else (dst, None)
         a, b, c = self.reader(ops[1], "b32"), self.reader(ops[2], "u32"), self.reader(ops[3], "u32")
@@ -844,14 +1015,14 @@ class Decoder:
             if write_p is not None:
                 write_p(go, pval)
 
-        return self.collective(compute, ops[4] if len(ops) > 4 else None, "shfl.sync")
+        return self.collective(compute, ops[4], "shfl.sync")
 
     def op_vote(self) -> Handler:
         ins = self.ins
         if "sync" not in ins.modifiers:
             return unsupported(ins, "vote without .sync is not available on sm_70 and later")
-        mode = next(m for m in ins.modifiers if m in ("all", "any", "uni", "ballot"))
-        ops = ins.operands
+        mode = self.one_of(("all", "any", "uni", "ballot"), "vote mode")
+        ops = self.operands(3)
         pred = self.reader(ops[1], "pred")
         write = self.writer(ops[0], "b32" if mode == "ballot" else "pred")
         eng = self.eng
@@ -868,14 +1039,18 @@ class Decoder:
             else:
                 write(go, (ballot == masks) | (ballot == 0))
 
-        return self.collective(compute, ops[2] if len(ops) > 2 else None, "vote.sync")
+        return self.collective(compute, ops[2], "vote.sync")
 
     def op_match(self) -> Handler:
         ins = self.ins
-        mode = next(m for m in ins.modifiers if m in ("any", "all"))
+        if "sync" not in ins.modifiers:
+            return unsupported(ins, "match without .sync is not PTX")
+        mode = self.one_of(("any", "all"), "match mode")
         t = self.last_type()
-        ops = ins.operands
+        ops = self.operands(3)
         dst = ops[0]
+        if isinstance(dst, PredPair) and mode == "any":
+            raise UserError(f"`{ins.text}`: only match.all has a predicate destination")
         d_op, p_op = (dst.first, dst.second) if isinstance(dst, PredPair) else (dst, None)
         value = self.reader(ops[1], t)
         write_d = self.writer(d_op, "b32")
@@ -901,9 +1076,11 @@ class Decoder:
 
     def op_redux(self) -> Handler:
         ins = self.ins
-        op = next(m for m in ins.modifiers if m in ("add", "min", "max", "and", "or", "xor"))
-        t = self.last_type()
-        ops = ins.operands
+        if "sync" not in ins.modifiers:
+            return unsupported(ins, "redux without .sync is not PTX")
+        op = self.one_of(("add", "min", "max", "and", "or", "xor"), "reduction")
+        t = self.last_type()  # a 32-bit integer type: `forms` refuses the others
+        ops = self.operands(3)
         value = self.reader(ops[1], t)
         write = self.writer(ops[0], t)
         signed = t in SIGNED_TYPES
@@ -935,7 +1112,8 @@ class Decoder:
         return self.collective(compute, ops[2], "redux.sync")
 
     def op_activemask(self) -> Handler:
-        write = self.writer(self.ins.operands[0], "b32")
+        (dst,) = self.operands(1)
+        write = self.writer(dst, "b32")
         eng = self.eng
         nxt = self.pc + 1
 

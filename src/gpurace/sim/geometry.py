@@ -9,11 +9,13 @@ components the special registers read.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpurace.errors import UserError
+from gpurace.limits import Limits
 
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
@@ -21,21 +23,67 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2**31 - 1, 65535, 65535)
 
 
+_DIM_RE = re.compile(r"^[0-9]+$")
+_MAX_DIM_DIGITS = 18
+"""Longer decimal numbers are far past every CUDA limit; they are refused before conversion."""
+
+
 def parse_dims(text: str, what: str) -> tuple[int, int, int]:
-    """Parse `X`, `X,Y` or `X,Y,Z` (also `[X,Y]` as GPUVerify headers write it) into three positive ints."""
+    """Parse `X`, `X,Y` or `X,Y,Z` (also `[X,Y]` as GPUVerify headers write it, or `XxY`) into three positive ints.
+
+    Only decimal digits are dimensions: anything else (signs, hex, Unicode
+    digits, a number too long to be any launch) is a UserError naming `--what`.
+    """
     body = text.strip().strip("[]()")
-    parts = [p.strip() for p in body.replace("x", ",").split(",") if p.strip()]
-    if not 1 <= len(parts) <= 3:
+    parts = [p.strip() for p in body.replace("x", ",").split(",")]
+    if not 1 <= len(parts) <= 3 or not all(parts):
         raise UserError(f"--{what}: expected X[,Y[,Z]], got {text!r}")
-    try:
-        dims = [int(p, 0) for p in parts]
-    except ValueError:
-        raise UserError(f"--{what}: expected positive integers, got {text!r}") from None
+    if not all(_DIM_RE.match(p) for p in parts):
+        raise UserError(f"--{what}: expected positive decimal integers, got {text!r}")
+    if any(len(p) > _MAX_DIM_DIGITS for p in parts):
+        raise UserError(f"--{what}: {text[:40]!r} is far past what CUDA allows ({_limits_text(what)})")
+    dims = [int(p) for p in parts]
     if any(d <= 0 for d in dims):
         raise UserError(f"--{what}: dimensions must be positive, got {text!r}")
     while len(dims) < 3:
         dims.append(1)
     return (dims[0], dims[1], dims[2])
+
+
+def _limits_text(what: str) -> str:
+    dims = MAX_GRID_DIMS if what == "grid" else MAX_BLOCK_DIMS
+    return f"at most {format_dims(dims, ' x ')}" + ("" if what == "grid" else f" and {MAX_THREADS_PER_BLOCK} threads")
+
+
+def format_dims(dims: tuple[int, int, int], sep: str = ",") -> str:
+    """`(256, 1, 1)` -> `256,1,1`, as `--grid`/`--block` take it."""
+    return sep.join(str(d) for d in dims)
+
+
+def check_dims(grid: tuple[int, int, int], block: tuple[int, int, int]) -> None:
+    """A UserError naming --grid or --block when the launch is one CUDA itself would refuse."""
+    for what, dims, limits in (("block", block, MAX_BLOCK_DIMS), ("grid", grid, MAX_GRID_DIMS)):
+        for d, limit, axis in zip(dims, limits, "xyz"):
+            if d > limit:
+                raise UserError(f"--{what} {format_dims(dims)}: {axis} dimension {d:,} exceeds the CUDA limit {limit:,}")
+    bsize = block[0] * block[1] * block[2]
+    if bsize > MAX_THREADS_PER_BLOCK:
+        raise UserError(
+            f"--block {format_dims(block)}: {bsize:,} threads per block exceed the CUDA limit {MAX_THREADS_PER_BLOCK}"
+        )
+
+
+def check_launch(grid: tuple[int, int, int], block: tuple[int, int, int], limits: Limits) -> int:
+    """The thread count of a launch, after checking it against CUDA's limits and gpurace's `--max-threads`.
+
+    Called before anything per thread is allocated, since a launch CUDA
+    allows (2**31-1 blocks of 1024 threads) can still be far more threads
+    than a simulation can hold.
+    """
+    check_dims(grid, block)
+    nthreads = grid[0] * grid[1] * grid[2] * block[0] * block[1] * block[2]
+    limits.check_threads(nthreads, f"--grid {format_dims(grid)} --block {format_dims(block)}")
+    return nthreads
 
 
 @dataclass(frozen=True)
@@ -53,15 +101,8 @@ class Geometry:
 
     @staticmethod
     def create(grid: tuple[int, int, int], block: tuple[int, int, int]) -> Geometry:
-        for d, limit, axis in zip(block, MAX_BLOCK_DIMS, "xyz"):
-            if d > limit:
-                raise UserError(f"--block: {axis} dimension {d} exceeds the CUDA limit {limit}")
-        for d, limit, axis in zip(grid, MAX_GRID_DIMS, "xyz"):
-            if d > limit:
-                raise UserError(f"--grid: {axis} dimension {d} exceeds the CUDA limit {limit}")
+        check_dims(grid, block)
         bsize = block[0] * block[1] * block[2]
-        if bsize > MAX_THREADS_PER_BLOCK:
-            raise UserError(f"--block: {bsize} threads per block exceed the CUDA limit {MAX_THREADS_PER_BLOCK}")
         nblocks = grid[0] * grid[1] * grid[2]
         n = nblocks * bsize
         g = np.arange(n, dtype=np.int64)

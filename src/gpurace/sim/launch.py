@@ -23,15 +23,34 @@ from gpurace.frontend.gpuverify import requirement_bounds
 from gpurace.frontend.kernels import KernelInfo, describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
-from gpurace.sim.args import AutoBuffer, AutoScalar, Buffer, resolve_args
+from gpurace.limits import Limits
+from gpurace.sim.args import AutoBuffer, AutoScalar, Buffer, Launch, resolve_args
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
-from gpurace.sim.geometry import Geometry
-from gpurace.sim.memory import Allocation, Memory
+from gpurace.sim.budget import (
+    check_constant_memory,
+    check_footprint,
+    check_local_memory,
+    check_shared_memory,
+    compute_capability,
+)
+from gpurace.sim.geometry import Geometry, check_launch
+from gpurace.sim.memory import Allocation, DeviceMemory, Memory
+from gpurace.sim.memory.layout import SharedLayout
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.usage import BufferUsage, UsageTracker
+from gpurace.words import plural
 
 Dims = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class DeviceArgs:
+    """The arguments of a launch on a program's device (`gpurace exec`): the parameter bytes exactly as the
+    host code passed them, pointing into `memory`, which the launch uses as its global and constant memory."""
+
+    memory: DeviceMemory
+    params: bytes
 
 
 @dataclass
@@ -60,12 +79,15 @@ class RunResult:
 
 
 def as_dims(value, what: str) -> Dims:
-    if isinstance(value, int):
-        value = (value,)
-    dims = tuple(int(v) for v in value)
-    if not 1 <= len(dims) <= 3 or any(d <= 0 for d in dims):
-        raise UserError(f"{what}: expected 1 to 3 positive dimensions, got {value!r}")
-    return (dims + (1, 1))[:3]  # type: ignore[return-value]
+    """`grid=`/`block=` of the Python API (an int or 1 to 3 ints) as three dimensions; a UserError naming `what`."""
+    dims = (value,) if isinstance(value, (int, np.integer)) else value
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        raise UserError(f"{what}: expected 1 to 3 positive integers, got {value!r}") from None
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise UserError(f"{what}: expected 1 to 3 positive integers, got {value!r}")
+    return tuple(int(d) for d in dims + (1, 1))[:3]  # type: ignore[return-value]
 
 
 def select_kernel(module: Module, name: str | None) -> str:
@@ -116,11 +138,14 @@ def simulate(
     include_dirs=(),
     defines=(),
     arch: str = DEFAULT_ARCH,
+    limits: Limits | None = None,
 ) -> RunResult:
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
     `args` has one value per kernel parameter (see `gpurace.sim.args`); any
-    of them may be "auto", and None means "auto" for every parameter.
+    of them may be "auto", and None means "auto" for every parameter. A
+    `DeviceArgs` instead runs the launch on a program's device memory with
+    the parameter bytes its host code passed (`gpurace exec`).
 
     `policy` is "min-pc", "reverse", "random" (seeded with `seed`), or a `Policy` with its own seed (`check` runs
     several schedules of one input this way: `seed` keeps choosing the `rand` buffers).
@@ -128,36 +153,88 @@ def simulate(
     Event sinks that need the launch's program, geometry or memory (detectors)
     come from `sink_factory`, called once memory is laid out. `progress` is
     called with the running statistics every few hundred scheduler steps.
+
+    `limits` bound the launch (default `Limits()`): the thread count, the
+    memory of every large allocation, checked before any is made, and, in the
+    engine, the wall-clock time and call depth. A launch past a limit, or past
+    what CUDA allows (dimensions, shared memory per block, local memory per
+    thread), is a UserError that names the option to change.
     """
-    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch)
+    limits = (limits or Limits()).started()
+    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
     mangled = select_kernel(module, kernel)
     fn = module.functions[mangled]
     info = describe_kernel(module, fn)
-    geometry = Geometry.create(as_dims(grid, "grid"), as_dims(block, "block"))
-    if shared_bytes < 0:
-        raise UserError("--shared-bytes must not be negative")
+    grid, block = as_dims(grid, "--grid"), as_dims(block, "--block")
+    nthreads = check_launch(grid, block, limits)
+    if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
+        raise UserError(f"--shared-bytes: expected a non-negative integer, got {shared_bytes!r}")
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise UserError(f"--seed: expected a non-negative integer, got {seed!r}")
     if not isinstance(policy, Policy) and policy not in POLICIES:
         raise UserError(f"--policy: unknown scheduling policy {policy!r} (choose from {', '.join(POLICIES)})")
-    rng = np.random.default_rng(seed)
-    bounds = requirement_bounds(module, info)
-    launch = resolve_args(info, None if args is None else list(args), rng, nthreads=geometry.nthreads, bounds=bounds)
     program = build_program(module, mangled)
+    device = args.memory if isinstance(args, DeviceArgs) else None
+    launch = None
+    if device is None:
+        rng = np.random.default_rng(seed)
+        bounds = requirement_bounds(module, info)
+        launch = resolve_args(info, None if args is None else list(args), rng, nthreads=nthreads, bounds=bounds, limits=limits)
+    _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits)
 
-    mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes)
-    _place_module_variables(mem, module)
+    geometry = Geometry.create(grid, block)
+    mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device)
+    if device is None:
+        _place_module_variables(mem, module)
     mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
     if program.entry.frame_size:
         mem.ensure_local(program.entry.frame_size)
+    if device is None:
+        params, allocations, auto_allocs = _pass_arguments(mem, fn, program, launch)
+    else:
+        params, allocations, auto_allocs = _device_params(program, info.name, args.params), {}, []
+    mem.set_params(params, program.kernel_params)
 
+    tracker = UsageTracker(auto_allocs) if auto_allocs else None
+    all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
+    engine = Engine(
+        program,
+        geometry,
+        mem,
+        all_sinks,
+        policy=policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0),
+        max_steps=max_steps,
+        progress=progress,
+        limits=limits,
+    )
+    engine.run()
+
+    usage = tracker.usage() if tracker else []
+    values = launch.values if launch is not None else []
+    return RunResult(
+        kernel=info,
+        geometry=geometry,
+        args=_results(mem, values, allocations, {u.name: u.bytes_used for u in usage}),
+        findings=engine.findings.sorted(),
+        stats=engine.stats,
+        program=program,
+        memory=mem,
+        allocations=allocations,
+        buffers=usage,
+        auto_scalars=[v for v in values if isinstance(v, AutoScalar)],
+    )
+
+
+def _pass_arguments(mem: Memory, fn, program: Program, launch: Launch) -> tuple[bytes, dict[str, Allocation], list[Allocation]]:
+    """The kernel's parameter bytes for resolved arguments: buffers allocated and filled, automatic buffers
+    placed after every other allocation; also the allocations by buffer name and the automatic ones."""
     params = bytearray(program.kernel_param_size)
     allocations: dict[str, Allocation] = {}
     automatic: list[tuple[int, AutoBuffer]] = []
     for i, (p, value) in enumerate(zip(fn.params, launch.values)):
         offset = program.kernel_params[p.name]
         if isinstance(value, Buffer):
-            alloc = mem.allocate_global(
-                value.name, max(value.array.nbytes, 1), init=value.array.view(np.uint8).reshape(-1), symbol=False
-            )
+            alloc = mem.allocate_global(value.name, value.array.nbytes, init=_bytes_of(value.array), symbol=False)
             allocations[value.name] = alloc
             params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
         elif isinstance(value, AutoBuffer):
@@ -171,28 +248,25 @@ def simulate(
     for (offset, value), alloc in zip(automatic, auto_allocs):
         allocations[value.name] = alloc
         params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
-    mem.set_params(bytes(params), program.kernel_params)
+    return bytes(params), allocations, auto_allocs
 
-    tracker = UsageTracker(auto_allocs) if auto_allocs else None
-    all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
-    engine = Engine(
-        program,
-        geometry,
-        mem,
-        all_sinks,
-        policy=policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0),
-        max_steps=max_steps,
-        progress=progress,
-    )
-    engine.run()
 
-    usage = tracker.usage() if tracker else []
-    used = {u.name: u.bytes_used for u in usage}
+def _device_params(program: Program, kernel: str, params: bytes) -> bytes:
+    """A device launch's parameter bytes, which must be exactly the kernel's parameter space."""
+    if len(params) != program.kernel_param_size:
+        raise UserError(
+            f"a launch of {kernel} passed {plural(len(params), 'byte')} of parameters; "
+            f"the kernel's parameters take {program.kernel_param_size}"
+        )
+    return params
+
+
+def _results(mem: Memory, values: list, allocations: dict[str, Allocation], used: dict[str, int]) -> list[np.ndarray | bytes]:
+    """Each argument after the run: buffers copied back into their arrays, the used part of automatic ones."""
     out: list[np.ndarray | bytes] = []
-    for value in launch.values:
+    for value in values:
         if isinstance(value, Buffer):
-            data = np.frombuffer(mem.read(allocations[value.name]), dtype=np.uint8)
-            value.array.view(np.uint8).reshape(-1)[:] = data[: value.array.nbytes]
+            _bytes_of(value.array)[:] = np.frombuffer(mem.read(allocations[value.name]), dtype=np.uint8)
             out.append(value.array)
         elif isinstance(value, AutoBuffer):
             out.append(_used_part(mem, allocations[value.name], used[value.name], value.dtype))
@@ -200,18 +274,40 @@ def simulate(
             out.append(value.data)
         else:
             out.append(value)
-    return RunResult(
-        kernel=info,
-        geometry=geometry,
-        args=out,
-        findings=engine.findings.sorted(),
-        stats=engine.stats,
-        program=program,
-        memory=mem,
-        allocations=allocations,
-        buffers=usage,
-        auto_scalars=[v for v in launch.values if isinstance(v, AutoScalar)],
+    return out
+
+
+def _check_resources(
+    module: Module, program: Program, kernel: str, launch: Launch | None, grid: Dims, block: Dims, shared_bytes: int, arch: str, limits: Limits
+) -> None:
+    """Refuse a launch whose shared or local memory a GPU would refuse, or whose memory the budget cannot hold.
+
+    `launch` is None for a launch on a device's memory, which allocates no buffers of its own.
+
+    Runs before the geometry, memory and registers are allocated, so a launch
+    too large for them ends with a message naming what to change, not in an
+    out-of-memory kill (see `gpurace.sim.budget`).
+    """
+    values = launch.values if launch is not None else []
+    shared = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], shared_bytes)
+    check_shared_memory(shared, shared_bytes, compute_capability(module, arch), kernel)
+    check_local_memory(program)
+    check_constant_memory(module)
+    check_footprint(
+        program,
+        module,
+        shared,
+        nblocks=grid[0] * grid[1] * grid[2],
+        block_size=block[0] * block[1] * block[2],
+        buffer_bytes=sum(v.array.nbytes for v in values if isinstance(v, Buffer)),
+        automatic_buffers=sum(isinstance(v, AutoBuffer) for v in values),
+        limits=limits,
     )
+
+
+def _bytes_of(array: np.ndarray) -> np.ndarray:
+    """The bytes of a C-contiguous array (of any shape, 0-d too) as a writable uint8 view."""
+    return array.reshape(-1).view(np.uint8)
 
 
 def _used_part(mem: Memory, alloc: Allocation, nbytes: int, dtype: np.dtype) -> np.ndarray:

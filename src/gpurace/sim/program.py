@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Function, Instruction, Module, ParamList, Sym, Variable, type_size
+from gpurace.frontend.ptx.ir import Function, Instruction, Module, ParamList, RegDecl, Sym, Variable, type_size
+from gpurace.limits import MAX_REGISTERS_PER_KERNEL
 
 _DTYPE_BY_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+MAX_KERNEL_PARAM_BYTES = 32764
+"""The most bytes of parameters a CUDA kernel takes (CUDA 12.1 and later; 4,096 before)."""
 
 # Functions the CUDA runtime provides and that we implement natively, and the
 # checks behind `__assert` and `__requires` in gpurace's GPUVerify cuda.h.
@@ -34,13 +37,16 @@ def is_builtin_function(name: str) -> bool:
     return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX)
 
 
-def reg_dtype(ptx_type: str) -> np.dtype:
-    """Storage dtype of a register of this PTX type: raw unsigned bits, bool for predicates."""
-    if ptx_type == "pred":
+def reg_dtype(decl: RegDecl, function: str) -> np.dtype:
+    """Storage dtype of the registers of `decl`: raw unsigned bits, bool for predicates."""
+    if decl.type == "pred":
         return np.dtype(np.bool_)
-    size = type_size(ptx_type)
+    size = type_size(decl.type)
     if size not in _DTYPE_BY_SIZE:
-        raise UserError(f"registers of type .{ptx_type} are not supported by the simulator")
+        raise UserError(
+            f"register {decl.name} of {function} (PTX line {decl.ptx_line}) has type .{decl.type}, "
+            "which the simulator does not support"
+        )
     return np.dtype(_DTYPE_BY_SIZE[size])
 
 
@@ -74,6 +80,7 @@ class Program:
     kernel_params: dict[str, int]  # kernel .param symbol -> offset in the param buffer
     kernel_param_size: int
     shared_vars: list[Variable]
+    implicit_ends: frozenset[int] = frozenset()  # pcs of the `ret`s added where a body can run past its end
 
     @property
     def entry(self) -> FunctionInfo:
@@ -85,24 +92,94 @@ class Program:
 
 
 
+def thread_state_bytes(program: Program) -> int:
+    """Bytes of simulator state one thread needs: its registers and its `.param` slots.
+
+    The launch multiplies it by the thread count and checks the product
+    against the memory budget before the registers are allocated.
+    """
+    registers = sum(dt.itemsize for dt in program.reg_types)
+    params = sum(max(size, 16) for size in program.param_sizes)  # as `ThreadState.param_buffer` allocates them
+    return registers + params
+
+
+def _check_register_count(module: Module, names: list[str], kernel_name: str) -> None:
+    """Refuse a program with more registers than MAX_REGISTERS_PER_KERNEL, before any is given a slot.
+
+    The parser bounds each declaration; this bounds their sum over the
+    kernel and its callees, whose per-register bookkeeping is paid whatever
+    the launch size.
+    """
+    total = sum(1 if decl.count is None else decl.count for name in names for decl in module.functions[name].regs)
+    if total > MAX_REGISTERS_PER_KERNEL:
+        raise UserError(
+            f"kernel {kernel_name} and the functions it calls declare {total:,} registers, more than gpurace "
+            f"supports ({MAX_REGISTERS_PER_KERNEL:,})"
+        )
+
+
+_TERMINATORS = frozenset({"ret", "exit", "bra", "trap", "brkpt"})
+
+
+def _runs_past_end(fn: Function) -> bool:
+    """Whether control can run past the last instruction of `fn`.
+
+    It can when the body does not end with an unguarded ret/exit/bra/trap, or
+    when a branch targets a label after the last instruction (debug builds
+    put labels there that nothing branches to).
+    """
+    if not fn.body:
+        return True
+    last = fn.body[-1]
+    if last.guard is not None or last.opcode not in _TERMINATORS:
+        return True
+    at_end = {name for name, i in fn.labels.items() if i == len(fn.body)}
+    return any(isinstance(op, Sym) and op.name in at_end for ins in fn.body if ins.opcode == "bra" for op in ins.operands)
+
+
+def _implicit_end(fn: Function) -> Instruction:
+    """The `ret` that stands for the closing `}` of a body control can run past (what it means is the engine's choice)."""
+    loc = fn.body[-1].loc if fn.body else fn.loc
+    return Instruction("ret", (), (), loc=loc, ptx_line=fn.end_line or fn.ptx_line, text="}")
+
+
 def _align(x: int, a: int) -> int:
     return -(-x // a) * a
 
 
-def _callees(fn: Function) -> list[str]:
-    """Direct callees; an indirect call (through a register) fails only if it is executed."""
+def _call_sites(fn: Function) -> list[tuple[str, Instruction]]:
+    """(callee, call instruction) of each direct call; an indirect call (through a register) fails only if it is executed."""
     out = []
     for ins in fn.body:
         if ins.opcode == "call":
             ops = [op for op in ins.operands if not isinstance(op, ParamList)]
             if ops and isinstance(ops[0], Sym):
-                out.append(ops[0].name)
+                out.append((ops[0].name, ins))
     return out
+
+
+def _reachable_functions(module: Module, kernel_name: str) -> list[str]:
+    """The kernel and every function it calls, directly or not, in breadth-first order; builtins are left out."""
+    order: list[str] = [kernel_name]
+    for name in order:  # grows while it is walked
+        for callee, site in _call_sites(module.functions[name]):
+            fn = module.functions.get(callee)
+            if callee in order or (is_builtin_function(callee) and (fn is None or fn.is_declaration)):
+                continue
+            if fn is None:
+                raise UserError(f"{site.where()}: `{site.text}` calls {callee}, which is not a function of the PTX")
+            if fn.is_declaration:
+                raise UserError(
+                    f"{site.where()}: `{site.text}` calls {callee}, whose body is not in the PTX "
+                    "(separate compilation is not supported)"
+                )
+            order.append(callee)
+    return order
 
 
 def _recursive_functions(module: Module, reachable: list[str]) -> set[str]:
     """Functions that lie on a cycle of the call graph."""
-    graph = {name: [c for c in _callees(module.functions[name]) if c in module.functions] for name in reachable}
+    graph = {name: [c for c, _ in _call_sites(module.functions[name]) if c in module.functions] for name in reachable}
     recursive: set[str] = set()
     for start in reachable:
         stack, seen = list(graph[start]), set()
@@ -120,19 +197,8 @@ def _recursive_functions(module: Module, reachable: list[str]) -> set[str]:
 def build_program(module: Module, kernel_name: str) -> Program:
     """Flatten `kernel_name` and every function it (transitively) calls."""
     kernel = module.functions[kernel_name]
-    order: list[str] = []
-    pending = [kernel_name]
-    while pending:
-        name = pending.pop(0)
-        if name in order:
-            continue
-        fn = module.functions.get(name)
-        if fn is None or fn.is_declaration:
-            if is_builtin_function(name):
-                continue
-            raise UserError(f"kernel {kernel_name} calls {name}, whose body is not in the PTX (separate compilation is not supported)")
-        order.append(name)
-        pending.extend(c for c in _callees(fn) if c not in order)
+    order = _reachable_functions(module, kernel_name)
+    _check_register_count(module, order, kernel_name)
     recursive = _recursive_functions(module, order)
 
     instructions: list[Instruction] = []
@@ -143,13 +209,18 @@ def build_program(module: Module, kernel_name: str) -> Program:
     reg_names: list[str] = []
     param_sizes: list[int] = []
     shared: dict[str, Variable] = {}
+    implicit_ends: set[int] = set()
 
     for name in order:
         fn = module.functions[name]
-        info = FunctionInfo(fn=fn, entry=len(instructions), end=len(instructions) + len(fn.body))
+        body = list(fn.body)
+        if _runs_past_end(fn):
+            implicit_ends.add(len(instructions) + len(body))
+            body.append(_implicit_end(fn))
+        info = FunctionInfo(fn=fn, entry=len(instructions), end=len(instructions) + len(body))
         info.recursive = name in recursive
         for decl in fn.regs:
-            dt = reg_dtype(decl.type)
+            dt = reg_dtype(decl, name)
             for r in decl.names():
                 if r not in info.regs:
                     info.regs[r] = len(reg_types)
@@ -173,18 +244,23 @@ def build_program(module: Module, kernel_name: str) -> Program:
         if not fn.is_entry:
             for p in list(fn.params) + list(fn.returns):
                 if p.space != "param":
-                    raise UserError(f"function {name} passes {p.name} in .{p.space}; only .param parameters are supported")
+                    raise UserError(
+                        f"function {name} (PTX line {fn.ptx_line}) passes {p.name} in .{p.space}; "
+                        "only .param parameters are supported"
+                    )
                 info.params.setdefault(p.name, len(param_sizes))
                 param_sizes.append(p.size)
         for label, i in fn.labels.items():
             labels[(name, label)] = info.entry + i
-        instructions.extend(fn.body)
-        owner.extend([name] * len(fn.body))
+        instructions.extend(body)
+        owner.extend([name] * len(body))
         functions[name] = info
 
     for var in module.variables:
         if var.space == "shared":
             shared.setdefault(var.name, var)
+        elif var.space == "local":  # deprecated in PTX: per-thread storage outside any function
+            raise UserError(f"module-scope .local variable {var.name} is not supported (PTX line {var.ptx_line})")
 
     kernel_params: dict[str, int] = {}
     offset = 0
@@ -193,6 +269,11 @@ def build_program(module: Module, kernel_name: str) -> Program:
         offset = _align(offset, a)
         kernel_params[p.name] = offset
         offset += p.size
+    if offset > MAX_KERNEL_PARAM_BYTES:
+        raise UserError(
+            f"the parameters of kernel {kernel_name} (PTX line {kernel.ptx_line}) take {offset:,} bytes, "
+            f"more than the {MAX_KERNEL_PARAM_BYTES:,} a kernel may have"
+        )
 
     return Program(
         module=module,
@@ -207,20 +288,33 @@ def build_program(module: Module, kernel_name: str) -> Program:
         kernel_params=kernel_params,
         kernel_param_size=offset,
         shared_vars=list(shared.values()),
+        implicit_ends=frozenset(implicit_ends),
     )
 
 
 def call_parts(ins: Instruction) -> tuple[list[str], str, list[str]]:
-    """Split a `call` into (return param names, callee, argument param names)."""
+    """Split a `call` into (return param names, callee, argument param names).
+
+    The form is `call (rets), callee, (args)` with both lists optional; a
+    `.callprototype` or `.calltargets` label may follow, for indirect calls.
+    """
     ops = list(ins.operands)
     rets: list[str] = []
     if ops and isinstance(ops[0], ParamList):
-        rets = [o.name for o in ops[0].items if isinstance(o, Sym)]
-        ops = ops[1:]
+        rets = _param_names(ins, ops.pop(0))
     if not ops or not isinstance(ops[0], Sym):
         raise UserError(f"indirect calls are not supported: {ins.text} (PTX line {ins.ptx_line})")
-    callee = ops[0].name
+    callee = ops.pop(0).name
     args: list[str] = []
-    if len(ops) > 1 and isinstance(ops[1], ParamList):
-        args = [o.name for o in ops[1].items if isinstance(o, Sym)]
+    if ops and isinstance(ops[0], ParamList):
+        args = _param_names(ins, ops.pop(0))
+    if ops:
+        raise UserError(f"unexpected operands after the arguments of `{ins.text}` (PTX line {ins.ptx_line})")
     return rets, callee, args
+
+
+def _param_names(ins: Instruction, params: ParamList) -> list[str]:
+    """The names in a call's parameter list: each must be a `.param` symbol (no registers or immediates)."""
+    if not all(isinstance(item, Sym) for item in params.items):
+        raise UserError(f"`{ins.text}` passes something other than .param names (PTX line {ins.ptx_line})")
+    return [item.name for item in params.items]

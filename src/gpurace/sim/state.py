@@ -14,7 +14,20 @@ import struct
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Imm, Instruction, Negated, Reg, Sink, SpecialReg, type_size
+from gpurace.frontend.ptx.ir import (
+    Addr,
+    Imm,
+    Instruction,
+    Negated,
+    ParamList,
+    PredPair,
+    Reg,
+    Sink,
+    SpecialReg,
+    Sym,
+    Vec,
+    type_size,
+)
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.program import Program
 
@@ -24,9 +37,13 @@ FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64"})
 
 
 def raw_dtype(ptx_type: str) -> np.dtype:
+    """The dtype holding a value of `ptx_type` as raw bits; 128-bit values have none, so they are not supported."""
     if ptx_type == "pred":
         return np.dtype(np.bool_)
-    return np.dtype(UINT[type_size(ptx_type)])
+    size = type_size(ptx_type)
+    if size not in UINT:
+        raise UserError(f"values of type .{ptx_type} are not supported by the simulator")
+    return np.dtype(UINT[size])
 
 
 def imm_bits(imm: Imm, ptx_type: str) -> int | bool:
@@ -130,6 +147,36 @@ class ThreadState:
             raise UserError(f"register {reg.name} is used in {fn} but never declared") from None
 
 
+def check_immediate(imm: Imm, ptx_type: str, ins: Instruction) -> None:
+    """An integer immediate must fit its operand's type, as signed or unsigned (-1 is a valid .u32 all-ones mask).
+
+    Wider values (a 33-bit warp mask) would otherwise be truncated silently into some other operand.
+    """
+    if imm.kind != "int" or ptx_type == "pred" or ptx_type in FLOAT_TYPES:
+        return
+    bits = 8 * type_size(ptx_type)
+    if not -(1 << (bits - 1)) <= imm.value < 1 << bits:
+        raise UserError(f"the immediate {imm.value} of `{ins.text}` does not fit .{ptx_type} (PTX line {ins.ptx_line})")
+
+
+def describe_operand(op) -> str:
+    """An operand as messages name it: its kind, and its name or value where it has one."""
+    if isinstance(op, Reg):
+        return f"register {op.name}"
+    if isinstance(op, Sym):
+        return f"symbol {op.name}"
+    if isinstance(op, Imm):
+        return f"the immediate {op.value}"
+    if isinstance(op, SpecialReg):
+        return f"the special register %{op.name}" + (f".{op.component}" if op.component else "")
+    if isinstance(op, Negated):
+        return f"the negated register {op.reg.name}"
+    kinds = {
+        Addr: "an address", Vec: "a vector", PredPair: "a predicate pair", ParamList: "a parameter list", Sink: "the sink _",
+    }  # fmt: skip
+    return kinds.get(type(op), type(op).__name__)
+
+
 def convert_width(value: np.ndarray, dtype: np.dtype, signed: bool) -> np.ndarray:
     """Truncate or extend raw bits to another width; sign-extend when `signed`."""
     if value.dtype == dtype:
@@ -159,10 +206,15 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
 
         return read_reg
     if isinstance(op, Negated):
+        if ptx_type != "pred":
+            raise UserError(
+                f"`{ins.text}` negates {op.reg.name}, but only a .pred operand can be negated (PTX line {ins.ptx_line})"
+            )
         arr_slot = state.slot(fn, op.reg)
         regs = state.regs
         return lambda idx: ~regs[arr_slot][idx].astype(np.bool_)
     if isinstance(op, Imm):
+        check_immediate(op, ptx_type, ins)
         scalar = np.array(imm_bits(op, ptx_type), dtype=dt)
         return lambda idx: np.broadcast_to(scalar, (len(idx),))
     if isinstance(op, SpecialReg):
@@ -172,7 +224,7 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
             return convert_width(state.special(op, idx), dt, signed)
 
         return read_special
-    raise UserError(f"unsupported operand {op!r} in `{ins.text}` (PTX line {ins.ptx_line})")
+    raise UserError(f"`{ins.text}` cannot read {describe_operand(op)} as a .{ptx_type} value (PTX line {ins.ptx_line})")
 
 
 def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: str):
@@ -180,7 +232,9 @@ def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
     if not isinstance(op, Reg):
         if isinstance(op, Sink):
             return lambda idx, value: None
-        raise UserError(f"unsupported destination {op!r} in `{ins.text}` (PTX line {ins.ptx_line})")
+        raise UserError(
+            f"`{ins.text}` cannot write to {describe_operand(op)}: a destination is a register (PTX line {ins.ptx_line})"
+        )
     arr_slot = state.slot(fn, op)
     regs = state.regs
     dt = regs[arr_slot].dtype

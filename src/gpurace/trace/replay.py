@@ -22,10 +22,12 @@ from gpurace.detect.findings import FindingSet
 from gpurace.detect.tsan import validate_shadow_cells
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Instruction
+from gpurace.limits import LimitExceeded, Limits
 from gpurace.report.model import Report
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory.layout import CANON_OFFSET_MASK, CANON_SHARED_TAG, CANON_TAG_MASK, Location, Space
 from gpurace.trace import binary, text
+from gpurace.trace.bounds import check_shadow
 from gpurace.trace.model import Trace, TraceVariable
 
 
@@ -80,31 +82,47 @@ def context_of(trace: Trace, model: str, *, shadow_cells: int = 4, seed: int = 0
     return DetectorContext(program, Geometry.create(trace.grid, trace.block), memory, model, shadow_cells=shadow_cells, seed=seed)
 
 
-def read_trace(path: str | os.PathLike) -> Trace:
-    """A trace file in either format, told apart by content: binary traces start with the zip magic, text traces are text."""
+def read_trace(path: str | os.PathLike, limits: Limits | None = None) -> Trace:
+    """A trace file in either format, told apart by content: binary traces start with the zip magic, text traces are text.
+
+    Both readers check everything they read (a malformed trace is a UserError
+    naming the file and the field or line) against `limits` (default: `Limits()`).
+    """
     try:
         with open(path, "rb") as f:
             head = f.read(len(binary.MAGIC))
     except OSError as e:
         raise UserError(f"{path}: cannot read trace: {e.strerror}") from None
     if head == binary.MAGIC:
-        return binary.read(path)
-    return text.read(path)
+        return binary.read(path, limits)
+    return text.read(path, limits)
 
 
-def analyze(path: str | os.PathLike, *, detector: str = "auto", model: str = "cuda", shadow_cells: int = 4) -> Report:
+def analyze(
+    path: str | os.PathLike, *, detector: str = "auto", model: str = "cuda", shadow_cells: int = 4, limits: Limits | None = None
+) -> Report:
     """Run one detector over the trace in `path`; the report is what `check` gives for the same events
-    (`shadow_cells`: the `tsan` detector's cells per 8-byte word; its evictions use seed 0)."""
+    (`shadow_cells`: the `tsan` detector's cells per 8-byte word; its evictions use seed 0). A trace whose
+    detector state would not fit the memory budget of `limits` is refused before the detector starts, and one
+    whose analysis outlasts the time budget stops with a LimitExceeded."""
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
     if detector not in DETECTORS:
         raise UserError(f"--detector: unknown detector {detector!r} (choose from {', '.join(DETECTORS)})")
     validate_shadow_cells(shadow_cells)
     start = time.perf_counter()
-    trace = read_trace(path)
+    limits = limits or Limits()
+    trace = read_trace(path, limits)
+    check_shadow(trace.events, trace.shared_stride, limits, str(path))
     ctx = context_of(trace, model, shadow_cells=shadow_cells)
     det = choose_detector(detector, ctx.program)(ctx)
-    for event in trace.events:
+    limits = limits.started()
+    for i, event in enumerate(trace.events):
+        if i % 1024 == 0 and limits.expired():
+            raise LimitExceeded(
+                f"{path}: the analysis exceeded its wall-clock budget of {limits.timeout:g} s (--timeout) "
+                f"after {i:,} of {len(trace.events):,} events"
+            )
         det.on_event(event)
     findings = FindingSet()
     findings.extend(det.finish())

@@ -27,9 +27,13 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Imm, Instruction, SourceLoc
+from gpurace.limits import LimitExceeded, Limits, format_size
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, FenceEvent, SyncEvent
 from gpurace.sim.geometry import WARP_SIZE, Geometry, parse_dims
-from gpurace.sim.memory.layout import CANON_OFFSET_MASK, CANON_SHARED_TAG, CANON_TAG_MASK, GLOBAL_BASE, REDZONE, Space, align_up
+from gpurace.sim.memory.layout import (
+    CANON_OFFSET_MASK, CANON_SHARED_TAG, CANON_TAG_MASK, GLOBAL_BASE, GLOBAL_LIMIT, REDZONE, Space, align_up,
+)  # fmt: skip
+from gpurace.trace.bounds import check_launch, file_name_problem
 from gpurace.trace.model import Trace, TraceVariable
 
 SCOPES = ("cta", "cluster", "gpu", "sys")
@@ -42,26 +46,45 @@ LOCK_BYTES = 4
 SHARED_ALIGN = 16
 GLOBAL_ALIGN = 256
 FULL_MASK = 0xFFFFFFFF
+BYTES_PER_TEXT_BYTE = 64
+"""Memory of the parsed events and instructions per byte of a text trace: about 49 measured with tracemalloc
+(100,000 lines of accesses and lock operations), rounded up."""
+MAX_DIGITS = 20
+"""Digits of a source line or column: enough for any 64-bit number, and far below Python's int() limit."""
 
 _LOC = re.compile(r"(.+):(\d+)(?::(\d+))?")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _REF = re.compile(r"([A-Za-z_]\w*)(?:\[([^\]]+)\])?")
 
 
-def read(path: str | os.PathLike) -> Trace:
-    """Parse the text trace in `path`."""
+def read(path: str | os.PathLike, limits: Limits | None = None) -> Trace:
+    """Parse the text trace in `path`; it and its launch must fit `limits` (default: `Limits()`).
+
+    The file is read only up to the size whose events the memory budget can
+    hold, so that neither a huge file nor an endless one (`/dev/zero`) is read whole.
+    """
+    limits = limits or Limits()
+    readable = limits.max_memory // BYTES_PER_TEXT_BYTE
     try:
-        source = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            data = f.read(readable + 1)
     except OSError as e:
         raise UserError(f"{path}: cannot read trace: {e.strerror}") from None
+    if len(data) > readable:
+        raise LimitExceeded(
+            f"{path}: a text trace of more than {format_size(readable)}: its events would need more than "
+            f"the memory budget of {format_size(limits.max_memory)} (--max-memory)"
+        )
+    try:
+        source = data.decode("utf-8")
     except UnicodeDecodeError:
         raise UserError(f"{path}: neither a binary trace nor UTF-8 text") from None
-    return parse(source, str(path))
+    return parse(source, str(path), limits)
 
 
-def parse(source: str, name: str = "<trace>") -> Trace:
+def parse(source: str, name: str = "<trace>", limits: Limits | None = None) -> Trace:
     """Parse text trace `source`; `name` is the file name errors and default source locations use."""
-    p = _Parser(name)
+    p = _Parser(name, limits or Limits())
     for number, raw in enumerate(source.splitlines(), start=1):
         p.lineno = number
         p.line(raw)
@@ -71,8 +94,9 @@ def parse(source: str, name: str = "<trace>") -> Trace:
 class _Parser:
     """Line-by-line state: the declared launch and variables, the instructions made so far, who has exited."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, limits: Limits) -> None:
         self.name = name
+        self.limits = limits
         self.lineno = 0
         self.geo: Geometry | None = None
         self.variables: dict[str, TraceVariable] = {}
@@ -113,8 +137,11 @@ class _Parser:
 
     def location(self, text: str) -> SourceLoc:
         m = _LOC.fullmatch(text)
-        if m is None:
+        if m is None or any(len(n) > MAX_DIGITS for n in m.group(2, 3) if n):
             raise self.error(f"expected a source location FILE:LINE[:COLUMN] after '@', got {text!r}")
+        problem = file_name_problem(m.group(1))
+        if problem:
+            raise self.error(f"source file {m.group(1)!r} names no file: it {problem}")
         return SourceLoc(m.group(1), int(m.group(2)), int(m.group(3) or 0))
 
     def declare_launch(self, words: list[str]) -> None:
@@ -123,9 +150,11 @@ class _Parser:
         if self.geo is not None:
             raise self.error("the launch is declared twice")
         try:
-            self.geo = Geometry.create(parse_dims(words[1], "grid"), parse_dims(words[3], "block"))
+            grid, block = parse_dims(words[1], "grid"), parse_dims(words[3], "block")
         except UserError as e:
             raise self.error(str(e).removeprefix("--")) from None
+        check_launch(grid, block, self.limits, f"{self.name}:{self.lineno}")
+        self.geo = Geometry.create(grid, block)
         self.exited = np.zeros(self.geo.nthreads, dtype=np.bool_)
 
     def declare_variable(self, words: list[str]) -> None:
@@ -141,12 +170,18 @@ class _Parser:
             raise self.error(f"variable {name!r} needs a positive size, got {size}")
         if space == "shared":
             base = align_up(self.shared_top, SHARED_ALIGN)
-            self.shared_top = base + size
+            self.shared_top = self.placed(name, base + size, CANON_OFFSET_MASK + 1, "shared memory of a block")
         else:
             gap = REDZONE if self.global_top > GLOBAL_BASE else 0
             base = align_up(self.global_top + gap, GLOBAL_ALIGN)
-            self.global_top = base + size
+            self.global_top = self.placed(name, base + size, GLOBAL_LIMIT, "global address space")
         self.variables[name] = TraceVariable(name, space, base, size)
+
+    def placed(self, name: str, end: int, limit: int, region: str) -> int:
+        """`end`, the new top of a region, once the variable ending there fits in its region (so its addresses are canonical)."""
+        if end > limit:
+            raise self.error(f"variable {name!r} would end at {end:#x}, past the end of the {region} ({limit:#x})")
+        return end
 
     def integer(self, text: str, what: str) -> int:
         try:

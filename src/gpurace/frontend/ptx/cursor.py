@@ -102,15 +102,26 @@ def describe(tok: Token) -> str:
 
 
 def int_value(tok: Token, cursor: Cursor) -> int:
-    """The value of an `int` token: decimal, hex `0x`, binary `0b` or octal `0...`, optional `U`."""
+    """The value of an `int` token: decimal, hex `0x`, binary `0b` or octal `0...`, optional `U`.
+
+    PTX integer constants are 64-bit; a literal that needs more bits is an error here rather than a
+    value that overflows whatever later converts it.
+    """
     text = tok[1].rstrip("U")
-    if text[:2] in ("0x", "0X", "0b", "0B"):
-        return int(text, 0)
-    if len(text) > 1 and text[0] == "0":
+    prefixed = text[:2] in ("0x", "0X", "0b", "0B")
+    if len((text[2:] if prefixed else text).lstrip("0")) > 64:  # more digits than 64 bits have in any base
+        raise cursor.error(f"integer constant {tok[1][:40]}... does not fit in 64 bits", tok)
+    if prefixed:
+        value = int(text, 0)
+    elif len(text) > 1 and text[0] == "0":
         if not all(c in "01234567" for c in text):
             raise cursor.error(f"malformed octal number {tok[1]!r}", tok)
-        return int(text, 8)
-    return int(text)
+        value = int(text, 8)
+    else:
+        value = int(text)
+    if value >= 1 << 64:
+        raise cursor.error(f"integer constant {tok[1]} does not fit in 64 bits", tok)
+    return value
 
 
 def hex_float(text: str) -> tuple[float, str, int]:

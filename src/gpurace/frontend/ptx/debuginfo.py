@@ -5,12 +5,24 @@ whose `.loc` lines refer to them, so the parser reads them in a first pass
 (`read_debug_tables`) and resolves every `.loc` while it parses the bodies.
 The other DWARF sections (`.debug_info`, `.debug_abbrev`, `.debug_loc`, ...)
 are skipped: source lines come from `.loc`, which `-lineinfo` and `-G` both emit.
+
+A `.loc` inside a function inlined from a library header (libcu++'s
+`cuda::atomic_ref`, `atomicAdd` in the toolkit's headers) points into that
+header; `user_frame_index` finds the frame of its inlining chain in the user's
+own files, which is where reports lead and findings are told apart. Reports
+and messages write a source file's path relative to the current directory
+when the file lies below it and absolute otherwise (`display_path`).
 """
 
 from __future__ import annotations
 
+import os
+import re
+import sysconfig
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import cxxfilt
 
@@ -169,10 +181,117 @@ class LocReader:
         return path, cur.integer("a line number"), cur.integer("a column number")
 
 
+# nvcc puts internal-linkage functions of a translation unit in a namespace named after a hash of its path.
+_INTERNAL_NAMESPACE = re.compile(r"\b_INTERNAL_[0-9a-f]+_\w*::")
+
+
 @lru_cache(maxsize=4096)
 def _demangle(name: str) -> str:
-    """The demangled C++ name, or `name` itself when it is not a valid mangled name."""
+    """The demangled C++ name, or `name` itself when it is not a valid mangled name.
+
+    nvcc's `_INTERNAL_<hash>_..._cu_...::` namespace is dropped: it says nothing
+    a reader needs, and its hash changes with the directory a file is compiled
+    in, which would make the same kernel's reports differ between checkouts.
+    """
     try:
-        return cxxfilt.demangle(name)
+        return _INTERNAL_NAMESPACE.sub("", cxxfilt.demangle(name))
     except (cxxfilt.Error, UnicodeError):
         return name
+
+
+# --------------------------------------------------------------------------
+# Library headers and the user's own files
+# --------------------------------------------------------------------------
+
+SYSTEM_INCLUDE_DIRS = ("/usr/include", "/usr/local/include", "/usr/lib", "/opt/nvidia")
+"""Directories of the C/C++ system headers (and the NVIDIA HPC SDK), on top of the toolkit's and Python's."""
+
+TOOLKIT_MARKER = "cuda_runtime_api.h"
+"""A file every CUDA toolkit's `include` directory holds, wherever the toolkit is installed."""
+
+_GPURACE_DIR = Path(__file__).resolve().parents[2]  # gpurace's own headers (its GPUVerify cuda.h) live in it
+
+
+def user_frame_index(chain: Sequence[SourceLoc]) -> int:
+    """The index, in an inlining chain (`SourceLoc.chain()`, innermost first), of the user's frame.
+
+    A race inside `cuda::atomic_ref::fetch_add` is fixed at the line of the
+    user's code that calls it, and two such lines are two bugs even though
+    the racing instruction has the same header position for both. So the
+    user's frame is the innermost frame in a file that is not a library
+    header (`is_library_file`); 0 when every frame is in one.
+    """
+    return next((i for i, frame in enumerate(chain) if not is_library_file(frame.file)), 0)
+
+
+def user_frame(loc: SourceLoc) -> SourceLoc:
+    """The frame of `loc`'s inlining chain that a report leads with (see `user_frame_index`)."""
+    chain = loc.chain()
+    return chain[user_frame_index(chain)]
+
+
+@lru_cache(maxsize=1024)
+def is_library_file(path: str) -> bool:
+    """True for a header the user did not write: the CUDA toolkit's (found by `TOOLKIT_MARKER` in an `include`
+    directory above it, so any install location counts), the system's, an installed Python package's or gpurace's.
+    A relative name is taken relative to the current directory, as reports write paths below it.
+    """
+    try:
+        real = os.path.realpath(path)
+        if any(real.startswith(root) for root in _library_roots()):
+            return True
+        return any(p.name == "include" and (p / TOOLKIT_MARKER).is_file() for p in Path(real).parents)
+    except (OSError, ValueError):  # a name no file can have (a NUL byte, too long): not a header on this machine
+        return False
+
+
+@lru_cache(maxsize=1)
+def _library_roots() -> tuple[str, ...]:
+    """The directories whose files are library headers, resolved and ending in a separator."""
+    python = sysconfig.get_paths()
+    roots = [*SYSTEM_INCLUDE_DIRS, str(_GPURACE_DIR)]
+    roots += [python[k] for k in ("stdlib", "platstdlib", "purelib", "platlib", "include", "platinclude") if k in python]
+    roots += [os.environ[v] for v in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(v)]
+    return tuple(os.path.join(os.path.realpath(r), "") for r in roots)
+
+
+# --------------------------------------------------------------------------
+# How a source file is written
+# --------------------------------------------------------------------------
+
+
+def resolve_source(name: str, checked: str | None = None) -> str:
+    """The file a `.loc` name means: absolute names as they are; a relative name found in the current directory
+    or next to the checked file (`checked`), in that order, made absolute; any other name as written.
+
+    A relative name (`.file 1 "k.cu"`, as `nvcc -ptx k.cu` writes it) is
+    relative to where the compiler ran, usually the checked file's directory.
+    """
+    if os.path.isabs(name):
+        return name
+    candidates = [name] + ([os.path.join(os.path.dirname(checked), name)] if checked else [])
+    return next((os.path.abspath(c) for c in candidates if os.path.isfile(c)), name)
+
+
+def display_path(path: str, checked: str | None = None) -> str:
+    """`path` as every report and message writes it: relative to the current directory when the file lies below
+    it, else absolute; a relative name that `resolve_source` cannot find stays as written (its base is unknown).
+
+    One convention for text, JSON and SARIF, and one that depends only on the
+    input and the current directory, so one check run twice writes the same report.
+    """
+    return _display_path(path, checked, os.getcwd())
+
+
+@lru_cache(maxsize=4096)
+def _display_path(path: str, checked: str | None, cwd: str) -> str:
+    """`display_path` in `cwd`, remembered: detectors name positions in messages for many threads."""
+    resolved = resolve_source(path, checked)
+    if not os.path.isabs(resolved):
+        return resolved
+    # The cwd may be reached through a symbolic link that the compiler's path does not take, or the reverse.
+    for candidate, base in ((os.path.normpath(resolved), cwd), (os.path.realpath(resolved), os.path.realpath(cwd))):
+        rel = os.path.relpath(candidate, base)
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel
+    return os.path.normpath(resolved)

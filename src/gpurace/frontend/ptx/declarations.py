@@ -16,10 +16,13 @@ from gpurace.frontend.ptx.ir import (
     RegDecl,
     Variable,
 )
+from gpurace.frontend.ptx.lexer import Token
 from gpurace.frontend.ptx.vocabulary import OPAQUE_TYPES
+from gpurace.limits import MAX_REGISTERS_PER_DECLARATION
 
 _VECTORS = {".v2": 2, ".v4": 4, ".v8": 8}
 _POINTER_SPACES = frozenset({".global", ".shared", ".const", ".local"})
+_FLOAT_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2", "f32", "f64", "tf32"})
 
 
 def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
@@ -38,7 +41,7 @@ def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
         tok = cur.take()
         word = tok[1]
         if word == ".align":
-            align = _positive(cur, "an alignment")
+            align = _alignment(cur)
         elif word in _VECTORS:
             vector = _VECTORS[word]
         elif word[1:] in TYPES:
@@ -53,11 +56,15 @@ def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
         raise cur.error(f"missing type in a .{space} declaration")
     variables: list[Variable] = []
     while True:
-        name = cur.expect_kind("word", "a variable name")[1]
+        name_tok = cur.expect_kind("word", "a variable name")
+        name = name_tok[1]
         dims = _dims(cur, allow_unsized=True)
         if vector is not None:
             dims += (vector,)
         init = parse_initializer(cur) if cur.accept("=") else None
+        if init is not None:
+            dims = _fit_initializer(cur, name_tok, dims, len(init))
+            _check_initial_values(cur, name_tok, ptx_type, init)
         variables.append(Variable(name, space, ptx_type, dims, align, init, linkage, ptx_line))
         if not cur.accept(","):
             cur.expect(";", "';' after a declaration")
@@ -75,7 +82,7 @@ def parse_param(cur: Cursor) -> Param:
         tok = cur.take()
         word = tok[1]
         if word == ".align":
-            value = _positive(cur, "an alignment")
+            value = _alignment(cur)
             if pointer:
                 ptr_align = value
             else:
@@ -117,7 +124,7 @@ def parse_param_list(cur: Cursor) -> list[Param]:
 
 def parse_reg_decl(cur: Cursor) -> list[RegDecl]:
     """`.reg .b32 %r<36>;` or `.reg .pred p, q;`, from `.reg` to the `;`."""
-    cur.take()
+    line = cur.line(cur.take())
     ptx_type: str | None = None
     while cur.peek()[0] == "dir":
         tok = cur.take()
@@ -126,7 +133,7 @@ def parse_reg_decl(cur: Cursor) -> list[RegDecl]:
         elif tok[1] in _VECTORS:
             raise cur.error(f"vector registers ({tok[1]}) are not supported", tok)
         elif tok[1] == ".align":
-            _positive(cur, "an alignment")
+            _alignment(cur)
         else:
             raise cur.error(f"unexpected {tok[1]} in a .reg declaration", tok)
     if ptx_type is None:
@@ -135,16 +142,28 @@ def parse_reg_decl(cur: Cursor) -> list[RegDecl]:
     while True:
         name = cur.expect_kind("word", "a register name")[1]
         if cur.accept("<"):
-            count = cur.integer("a register count")
-            if count < 0:
-                raise cur.error("negative register count")
-            cur.expect(">")
-            decls.append(RegDecl(ptx_type, name, count))
+            decls.append(RegDecl(ptx_type, name, _register_count(cur), line))
         else:
-            decls.append(RegDecl(ptx_type, name))
+            decls.append(RegDecl(ptx_type, name, ptx_line=line))
         if not cur.accept(","):
             cur.expect(";", "';' after a .reg declaration")
             return decls
+
+
+def _register_count(cur: Cursor) -> int:
+    """The `N` of `%r<N>`, up to the `>`; bounded here, since the simulator gives every register its own storage."""
+    tok = cur.peek()
+    count = cur.integer("a register count")
+    if count < 0:
+        raise cur.error("negative register count", tok)
+    if count > MAX_REGISTERS_PER_DECLARATION:
+        raise cur.error(
+            f"{count:,} registers in one declaration are more than gpurace supports "
+            f"({MAX_REGISTERS_PER_DECLARATION:,}); no compiler declares that many",
+            tok,
+        )
+    cur.expect(">")
+    return count
 
 
 def parse_initializer(cur: Cursor) -> Initializer:
@@ -199,6 +218,34 @@ def _offset(cur: Cursor) -> int:
     return 0
 
 
+def _fit_initializer(cur: Cursor, tok: Token, dims: tuple, values: int) -> tuple:
+    """The dimensions of an array with an initializer of `values` elements, checked against it.
+
+    An unsized first dimension (`x[] = {1, 2, 3}`) takes its size from the
+    initializer; a sized array must have room for every value.
+    """
+    if any(d is None for d in dims[1:]):
+        raise cur.error(f"only the first dimension of {tok[1]} can be left unsized", tok)
+    inner = 1
+    for d in dims[1:]:
+        inner *= d
+    if dims and dims[0] is None:
+        dims = (-(-values // inner) if inner else 0, *dims[1:])
+    count = inner * (dims[0] if dims else 1)
+    if values > count:
+        raise cur.error(f"the initializer of {tok[1]} has {values} values for {count} element(s)", tok)
+    return dims
+
+
+def _check_initial_values(cur: Cursor, tok: Token, ptx_type: str, init: Initializer) -> None:
+    """Only a floating-point variable may be initialised with floating-point values."""
+    if ptx_type in _FLOAT_TYPES:
+        return
+    bad = next((v for v in init if isinstance(v, float)), None)
+    if bad is not None:
+        raise cur.error(f"the initializer of {tok[1]} has the value {bad}, which is not an integer for .{ptx_type}", tok)
+
+
 def _dims(cur: Cursor, allow_unsized: bool) -> tuple:
     dims: list[int | None] = []
     while cur.accept("["):
@@ -211,6 +258,15 @@ def _dims(cur: Cursor, allow_unsized: bool) -> tuple:
         cur.expect("]")
         dims.append(size)
     return tuple(dims)
+
+
+def _alignment(cur: Cursor) -> int:
+    """The `N` of `.align N`: PTX requires a power of two."""
+    tok = cur.peek()
+    value = _positive(cur, "an alignment")
+    if value & (value - 1):
+        raise cur.error(f"alignment {value} is not a power of two", tok)
+    return value
 
 
 def _positive(cur: Cursor, what: str) -> int:

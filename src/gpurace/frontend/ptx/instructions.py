@@ -58,9 +58,10 @@ class InstructionParser:
         if first[1] == "@":
             cur.take()
             negated = cur.accept("!")
-            reg = self._word_operand(cur.expect_kind("word", "a predicate after '@'"))
+            guard_tok = cur.expect_kind("word", "a predicate after '@'")
+            reg = self._word_operand(guard_tok)
             if not isinstance(reg, Reg):
-                raise cur.error(f"the guard {reg} is not a predicate register", first)
+                raise cur.error(f"the guard {guard_tok[1]} is not a predicate register", first)
             guard = Guard(reg, negated)
         op_tok = cur.take()
         if op_tok[0] != "word":
@@ -99,9 +100,10 @@ class InstructionParser:
             operand = self._word_operand(tok)
             if cur.peek()[1] == "|" and isinstance(operand, Reg):
                 cur.take()
-                second = self._word_operand(cur.expect_kind("word", "a predicate after '|'"))
+                second_tok = cur.expect_kind("word", "a predicate after '|'")
+                second = self._word_operand(second_tok)
                 if not isinstance(second, Reg):
-                    raise cur.error(f"{second} cannot follow '|'", tok)
+                    raise cur.error(f"{second_tok[1]} cannot follow '|': it is not a register", tok)
                 return PredPair(operand, second)
             return operand
         if kind == "int":
@@ -116,9 +118,10 @@ class InstructionParser:
             if text == "-":
                 return self._negative()
             if text == "!":
-                reg = self._word_operand(cur.expect_kind("word", "a predicate after '!'"))
+                reg_tok = cur.expect_kind("word", "a predicate after '!'")
+                reg = self._word_operand(reg_tok)
                 if not isinstance(reg, Reg):
-                    raise cur.error(f"{reg} cannot be negated", tok)
+                    raise cur.error(f"{reg_tok[1]} cannot be negated: it is not a register", tok)
                 return Negated(reg)
         if kind == "fhex":
             value, fkind, bits = hex_float(text)

@@ -179,10 +179,12 @@ class Instruction:
 
     @property
     def space(self) -> str | None:
-        """The state space modifier, if any."""
+        """The state space modifier, if any; `.shared::cta` (the executing block's shared memory) is `shared`."""
         for m in self.modifiers:
             if m in STATE_SPACES:
                 return m
+            if m == "shared::cta":
+                return "shared"
         return None
 
     @property
@@ -205,9 +207,17 @@ class Instruction:
         return modifier in self.modifiers
 
     def where(self) -> str:
-        """`file:line` of the source position, or the PTX line when there is none (for messages)."""
+        """`file:line` of the source position, or the PTX line when there is none (for messages).
+
+        Written as reports write positions: the user's frame of an inlining
+        chain, the path relative to the current directory when below it
+        (`debuginfo.user_frame`, `debuginfo.display_path`).
+        """
         if self.loc is not None:
-            return f"{self.loc.file}:{self.loc.line}"
+            from gpurace.frontend.ptx.debuginfo import display_path, user_frame  # debuginfo imports this module
+
+            lead = user_frame(self.loc)
+            return f"{display_path(lead.file)}:{lead.line}"
         return f"PTX line {self.ptx_line}"
 
 
@@ -294,11 +304,15 @@ class Param:
 
 @dataclass(frozen=True)
 class RegDecl:
-    """A `.reg` declaration: `.reg .b32 %r<36>` is RegDecl("b32", "%r", 36); a single register has count None."""
+    """A `.reg` declaration: `.reg .b32 %r<36>` is RegDecl("b32", "%r", 36); a single register has count None.
+
+    `ptx_line` is for messages only: two declarations that differ only in it are equal.
+    """
 
     type: str
     name: str
     count: int | None = None
+    ptx_line: int = field(default=0, compare=False)
 
     def names(self) -> tuple[str, ...]:
         if self.count is None:
@@ -314,6 +328,8 @@ class Function:
     in `body` (== len(body) for a trailing label). `variables` holds
     function-scope `.shared`/`.local`/`.global`/`.const` declarations (nvcc
     puts demoted `__shared__` variables here). `pragmas` keeps `.pragma` strings.
+    `ptx_line` is the line of the header and `end_line` that of the `}` closing
+    the body (0 for a declaration).
     """
 
     name: str
@@ -330,6 +346,7 @@ class Function:
     directives: dict[str, tuple[int, ...]] = field(default_factory=dict)
     pragmas: list[str] = field(default_factory=list)
     ptx_line: int = 0
+    end_line: int = 0
     loc: SourceLoc | None = None
 
 

@@ -40,6 +40,8 @@ _TOKEN_RE = re.compile(
     + r")"
 )
 
+_QUOTED = 200  # characters of the offending line an error message quotes
+
 _ERRORS = {
     "opencomment": "unterminated /* comment",
     "badnum": "malformed number {!r}",
@@ -64,9 +66,12 @@ class Source:
         return self.text[start:end]
 
     def error(self, message: str, offset: int) -> PtxSyntaxError:
-        """A PtxSyntaxError naming the line that holds `offset` and quoting it."""
+        """A PtxSyntaxError naming the line that holds `offset` and quoting it (its first `_QUOTED` characters)."""
         line = self.line_of(offset)
-        return PtxSyntaxError(message, line, self.path, self.line_text(line))
+        text = self.line_text(line)
+        if len(text) > _QUOTED:
+            text = text[:_QUOTED] + " ..."
+        return PtxSyntaxError(message, line, self.path, text)
 
 
 def tokenize(source: Source) -> list[Token]:

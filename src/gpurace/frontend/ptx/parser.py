@@ -43,6 +43,10 @@ from gpurace.frontend.ptx.vocabulary import (
 # list possible targets. The call or branch that names them is kept.
 _LABELLED_DECLARATIONS = frozenset({".callprototype", ".calltargets", ".branchtargets"})
 
+# Compilers nest a call sequence or an inline-assembly block in a block or two; each level costs the
+# parser time in proportion to the depth, so a hostile file's nesting is bounded.
+_MAX_BLOCK_DEPTH = 1024
+
 
 def parse_ptx(text: str, path: str | None = None) -> Module:
     """Parse a whole PTX module; `path` only serves error messages."""
@@ -236,6 +240,8 @@ class _BodyParser:
                 body.append(parse_instruction(loc))
                 scopes.append(self.path)
             elif word == "{" and kind == "punct":
+                if len(self.path) > _MAX_BLOCK_DEPTH:
+                    raise cur.error(f"blocks nested more than {_MAX_BLOCK_DEPTH} deep in {fn.name}", tok)
                 cur.take()
                 self.path = (*self.path, next_scope)
                 next_scope += 1
@@ -244,6 +250,7 @@ class _BodyParser:
                 cur.take()
                 self.registers.difference_update(added.pop())
                 if not added:
+                    fn.end_line = cur.line(tok)
                     break
                 self.path = self.path[:-1]
             elif kind == "eof":

@@ -111,8 +111,11 @@ def compile_alu(instr: Instruction) -> AluOp | None:
     mods = Mods(instr)
     op = build(instr, mods)
     mods.finish()
-    expected = len(op.src_types) + (1 if _has_pair(instr) else len(op.dst_types))
-    if instr.operands and len(instr.operands) != expected:
+    pair = _has_pair(instr)
+    if pair and len(op.dst_types) != 2:
+        raise unsupported(instr, "a destination pair p|q is only for instructions with two results")
+    expected = len(op.src_types) + (1 if pair else len(op.dst_types))
+    if instr.operands and len(instr.operands) != expected:  # an instruction without operands asks for the semantics only
         raise unsupported(instr, f"expected {expected} operands, found {len(instr.operands)}")
     return op
 

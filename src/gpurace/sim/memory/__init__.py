@@ -86,12 +86,13 @@ from gpurace.sim.memory.layout import (
     space_of,
     to_generic,
 )
-from gpurace.sim.memory.store import Memory
+from gpurace.sim.memory.store import DeviceMemory, Memory
 
 __all__ = [
     "AUTO_BUFFER_BYTES",
     "AUTO_GUARD_BYTES",
     "CONST_BASE",
+    "DeviceMemory",
     "GLOBAL_BASE",
     "LOCAL_WINDOW",
     "PAGE_SIZE",

@@ -50,6 +50,35 @@ AUTO_GUARD_BYTES = 16 << 20
 """Gap before each automatic buffer: an access up to this far before its start, or past the end of
 the reservation before it, is in no allocation and so is reported as out of bounds."""
 
+MAX_LOCAL_BYTES_PER_THREAD = 512 << 10
+"""Local memory one thread may use on a GPU (local arrays, spills and call frames): 512 KiB for every
+compute capability since 2.0 (CUDA C++ Programming Guide, technical specifications per compute capability)."""
+SHARED_BYTES_PER_BLOCK = (
+    (0, 48 << 10),
+    (70, 96 << 10),
+    (75, 64 << 10),
+    (80, 163 << 10),
+    (86, 99 << 10),
+    (87, 163 << 10),
+    (89, 99 << 10),
+    (90, 227 << 10),
+    (120, 99 << 10),
+)
+"""(compute capability as major*10+minor, bytes): shared memory one block may use, static plus dynamic, from
+that capability on, with the opt-in (`cudaFuncAttributeMaxDynamicSharedMemorySize`) that lifts the default 48 KiB
+(same table of the programming guide: 96 KiB for 7.0, 64 KiB for 7.5, 163 KiB for 8.0 and 8.7, 99 KiB for 8.6,
+8.9 and 12.x, 227 KiB for 9.0 to 11.x)."""
+MAX_STATIC_SHARED_BYTES = 48 << 10
+"""Static (`__shared__`) shared memory of one kernel: more must be dynamic, the programming guide says."""
+MAX_CONSTANT_BYTES = 64 << 10
+"""`__constant__` memory of a module, on every GPU (same table)."""
+
+
+def max_shared_bytes(capability: int) -> int:
+    """The shared memory per block that GPUs of `capability` (e.g. 75 for compute_75) allow."""
+    return [nbytes for since, nbytes in SHARED_BYTES_PER_BLOCK if since <= capability][-1]
+
+
 # Canonical addresses: global, const and param use their generic address (below
 # 2**48). Shared and local put a tag in the top two bits, the block or thread
 # index in bits 32..61 and the offset in the low 32 bits.

@@ -12,10 +12,13 @@ instead of gathering bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import AddressOf, type_size
+from gpurace.limits import LimitExceeded, Limits, format_size
 from gpurace.sim.memory import atomics
 from gpurace.sim.memory.access import Access, SpaceLimits, resolve
 from gpurace.sim.memory.floats import FLOAT_OF_TYPE, UINT_OF_SIZE, f32_to_bf16
@@ -32,6 +35,7 @@ from gpurace.sim.memory.layout import (
     CONST_LIMIT,
     GLOBAL_BASE,
     GLOBAL_LIMIT,
+    MAX_LOCAL_BYTES_PER_THREAD,
     PAGE_SIZE,
     PARAM_BASE,
     STORE_ALIGN,
@@ -54,20 +58,69 @@ LOCAL_NAME = "local memory"
 PARAMS_NAME = "kernel parameters"
 
 
-class Memory:
-    """All memory of one kernel launch (see the package docstring for the address model)."""
+@dataclass
+class DeviceMemory:
+    """Global and constant memory that outlives one launch: a whole program's device under `gpurace exec`.
 
-    def __init__(self, nblocks: int, block_size: int, *, dynamic_shared_bytes: int = 0):
+    The stores are the arenas the program's host code shares (`store[0]` is
+    the byte at the table's base); the tables hold every allocation and
+    module variable, placed by the runtime, never by a launch; `symbols` are
+    the kernel's module variables by PTX name.
+    """
+
+    global_table: AllocationTable
+    global_store: np.ndarray
+    const_table: AllocationTable
+    const_store: np.ndarray
+    symbols: dict[str, tuple[Space, int]]
+
+    def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
+        """A copy of every byte placed so far, for `restore` (each schedule of a launch starts from the same memory)."""
+        return tuple(store[: table.top - table.region_base].copy() for table, store in self._spaces())  # type: ignore[return-value]
+
+    def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
+        for (_table, store), data in zip(self._spaces(), saved):
+            store[: len(data)] = data
+
+    def _spaces(self):
+        return ((self.global_table, self.global_store), (self.const_table, self.const_store))
+
+
+class Memory:
+    """All memory of one kernel launch (see the package docstring for the address model).
+
+    `limits.max_memory` bounds the local memory that calls grow during the run
+    (the launch checks everything else before it creates the Memory). With a
+    `device`, global and constant memory are the device's, allocations and
+    all, and the launch places none of its own.
+    """
+
+    def __init__(
+        self,
+        nblocks: int,
+        block_size: int,
+        *,
+        dynamic_shared_bytes: int = 0,
+        limits: Limits | None = None,
+        device: DeviceMemory | None = None,
+    ):
+        self.limits = limits or Limits()
         self.nblocks = nblocks
         self.block_size = block_size
         self.nthreads = nblocks * block_size
         self.dynamic_shared_bytes = dynamic_shared_bytes
+        self.device = device
         self._tables = {
             Space.GLOBAL: AllocationTable(GLOBAL_BASE, GLOBAL_LIMIT, Space.GLOBAL),
             Space.CONST: AllocationTable(CONST_BASE, CONST_LIMIT, Space.CONST),
         }
         self._stores: dict[Space, np.ndarray] = {s: np.zeros(0, dtype=np.uint8) for s in Space if s is not Space.GENERIC}
         self._symbols: dict[str, tuple[Space, int]] = {}
+        if device is not None:
+            self._tables = {Space.GLOBAL: device.global_table, Space.CONST: device.const_table}
+            self._stores[Space.GLOBAL] = device.global_store
+            self._stores[Space.CONST] = device.const_store
+            self._symbols.update(device.symbols)
         self._shared_defined = False
         self.shared = SharedLayout([], dynamic_shared_bytes)
         self._stores[Space.SHARED] = np.zeros(nblocks * self.shared.stride, dtype=np.uint8)
@@ -98,6 +151,8 @@ class Memory:
         for reports and may repeat.
         """
         space = Space.CONST if const else Space.GLOBAL
+        if self.device is not None:
+            raise RuntimeError("a launch on a device's memory places no allocations: the runtime does")
         if self._automatic and space is Space.GLOBAL:
             raise RuntimeError("global allocations must be placed before the automatic buffers")
         alloc = self._tables[space].place(name, nbytes, align)
@@ -150,6 +205,7 @@ class Memory:
         self.shared = SharedLayout(variables, self.dynamic_shared_bytes)
         if self.shared.size > WINDOW_SIZE:
             raise UserError(f"shared memory of {self.shared.size} bytes per block does not fit the shared window")
+        self._stores[Space.SHARED] = np.zeros(0, dtype=np.uint8)  # let the old store go before the new one is made
         self._stores[Space.SHARED] = np.zeros(self.nblocks * self.shared.stride, dtype=np.uint8)
         for name, offset in self.shared.offsets.items():
             self._symbols[name] = (Space.SHARED, offset)
@@ -166,14 +222,24 @@ class Memory:
         self._param_symbols = sorted((off, name) for name, off in symbols.items())
 
     def ensure_local(self, nbytes: int) -> None:
-        """Grow every thread's local memory to at least `nbytes`, keeping its contents (call frames, recursion)."""
+        """Grow every thread's local memory to at least `nbytes`, keeping its contents (call frames, recursion).
+
+        More than a GPU allows per thread (MAX_LOCAL_BYTES_PER_THREAD), or
+        more than the memory budget for all threads, is a LimitExceeded.
+        """
         if nbytes <= self.local_size:
             return
-        if nbytes > WINDOW_SIZE:
-            raise UserError(f"local memory of {nbytes} bytes per thread does not fit the local window")
+        if nbytes > MAX_LOCAL_BYTES_PER_THREAD:
+            raise LimitExceeded(
+                f"local memory of {format_size(nbytes)} per thread (local arrays, spills and call frames) is more "
+                f"than the {format_size(MAX_LOCAL_BYTES_PER_THREAD)} per thread a GPU allows"
+            )
         stride = align_up(nbytes, STORE_ALIGN)
         if stride > self._local_stride:
-            stride = max(stride, 2 * self._local_stride)
+            stride = max(stride, min(2 * self._local_stride, MAX_LOCAL_BYTES_PER_THREAD))
+            self.limits.check_memory(
+                self.nthreads * stride, f"local memory of {self.nthreads:,} threads x {format_size(stride)}"
+            )
             grown = np.zeros((self.nthreads, stride), dtype=np.uint8)
             if self._local_stride:
                 grown[:, : self._local_stride] = self._stores[Space.LOCAL].reshape(self.nthreads, self._local_stride)

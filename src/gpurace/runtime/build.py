@@ -1,0 +1,120 @@
+"""Building a whole CUDA program (host and device code) for `gpurace exec`.
+
+The program is linked against the *shared* CUDA runtime (`-cudart shared`),
+so that at run time it loads gpurace's `libcudart.so.13` instead of
+NVIDIA's; it carries PTX for the chosen virtual architecture (`-arch
+compute_XX`, no machine code, which nothing here would run), device line
+information (`-lineinfo`) and host debug information (`-g`), from which
+`sites.py` turns call sites into source lines.
+
+nvcc hands its arguments to a shell, so what reaches its command line is
+shell-safe (`frontend.sandbox`): paths through `CompilerDir.reach` or a
+private copy under a safe name, macros only as `#define` lines of a
+pre-included header. Extra `--nvcc-flag` options are the user's own choice
+on the command line, not input from files; they are passed as they are when
+made only of characters no shell interprets, and refused otherwise, as are
+options that would change what gets built (`-o`, `-c`, `-cudart`, ...) and
+`-D` (gpurace's own `-D` reaches the host code too).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from gpurace.errors import CompileError, UserError
+from gpurace.frontend.compile import DEFAULT_ARCH, _check_define, _check_include_dir, _read_text, find_nvcc, normalize_arch
+from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
+from gpurace.limits import Limits, format_size
+
+SOURCE_SUFFIXES = frozenset({".cu", ".cpp", ".cc", ".cxx", ".c"})
+"""What nvcc compiles: CUDA sources, and host-only C/C++ sources of the same program."""
+
+_FLAG_RE = re.compile(r"^-[A-Za-z0-9_./+=,:-]*$")
+_BUILD_SHAPING_FLAGS = re.compile(
+    r"^--?(?:o|output-file|c|compile|ptx|cubin|fatbin|E|preprocess|M.*|run|lib|shared|dlink|device-link|cudart|"
+    r"default-stream|keep|keep-dir|save-temps|dryrun)(?:=.*)?$"
+)
+
+
+def check_nvcc_flag(flag: str) -> str:
+    """`flag` when it may be passed to nvcc; a UserError saying why not otherwise."""
+    if not _FLAG_RE.match(flag):
+        raise UserError(
+            f"--nvcc-flag {flag!r}: only options made of letters, digits and _ . / + = , : - are passed to nvcc "
+            "(nvcc gives its options to a shell)"
+        )
+    if flag.startswith("-D"):
+        raise UserError(f"--nvcc-flag {flag!r}: give macros with gpurace's own -D, which defines them safely")
+    if _BUILD_SHAPING_FLAGS.match(flag):
+        raise UserError(f"--nvcc-flag {flag!r}: gpurace exec chooses this itself, to build a program it can run")
+    return flag
+
+
+def build_program(
+    sources: Iterable[str | os.PathLike],
+    *,
+    workdir: CompilerDir,
+    include_dirs: Iterable[str | os.PathLike] = (),
+    defines: Iterable[str] = (),
+    arch: str = DEFAULT_ARCH,
+    nvcc_flags: Iterable[str] = (),
+    limits: Limits | None = None,
+) -> Path:
+    """Compile and link `sources` into an executable in `workdir` (which owns it: it goes when the directory does).
+
+    `include_dirs` and `defines` (`NAME`, `NAME=VALUE`) apply to host and
+    device code alike; `arch` is `compute_XX` or `sm_XX`. nvcc runs within
+    `limits` (memory budget, time); its diagnostics are the CompileError's
+    message.
+    """
+    limits = (limits or Limits()).started()
+    nvcc = find_nvcc()
+    if nvcc is None:
+        raise CompileError(
+            "gpurace exec builds the program with nvcc, and none was found on PATH, in $CUDA_HOME/bin "
+            "or in the nvidia-cuda-nvcc package"
+        )
+    files = [check_program_source(Path(s)) for s in sources]
+    if not files:
+        raise UserError("gpurace exec needs at least one source file of the program")
+    includes = [workdir.reach(_check_include_dir(d)) for d in include_dirs]
+    macros = [_check_define(d) for d in defines]
+    flags = [check_nvcc_flag(f) for f in nvcc_flags]
+    inputs = []
+    for i, path in enumerate(files):
+        if shell_safe(path):
+            inputs.append(str(path))
+        else:
+            # A private copy under a safe name, whose `#line` keeps the user's name in the debug information;
+            # its includes are still found beside the original.
+            includes.append(workdir.reach(path.parent))
+            text = f"#line 1 {c_string(str(path))}\n" + _read_text(path)
+            inputs.append(workdir.write(f"sources/{i}/program{path.suffix.lower()}", text))
+    executable = workdir.root / "program"
+    cmd = [str(nvcc), "-cudart", "shared", "-g", "-lineinfo", f"-arch={normalize_arch(arch)}"]
+    if macros:
+        cmd += ["-include", workdir.write("defines.h", defines_header(macros))]
+    cmd += [*flags, *(f"-I{d}" for d in includes), *inputs, "-o", str(executable)]
+    proc = run_limited(cmd, limits, "nvcc (building the program)")
+    if proc.returncode != 0 or not executable.is_file():
+        log = (proc.stderr + proc.stdout).strip()
+        if proc.returncode < 0 or "out of memory" in log.lower():
+            log += f"\n(the compiler's memory budget is {format_size(limits.max_memory)}, --max-memory)"
+        names = ", ".join(str(f) for f in files)
+        raise CompileError(f"{names}: nvcc could not build the program:\n{log}".rstrip())
+    return executable
+
+
+def check_program_source(path: Path) -> Path:
+    """The absolute path of an existing source file nvcc compiles (see SOURCE_SUFFIXES); a UserError otherwise."""
+    if path.suffix.lower() not in SOURCE_SUFFIXES:
+        raise UserError(
+            f"{path}: gpurace exec builds programs from .cu sources (and .cpp/.cc/.cxx/.c host sources); "
+            f"not {path.suffix or 'a file without an extension'}"
+        )
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    return path.resolve()

@@ -1,0 +1,240 @@
+"""The simulated GPU of one `gpurace exec` run: its memory, its code, and what was found on it.
+
+The device server (`server.py`) and the simulator (`launch.run_launch`)
+share one `Device`:
+
+* `global_store` / `const_store`: NumPy uint8 views of the two arenas
+  (`global_store[0]` is the byte at `GLOBAL_BASE`, `const_store[0]` the byte
+  at `CONST_BASE`), the very memory the program's host code reads and writes;
+* `global_table` / `const_table`: the `AllocationTable`s of those arenas:
+  module variables first, then every `cudaMalloc`/`cudaMallocManaged`/
+  `cudaMallocHost` in call order. Freed allocations stay in the tables (their
+  addresses are never reused, so a late access is told apart from a new
+  allocation); `heap.freed(allocation)` says which;
+* `modules`: the PTX modules of the program's sources, `module_of(mangled)`
+  the one that defines a kernel, and `variables[i]` the allocation of each
+  `__device__`/`__constant__`/`__managed__` variable of module `i`, by PTX name;
+* `findings`: the `FindingSet` every finding of the run goes into, from the
+  host side and from every launch; `launches` counts the launches so far;
+* `check_options`: how each launch is checked (`detector`, `model`,
+  `schedules`, `seed`, `max_steps`, as `gpurace.check.check` takes them).
+
+Sizes: the global arena is half the memory budget (`Limits.max_memory`), at
+most `MAX_GLOBAL_ARENA_BYTES`, since gpurace's own address space is limited
+to the budget and the simulator needs the other half; the constant arena is
+`CONST_ARENA_BYTES`, 64 KiB of `__constant__` memory for each of dozens of
+modules. Untouched pages cost nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurace.detect.findings import FindingSet
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Function, Module, type_size
+from gpurace.limits import Limits, format_size
+from gpurace.runtime.arena import Arena
+from gpurace.runtime.heap import Heap
+from gpurace.runtime.protocol import WireSite
+from gpurace.runtime.sites import SourceLines
+from gpurace.sim.budget import compute_capability
+from gpurace.sim.launch import _place_module_variables
+from gpurace.sim.memory import Memory
+from gpurace.sim.memory.layout import (
+    ALLOC_ALIGN,
+    CONST_BASE,
+    GLOBAL_BASE,
+    PAGE_SIZE,
+    Allocation,
+    AllocationTable,
+    SharedLayout,
+    Space,
+    max_shared_bytes,
+)
+from gpurace.sim.program import build_program
+
+MAX_GLOBAL_ARENA_BYTES = 64 << 30
+CONST_ARENA_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class KernelAttributes:
+    """What `cudaFuncGetAttributes` reports of a kernel's resources."""
+
+    static_shared_bytes: int
+    const_bytes: int
+    local_bytes: int
+
+
+class Device:
+    """Arenas, modules and findings of one run (see the module docstring for what the simulator uses)."""
+
+    def __init__(
+        self, modules: list[Module], *, arch: str, limits: Limits, source_lines: SourceLines, check_options: dict | None = None
+    ):
+        self.modules = list(modules)
+        self.check_options = dict(check_options or {})
+        self.arch = arch
+        self.limits = limits
+        self.source_lines = source_lines
+        self.capability = compute_capability(self.modules[0] if self.modules else Module(), arch)
+        self.shared_optin_bytes = max_shared_bytes(self.capability)
+        global_bytes = max(PAGE_SIZE, min(MAX_GLOBAL_ARENA_BYTES, limits.max_memory // 2) // PAGE_SIZE * PAGE_SIZE)
+        self.global_arena = Arena(Space.GLOBAL, GLOBAL_BASE, global_bytes)
+        self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
+        self.findings = FindingSet()
+        self.launches = 0
+        self.heap = Heap(self.global_arena)
+        self._kernels: dict[str, int] = {}
+        for index, module in enumerate(self.modules):
+            for fn in module.kernels:
+                self._kernels.setdefault(fn.name, index)
+        self._initial: list[tuple[Arena, Allocation, bytes | None]] = []
+        self.variables = [self._place_variables(module) for module in self.modules]
+        self._handle_modules: dict[int, int] = {}
+        self.host_visible_variables: set[int] = set()  # bases of __managed__ variables
+
+    # ------------------------------------------------------------------ what the simulator reads
+
+    @property
+    def global_store(self):
+        return self.global_arena.store
+
+    @property
+    def const_store(self):
+        return self.const_arena.store
+
+    @property
+    def global_table(self) -> AllocationTable:
+        return self.global_arena.table
+
+    @property
+    def const_table(self) -> AllocationTable:
+        return self.const_arena.table
+
+    def module_of(self, mangled: str) -> Module:
+        return self.modules[self._kernels[mangled]]
+
+    def arena_of(self, address: int) -> Arena | None:
+        for arena in (self.global_arena, self.const_arena):
+            if arena.contains(address):
+                return arena
+        return None
+
+    # ------------------------------------------------------------------ registration (the program's start-up)
+
+    def register_function(self, handle: int, mangled: str) -> list[tuple[int, int]] | None:
+        """The (offset, size) of each parameter of kernel `mangled`, or None when no source defines it.
+
+        The translation unit `handle` registers it from is then known to be its module.
+        """
+        index = self._kernels.get(mangled)
+        if index is None:
+            return None
+        self._handle_modules.setdefault(handle, index)
+        return param_layout(self.modules[index].functions[mangled])
+
+    def register_variable(self, handle: int, name: str, managed: bool) -> Allocation | None:
+        """The allocation of module variable `name` registered from translation unit `handle`, or None.
+
+        The unit's module is the one its kernels were found in; a unit with no
+        kernels takes the first module that defines the name.
+        """
+        index = self._handle_modules.get(handle)
+        candidates = [self.variables[index]] if index is not None else self.variables
+        alloc = next((v[name] for v in candidates if name in v), None)
+        if alloc is not None and managed:
+            self.host_visible_variables.add(alloc.base)
+        return alloc
+
+    def kernel_attributes(self, mangled: str) -> KernelAttributes | None:
+        index = self._kernels.get(mangled)
+        if index is None:
+            return None
+        module = self.modules[index]
+        try:
+            program = build_program(module, mangled)
+        except UserError:
+            return None
+        shared = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], 0)
+        const = sum(v.size for v in module.variables if v.space == "const")
+        return KernelAttributes(shared.dynamic_base, const, program.entry.frame_size)
+
+    # ------------------------------------------------------------------ module variables
+
+    def _place_variables(self, module: Module) -> dict[str, Allocation]:
+        """Place `module`'s global and constant variables after those placed so far, with their initial values.
+
+        The simulator's own placement (`sim.launch._place_module_variables`)
+        runs on a scratch `Memory` whose regions are first filled up to where
+        this device's arenas end, so that every variable gets the address it
+        gets here and pointer initializers (`&other_variable`) hold the right
+        addresses; the bytes are then copied into the arenas.
+        """
+        scratch = Memory(1, 1, limits=self.limits)
+        for arena in (self.global_arena, self.const_arena):
+            if arena.table.allocations:
+                scratch.allocate_global(
+                    "(earlier modules)", arena.table.top - arena.base, const=arena.space is Space.CONST, symbol=False
+                )
+        try:
+            _place_module_variables(scratch, module)
+        except MemoryError:
+            raise UserError(self._too_large(module)) from None
+        placed: dict[str, Allocation] = {}
+        for var in module.variables:
+            if var.space not in ("global", "const") or var.linkage == "extern":
+                continue
+            space, base = scratch.symbol(var.name)
+            arena = self.global_arena if space is Space.GLOBAL else self.const_arena
+            theirs = scratch.nearest(base, space).allocation
+            try:
+                alloc = arena.table.place(var.name, theirs.size, ALLOC_ALIGN, gap=base - arena.table.top)
+            except MemoryError:
+                raise UserError(self._too_large(module)) from None
+            initial = scratch.read(theirs) if var.init else None
+            if initial is not None:
+                arena.view(alloc.base, alloc.size)[:] = np.frombuffer(initial, dtype=np.uint8)
+            self._initial.append((arena, alloc, initial))
+            placed[var.name] = alloc
+        return placed
+
+    def _too_large(self, module: Module) -> str:
+        return (
+            f"{module.source_path}: its __device__ and __constant__ variables do not fit the simulated device's "
+            f"memory ({format_size(self.global_arena.nbytes)} global, {format_size(self.const_arena.nbytes)} constant; "
+            "the global memory is half of --max-memory)"
+        )
+
+    def reset(self, site: WireSite) -> None:
+        """`cudaDeviceReset` at `site`: every allocation freed (without findings), variables back to their initial values."""
+        self.heap.free_all(site)
+        for arena, alloc, initial in self._initial:
+            view = arena.view(alloc.base, alloc.size)
+            view[:] = 0
+            if initial is not None:
+                view[:] = np.frombuffer(initial, dtype=np.uint8)
+
+    def close(self) -> None:
+        self.global_arena.close()
+        self.const_arena.close()
+
+
+def param_layout(fn: Function) -> list[tuple[int, int]]:
+    """(offset, size) of each parameter of kernel `fn` in its parameter buffer.
+
+    Parameters are laid out in order, each at its alignment (its `.align`,
+    else its type's size): the rule `sim.program.build_program` places
+    `kernel_params` by, and the one nvcc's host code packs arguments by.
+    """
+    layout = []
+    offset = 0
+    for p in fn.params:
+        align = p.align or type_size(p.ptx_type)
+        offset = -(-offset // align) * align
+        layout.append((offset, p.size))
+        offset += p.size
+    return layout

@@ -1,0 +1,190 @@
+"""`exec_program`: build a CUDA program, run its host code natively against gpurace's runtime, collect findings.
+
+The steps: build the program (`build.py`) and gpurace's `libcudart.so.13`
+(`shim_build.py`); compile each CUDA source to PTX once more for the
+simulator (`frontend.load`); create the device (`device.py`: the arenas,
+with every module's variables in place); start the program
+(`process.py`) with the arenas and a socket to the device server
+(`server.py`), which answers its CUDA calls until it ends.
+
+The program's host code is the user's own code, run natively: that is what
+`exec` is for, and it says so. Its stdout and stderr pass through unchanged
+(or are captured, `capture_output`), and its exit status comes back in the
+result, which the command line turns into gpurace's own (`ExecResult.exit_code`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpurace.detect.findings import PERFORMANCE, Finding
+from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.load import load_module
+from gpurace.frontend.sandbox import CompilerDir
+from gpurace.limits import Limits
+from gpurace.report.model import Report
+from gpurace.runtime import protocol
+from gpurace.runtime.build import build_program, check_program_source
+from gpurace.runtime.device import Device
+from gpurace.runtime.process import Program
+from gpurace.runtime.server import DeviceServer, unsupported_message
+from gpurace.runtime.shim_build import shim_directory
+from gpurace.runtime.sites import SourceLines
+from gpurace.words import plural
+
+EXIT_UNHANDLED = 2
+
+
+@dataclass
+class ExecResult:
+    """What one run of a program showed.
+
+    `findings` are merged across the run (host-side checks and every launch);
+    `status` is the program's own exit status (128 + N when signal N ended
+    it); `errors` say why the program could not be run to its end under
+    gpurace (an unsupported CUDA call, a launch the simulator cannot run,
+    the time limit), each naming the call and its host line where known;
+    `stdout`/`stderr` hold its output when it was captured.
+    """
+
+    findings: list[Finding]
+    status: int
+    errors: list[str]
+    launches: int
+    stdout: str | None = None
+    stderr: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not self.findings and not self.errors
+
+    def report(self, program: str, options: dict) -> Report:
+        """The run as a `Report` for the renderers: the program in place of a kernel, every launch's findings."""
+        return Report(
+            kernel=f"{program} ({plural(self.launches, 'launch', 'launches')})",
+            mangled=program,
+            source=None,
+            launch={"program": program, "launches": self.launches, "status": self.status, **options},
+            findings=self.findings,
+            stats={"launches": self.launches},
+        )
+
+    def exit_code(self, error_exitcode: int = 1) -> int:
+        """gpurace's exit status: 2 when the program could not be handled, `error_exitcode` when there are
+        findings (performance notes aside), else the program's own status."""
+        if self.errors:
+            return EXIT_UNHANDLED
+        if any(f.severity != PERFORMANCE for f in self.findings):
+            return error_exitcode
+        return self.status
+
+
+def exec_program(
+    sources: str | os.PathLike | Iterable[str | os.PathLike],
+    args: Iterable[str] = (),
+    *,
+    include_dirs: Iterable[str | os.PathLike] = (),
+    defines: Iterable[str] = (),
+    arch: str = DEFAULT_ARCH,
+    nvcc_flags: Iterable[str] = (),
+    limits: Limits | None = None,
+    leak_check: bool = False,
+    capture_output: bool = False,
+    detector: str = "auto",
+    model: str = "cuda",
+    schedules: int | None = None,
+    seed: int = 0,
+    max_steps: int = 2_000_000,
+) -> ExecResult:
+    """Build the program from `sources` and run it with `args`, every CUDA call answered by gpurace.
+
+    `include_dirs`, `defines` and `arch` apply to host and device code;
+    `nvcc_flags` are extra nvcc options (`build.check_nvcc_flag` says which).
+    `leak_check` reports allocations never freed; `capture_output` keeps the
+    program's stdout and stderr in the result instead of passing them on.
+    Every kernel launch is checked as `gpurace.check.check` checks one, with
+    `detector`, `model`, `schedules`, `seed` and `max_steps`.
+    The whole run stays within `limits`: the compilers' memory and time, the
+    simulated device's memory (half the budget), and `timeout` for
+    everything, after which the program is stopped.
+    """
+    limits = (limits or Limits()).started()
+    paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
+    paths = [check_program_source(p) for p in paths]
+    include_dirs, defines = list(include_dirs), list(defines)
+    shim = shim_directory(limits)
+    with CompilerDir() as workdir:
+        executable = build_program(
+            paths, workdir=workdir, include_dirs=include_dirs, defines=defines, arch=arch, nvcc_flags=nvcc_flags, limits=limits
+        )
+        modules = [
+            load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+            for p in paths
+            if p.suffix.lower() == ".cu"
+        ]
+        options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps)
+        device = Device(modules, arch=arch, limits=limits, source_lines=SourceLines(workdir.links), check_options=options)
+        try:
+            return _run(executable, list(args), device, shim, limits, leak_check, capture_output)
+        finally:
+            device.close()
+
+
+def _run(
+    executable: Path, args: list[str], device: Device, shim: Path, limits: Limits, leak_check: bool, capture: bool
+) -> ExecResult:
+    server = DeviceServer(device)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    with ours:
+        with theirs:
+            fds = (theirs.fileno(), device.global_arena.fd, device.const_arena.fd)
+            program = Program(executable, args, _environment(device, fds, shim), fds, capture)
+        errors = []
+        try:
+            if not server.serve(ours, limits.deadline):
+                program.kill()
+                errors.append(f"the program ran longer than the time limit of {limits.timeout:g} s (--timeout) and was stopped")
+        except BaseException:
+            program.kill()
+            raise
+        finally:
+            status = program.wait()
+    if server.failure is not None:
+        raise server.failure
+    errors += server.errors + [unsupported_message(name, None) for name in program.missing_symbols]
+    if leak_check and not errors:
+        server.checks.leaks()
+    return ExecResult(
+        findings=device.findings.sorted(),
+        status=status,
+        errors=errors,
+        launches=device.launches,
+        stdout=program.stdout,
+        stderr=program.stderr,
+    )
+
+
+def _environment(device: Device, fds: tuple[int, int, int], shim: Path) -> dict[str, str]:
+    """The program's environment: the user's, with gpurace's runtime first in the library path and the
+    variables that tell it where the device is (see `protocol`)."""
+    socket_fd, global_fd, const_fd = fds
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(shim), env.get("LD_LIBRARY_PATH")) if p)
+    env.update(
+        {
+            protocol.ENV_SOCKET: str(socket_fd),
+            protocol.ENV_GLOBAL_FD: str(global_fd),
+            protocol.ENV_GLOBAL_BASE: f"{device.global_arena.base:x}",
+            protocol.ENV_GLOBAL_BYTES: str(device.global_arena.nbytes),
+            protocol.ENV_CONST_FD: str(const_fd),
+            protocol.ENV_CONST_BASE: f"{device.const_arena.base:x}",
+            protocol.ENV_CONST_BYTES: str(device.const_arena.nbytes),
+            protocol.ENV_DEVICE_CC: str(device.capability),
+            protocol.ENV_DEVICE_SHARED_OPTIN: str(device.shared_optin_bytes),
+        }
+    )
+    return env

@@ -1,0 +1,78 @@
+"""The program's own allocations (`cudaMalloc`, `cudaMallocManaged`, `cudaMallocHost`) and what became of them.
+
+Each is placed in the global arena after everything before it, with a red
+zone, and its address is never handed out again: a copy or a kernel access
+through a stale pointer lands in a freed block, which is reported as a use
+after free, never in a newer allocation. A freed block's pages go back to
+the system (they read as zeros), so a program that allocates and frees in
+a loop uses address space, not memory; the arena is large enough for
+ordinary programs, and one that runs out gets `cudaErrorMemoryAllocation`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpurace.runtime.arena import Arena
+from gpurace.runtime.protocol import MemoryKind, WireSite
+from gpurace.sim.memory.layout import ALLOC_ALIGN, Allocation
+
+ALLOCATING_CALL = {
+    MemoryKind.DEVICE: "cudaMalloc",
+    MemoryKind.MANAGED: "cudaMallocManaged",
+    MemoryKind.HOST: "cudaMallocHost",
+}
+
+
+@dataclass
+class Block:
+    """One allocation of the program: where it is, its kind, and where it was allocated and freed."""
+
+    allocation: Allocation
+    kind: MemoryKind
+    allocated_at: WireSite
+    freed_at: WireSite | None = None
+
+    @property
+    def host_visible(self) -> bool:
+        """Managed and page-locked host memory is host memory too; `cudaMalloc` memory is not."""
+        return self.kind is not MemoryKind.DEVICE
+
+
+class Heap:
+    """The blocks of one run, by base address."""
+
+    def __init__(self, arena: Arena):
+        self.arena = arena
+        self.blocks: dict[int, Block] = {}
+
+    def allocate(self, size: int, kind: MemoryKind, site: WireSite) -> Block | None:
+        """A new block of `size` bytes, or None when the arena has no room for it."""
+        name = f"{ALLOCATING_CALL[kind]}#{len(self.blocks) + 1}"
+        try:
+            alloc = self.arena.table.place(name, size, ALLOC_ALIGN)
+        except MemoryError:
+            return None
+        block = Block(alloc, kind, site)
+        self.blocks[alloc.base] = block
+        return block
+
+    def block_at(self, address: int) -> Block | None:
+        """The block whose bytes include `address`, freed or not."""
+        alloc = self.arena.table.find(address)
+        return self.blocks.get(alloc.base) if alloc is not None else None
+
+    def freed(self, allocation: Allocation) -> bool:
+        block = self.blocks.get(allocation.base)
+        return block is not None and block.freed_at is not None
+
+    def free(self, block: Block, site: WireSite) -> None:
+        block.freed_at = site
+        self.arena.release(block.allocation.base, block.allocation.size)
+
+    def live(self) -> list[Block]:
+        return [b for b in self.blocks.values() if b.freed_at is None]
+
+    def free_all(self, site: WireSite) -> None:
+        for block in self.live():
+            self.free(block, site)

@@ -1,0 +1,250 @@
+"""The program's memory calls checked against its allocations: findings at the host line of the call.
+
+Host code runs natively, so only the part of a call that touches device
+memory (the arenas) can be checked; a plain host pointer is the program's
+own business. A call that breaks a rule gets the error a CUDA runtime
+returns (`cudaErrorInvalidValue`), does not happen (nothing is copied,
+set or freed), and becomes a finding whose one site is the call, with no
+thread:
+
+* `out-of-bounds` (space global or const): a device range that is not
+  inside one allocation: past its end, before its start, in a red zone;
+* `use-after-free`: a device range in an allocation already freed;
+* `invalid-copy-direction`: a copy whose `cudaMemcpyKind` says device memory
+  for host memory or the reverse (managed and page-locked host memory count
+  as both, as with unified addressing);
+* `invalid-device-pointer`: `cudaMemset` of memory that is not device memory;
+* `invalid-free`: `cudaFree`/`cudaFreeHost` of anything but the start of a
+  live allocation of its kind (double free, interior or host pointer, a
+  variable, `cudaFreeHost` of `cudaMalloc` memory);
+* `leak` (only when asked, at exit): allocations never freed, one finding
+  per allocating line, with a count.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from gpurace.detect.findings import ERROR, Address, Finding
+from gpurace.runtime.arena import Arena
+from gpurace.runtime.device import Device
+from gpurace.runtime.heap import ALLOCATING_CALL, Block
+from gpurace.runtime.protocol import CudaError, MemcpyKind, MemoryKind, WireSite
+from gpurace.sim.memory.layout import Allocation
+from gpurace.words import plural
+
+DIRECTION_NAMES = {
+    MemcpyKind.HOST_TO_HOST: "cudaMemcpyHostToHost",
+    MemcpyKind.HOST_TO_DEVICE: "cudaMemcpyHostToDevice",
+    MemcpyKind.DEVICE_TO_HOST: "cudaMemcpyDeviceToHost",
+    MemcpyKind.DEVICE_TO_DEVICE: "cudaMemcpyDeviceToDevice",
+    MemcpyKind.DEFAULT: "cudaMemcpyDefault",
+}
+
+
+class Side(Enum):
+    """Which memory a pointer of a call must be."""
+
+    HOST = "host"
+    DEVICE = "device"
+    EITHER = "either"
+
+
+SIDES = {  # direction -> (destination side, source side)
+    MemcpyKind.HOST_TO_HOST: (Side.HOST, Side.HOST),
+    MemcpyKind.HOST_TO_DEVICE: (Side.DEVICE, Side.HOST),
+    MemcpyKind.DEVICE_TO_HOST: (Side.HOST, Side.DEVICE),
+    MemcpyKind.DEVICE_TO_DEVICE: (Side.DEVICE, Side.DEVICE),
+    MemcpyKind.DEFAULT: (Side.EITHER, Side.EITHER),
+}
+
+
+class HostChecks:
+    """Checks the memory calls of one run on `device`, adding findings to `device.findings`."""
+
+    def __init__(self, device: Device):
+        self.device = device
+
+    # ------------------------------------------------------------------ calls
+
+    def copy(self, dst: int, src: int, count: int, direction: int, site: WireSite) -> CudaError:
+        return self._copy(dst, count, src, count, direction, site)
+
+    def copy_2d(
+        self, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, direction: int, site: WireSite
+    ) -> CudaError:
+        """`height` rows of `width` bytes, `dpitch` and `spitch` bytes apart; checked as the span from first to last row."""
+        if width > dpitch or width > spitch:
+            return CudaError.INVALID_PITCH_VALUE
+        return self._copy(dst, (height - 1) * dpitch + width, src, (height - 1) * spitch + width, direction, site)
+
+    def _copy(self, dst: int, dst_bytes: int, src: int, src_bytes: int, direction: int, site: WireSite) -> CudaError:
+        if direction not in MemcpyKind._value2member_map_:
+            return CudaError.INVALID_MEMCPY_DIRECTION
+        kind = MemcpyKind(direction)
+        dst_side, src_side = SIDES[kind]
+        how = f"{site.call} ({DIRECTION_NAMES[kind]})"
+        statuses = [
+            self._range(dst, dst_bytes, dst_side, "writes", "destination", how, site),
+            self._range(src, src_bytes, src_side, "reads", "source", how, site),
+        ]
+        return next((s for s in statuses if s is not CudaError.SUCCESS), CudaError.SUCCESS)
+
+    def memset(self, dst: int, count: int, site: WireSite) -> CudaError:
+        return self._range(dst, count, Side.DEVICE, "sets", "destination", site.call, site)
+
+    def free(self, address: int, kind: MemoryKind, site: WireSite) -> CudaError:
+        heap = self.device.heap
+        block = heap.blocks.get(address)
+        if block is None:
+            self._report("invalid-free", f"{site.call} of {self._what_is(address)}", site, address=address)
+            return CudaError.INVALID_VALUE
+        alloc = block.allocation
+        if block.freed_at is not None:
+            self._report(
+                "invalid-free",
+                f"{site.call} of {_named(alloc)}, which was already freed {self._where(block.freed_at)}",
+                site,
+                alloc=alloc,
+                address=address,
+                allocated_at=self._where(block.allocated_at),
+                freed_at=self._where(block.freed_at),
+            )
+            return CudaError.INVALID_VALUE
+        if (kind is MemoryKind.HOST) != (block.kind is MemoryKind.HOST):
+            self._report(
+                "invalid-free",
+                f"{site.call} of `{alloc.name}`, memory that {ALLOCATING_CALL[block.kind]} allocated "
+                f"{self._where(block.allocated_at)}: it must be freed with "
+                f"{'cudaFreeHost' if block.kind is MemoryKind.HOST else 'cudaFree'}",
+                site,
+                alloc=alloc,
+                address=address,
+                allocated_at=self._where(block.allocated_at),
+            )
+            return CudaError.INVALID_VALUE
+        heap.free(block, site)
+        return CudaError.SUCCESS
+
+    def leaks(self) -> None:
+        """A `leak` finding for every allocation still live (call when the program has ended)."""
+        for block in self.device.heap.live():
+            alloc = block.allocation
+            self._report(
+                "leak",
+                f"{plural(alloc.size, 'byte')} allocated by {ALLOCATING_CALL[block.kind]} were never freed",
+                block.allocated_at,
+                space="global",
+                alloc=alloc,
+                address=alloc.base,
+            )
+
+    # ------------------------------------------------------------------ ranges
+
+    def _range(self, address: int, count: int, side: Side, verb: str, role: str, how: str, site: WireSite) -> CudaError:
+        """Whether [address, address + count) is memory of `side` that the call may touch; a finding when not."""
+        arena = self.device.arena_of(address)
+        if arena is None:
+            if side is not Side.DEVICE:
+                return CudaError.SUCCESS
+            kind = "invalid-copy-direction" if site.call.startswith("cudaMemcpy") else "invalid-device-pointer"
+            self._report(kind, f"{how}: the {role} 0x{address:x} is host memory, not device memory", site, address=address)
+            return CudaError.INVALID_VALUE
+        alloc = arena.table.find(address)
+        what = f"{how} {verb} {plural(count, 'byte')} at 0x{address:x}"
+        if alloc is None:
+            near = arena.table.nearest(address)
+            self._report(
+                "out-of-bounds",
+                f"{what}: " + (near.text() if near else "no allocation there"),
+                site,
+                space=_space(arena),
+                alloc=near.allocation if near else None,
+                address=address,
+            )
+            return CudaError.INVALID_VALUE
+        block = self.device.heap.blocks.get(alloc.base)
+        if block is not None and block.freed_at is not None:
+            self._report(
+                "use-after-free",
+                f"{what}, in {_named(alloc)}, which was freed {self._where(block.freed_at)}",
+                site,
+                space=_space(arena),
+                alloc=alloc,
+                address=address,
+                allocated_at=self._where(block.allocated_at),
+                freed_at=self._where(block.freed_at),
+            )
+            return CudaError.INVALID_VALUE
+        if address + count > alloc.end:
+            self._report(
+                "out-of-bounds",
+                f"{what}: {plural(address + count - alloc.end, 'byte')} past the end of {_named(alloc)}",
+                site,
+                space=_space(arena),
+                alloc=alloc,
+                address=address,
+                **({"allocated_at": self._where(block.allocated_at)} if block else {}),
+            )
+            return CudaError.INVALID_VALUE
+        if side is Side.HOST and not self._host_visible(alloc, block):
+            self._report(
+                "invalid-copy-direction",
+                f"{how}: the {role} is device memory (`{alloc.name}`), not host memory",
+                site,
+                space=_space(arena),
+                alloc=alloc,
+                address=address,
+            )
+            return CudaError.INVALID_VALUE
+        return CudaError.SUCCESS
+
+    def _host_visible(self, alloc: Allocation, block: Block | None) -> bool:
+        if block is not None:
+            return block.host_visible
+        return alloc.base in self.device.host_visible_variables
+
+    def _what_is(self, address: int) -> str:
+        """How a pointer that starts no allocation looks, for an invalid free."""
+        arena = self.device.arena_of(address)
+        alloc = arena.table.find(address) if arena else None
+        if alloc is not None:
+            if alloc.base in self.device.heap.blocks:
+                return f"0x{address:x}, {plural(address - alloc.base, 'byte')} into {_named(alloc)}, not its start"
+            return f"the address of the device variable `{alloc.name}`"
+        if arena is not None:
+            return f"0x{address:x}, which is in no allocation"
+        return f"0x{address:x}, which no CUDA allocation call returned"
+
+    # ------------------------------------------------------------------ findings
+
+    def _where(self, site: WireSite) -> str:
+        """`at prog.cu:12` (or `in main`, or `earlier` when the site is unknown), for causes."""
+        where = self.device.source_lines.frame(site).where()
+        return where if where.startswith("in ") else f"at {where}" if where else "earlier"
+
+    def _report(
+        self,
+        kind: str,
+        cause: str,
+        site: WireSite,
+        *,
+        space: str | None = None,
+        alloc: Allocation | None = None,
+        address: int,
+        **details,
+    ) -> None:
+        frame = self.device.source_lines.frame(site)
+        where = Address(alloc.name, address - alloc.base, address) if alloc is not None else None
+        self.device.findings.add(
+            Finding(kind, ERROR, cause, (frame.site(),), space=space, address=where, details={"call": site.call, **details})
+        )
+
+
+def _named(alloc: Allocation) -> str:
+    """"`cudaMalloc#1` (256 bytes)": an allocation as causes name it."""
+    return f"`{alloc.name}` ({plural(alloc.size, 'byte')})"
+
+
+def _space(arena: Arena) -> str:
+    return arena.space.name.lower()

@@ -1,0 +1,220 @@
+"""The wire protocol between a program's host code and gpurace's simulated device.
+
+`gpurace exec` runs the program as a child process against gpurace's own
+`libcudart.so.13` (the shim, `runtime/shim/cudart.c`). The shim keeps no
+device state of its own: every CUDA call that concerns the device becomes a
+request to the gpurace process (the device server, `runtime/server.py`),
+which owns the allocations, checks every copy against them, runs each kernel
+launch in the simulator with detection, and answers with a `cudaError_t`.
+
+Device memory is shared, not copied. The server creates two memory files
+(`memfd_create`): the global arena, which backs every `cudaMalloc`,
+`cudaMallocManaged`, `cudaMallocHost` and `__device__` variable, and the
+constant arena, which backs `__constant__` variables. The child inherits
+them, and the shim maps them at the addresses the simulator gives those
+spaces (`GLOBAL_BASE` and `CONST_BASE`), so a device pointer has the same
+value in the program and in the simulator, host code can read managed memory
+directly, and copies are plain `memcpy` by the shim once the server has
+approved them. The environment tells the shim where things are (the shim
+removes these variables, so programs the program starts do not inherit them):
+
+    GPURACE_RUNTIME_FD    the socket to the server (a connected AF_UNIX stream socket)
+    GPURACE_GLOBAL_FD     the global arena's memory file; mapped at GPURACE_GLOBAL_BASE (hex), GPURACE_GLOBAL_BYTES long
+    GPURACE_CONST_FD      the constant arena's;         mapped at GPURACE_CONST_BASE (hex), GPURACE_CONST_BYTES long
+    GPURACE_DEVICE_CC     the virtual device's compute capability (75 for compute_75: the architecture built for)
+    GPURACE_DEVICE_SHARED_OPTIN  its shared memory per block with the opt-in, in bytes
+
+Framing (little-endian): a request is `u32 opcode, u32 length, payload`; the
+reply is `i32 status (a cudaError_t), u32 length, payload`. Strings are
+`u32 length` and that many UTF-8 bytes. `site` is where the host program made
+the call: `str call` (the API's name, e.g. `cudaMemcpy`), `u32 nframes`,
+then per frame of the call stack, innermost first and the shim's own frames
+left out, `u64 address, str object`: a return address as a link-time address
+of its object file (the runtime address minus the object's load bias, what
+`addr2line` takes; the call instruction is the byte before it) and that
+file's path (0 and an empty path when unknown). The server reports the
+innermost frame in the user's code, so a call made through an inline
+wrapper of the toolkit's headers (`cudaMalloc<T>`) is reported where the
+program calls the wrapper. A launch's site is the stack of its
+`__cudaPushCallConfiguration`, that is, of the `<<<...>>>`. `module` is the
+handle the shim returned from `__cudaRegisterFatBinary`, one per
+translation unit.
+
+| opcode | request payload | reply payload |
+|---|---|---|
+| HELLO | `u32 pid` | - |
+| REGISTER_FUNCTION | `u64 module, u64 host_fun, str device_name` | `u32 nparams`, then `u32 offset, u32 size` per parameter |
+| REGISTER_VAR | `u64 module, u64 host_var, u64 size, u32 flags (VarFlag), str device_name` | `u64 device_address` |
+| MALLOC | `u64 size, u32 kind (MemoryKind)`, site | `u64 address` |
+| FREE | `u64 address, u32 kind`, site | - |
+| MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind)`, site | - (status 0: the shim copies) |
+| MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction`, site | - (status 0: the shim copies) |
+| MEMSET | `u64 dst, u32 value, u64 count`, site | - (status 0: the shim sets) |
+| LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream`, site, `u32 length` + parameter bytes | - |
+| SYNCHRONIZE | site | - |
+| RESET | site | - (every allocation freed, variables back to their initial values, the sticky error cleared) |
+| FUNC_ATTRIBUTES | `u64 host_fun` | `u64 static_shared_bytes, u64 const_bytes, u64 local_bytes` |
+| UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
+
+A reply with status `STOP` (-1) means gpurace cannot go on with this
+program (it has recorded why: a launch it cannot simulate, an internal
+error); the shim then ends the program with exit status 2 at once.
+
+Errors and their timing follow CUDA's: a launch that a GPU would refuse
+(invalid configuration, too much shared memory) fails at the launch; a
+launch that fails while it runs (`STICKY`: an illegal address, ...) succeeds,
+and its error is the status of every later request until RESET, as the
+error of an asynchronous launch surfaces at the next synchronising call and
+then sticks to the context. Every call runs to completion before its reply:
+asynchronous copies and launches are synchronous.
+
+The shim answers locally what needs no device: `cudaGetLastError`,
+`cudaGetErrorString`, the virtual device's properties, stream and event
+handles. Every other call NVIDIA's runtime exports is a stub that sends
+UNSUPPORTED and exits; a call that neither defines fails in the dynamic
+linker ("undefined symbol: cudaXxx"), which the server reports the same way.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum, IntFlag
+
+ENV_SOCKET = "GPURACE_RUNTIME_FD"
+ENV_GLOBAL_FD, ENV_GLOBAL_BASE, ENV_GLOBAL_BYTES = "GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES"
+ENV_CONST_FD, ENV_CONST_BASE, ENV_CONST_BYTES = "GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES"
+ENV_DEVICE_CC, ENV_DEVICE_SHARED_OPTIN = "GPURACE_DEVICE_CC", "GPURACE_DEVICE_SHARED_OPTIN"
+
+
+class Op(IntEnum):
+    HELLO = 0
+    REGISTER_FUNCTION = 1
+    REGISTER_VAR = 2
+    MALLOC = 3
+    FREE = 4
+    MEMCPY = 5
+    MEMSET = 6
+    LAUNCH = 7
+    SYNCHRONIZE = 8
+    UNSUPPORTED = 9
+    MEMCPY_2D = 10
+    RESET = 11
+    FUNC_ATTRIBUTES = 12
+
+
+class MemoryKind(IntEnum):
+    DEVICE = 0  # cudaMalloc
+    MANAGED = 1  # cudaMallocManaged
+    HOST = 2  # cudaMallocHost / cudaHostAlloc (page-locked host memory, which kernels can reach by UVA)
+
+
+class VarFlag(IntFlag):
+    CONSTANT = 1  # __constant__
+    MANAGED = 2  # __managed__
+
+
+class MemcpyKind(IntEnum):
+    """`cudaMemcpyKind`: which side each pointer of a copy is on (DEFAULT: inferred from the pointers)."""
+
+    HOST_TO_HOST = 0
+    HOST_TO_DEVICE = 1
+    DEVICE_TO_HOST = 2
+    DEVICE_TO_DEVICE = 3
+    DEFAULT = 4
+
+
+class CudaError(IntEnum):
+    """The `cudaError_t` values the device server returns (numbers as in `driver_types.h`)."""
+
+    SUCCESS = 0
+    INVALID_VALUE = 1
+    MEMORY_ALLOCATION = 2
+    INVALID_CONFIGURATION = 9
+    INVALID_PITCH_VALUE = 12
+    INVALID_SYMBOL = 13
+    INVALID_DEVICE_POINTER = 17
+    INVALID_MEMCPY_DIRECTION = 21
+    INVALID_DEVICE_FUNCTION = 98
+    ILLEGAL_ADDRESS = 700
+    LAUNCH_OUT_OF_RESOURCES = 701
+    LAUNCH_TIMEOUT = 702
+    ASSERT = 710
+    HARDWARE_STACK_ERROR = 714
+    ILLEGAL_INSTRUCTION = 715
+    MISALIGNED_ADDRESS = 716
+    INVALID_ADDRESS_SPACE = 717
+    INVALID_PC = 718
+    LAUNCH_FAILURE = 719
+    NOT_SUPPORTED = 801
+
+
+STICKY = frozenset(
+    {
+        CudaError.ILLEGAL_ADDRESS,
+        CudaError.LAUNCH_TIMEOUT,
+        CudaError.ASSERT,
+        CudaError.HARDWARE_STACK_ERROR,
+        CudaError.ILLEGAL_INSTRUCTION,
+        CudaError.MISALIGNED_ADDRESS,
+        CudaError.INVALID_ADDRESS_SPACE,
+        CudaError.INVALID_PC,
+        CudaError.LAUNCH_FAILURE,
+    }
+)
+"""Errors that end a running kernel and stick to the context (the shim's `is_sticky` lists the same)."""
+
+STOP = -1
+"""The reply status that ends the program (exit status 2); see above."""
+
+HEADER = struct.Struct("<II")
+REPLY = struct.Struct("<iI")
+
+
+@dataclass(frozen=True)
+class WireSite:
+    """A `site` as sent: the call's name and its call stack, (link-time return address, object file) per frame."""
+
+    call: str
+    frames: tuple[tuple[int, str], ...]
+
+
+class Reader:
+    """Decodes one request payload, field by field, in the order the table above gives."""
+
+    def __init__(self, payload: bytes):
+        self._data = payload
+        self._pos = 0
+
+    def _take(self, fmt: str) -> int:
+        (value,) = struct.unpack_from(fmt, self._data, self._pos)
+        self._pos += struct.calcsize(fmt)
+        return value
+
+    def u32(self) -> int:
+        return self._take("<I")
+
+    def u64(self) -> int:
+        return self._take("<Q")
+
+    def dims(self) -> tuple[int, int, int]:
+        return (self.u32(), self.u32(), self.u32())
+
+    def bytes(self) -> bytes:
+        n = self.u32()
+        data = self._data[self._pos : self._pos + n]
+        if len(data) != n:
+            raise struct.error("truncated payload")
+        self._pos += n
+        return data
+
+    def str(self) -> str:
+        return self.bytes().decode("utf-8", errors="replace")
+
+    def site(self) -> WireSite:
+        call = self.str()
+        return WireSite(call, tuple((self.u64(), self.str()) for _ in range(self.u32())))
+
+
+def encode_reply(status: int, payload: bytes = b"") -> bytes:
+    return REPLY.pack(int(status), len(payload)) + payload

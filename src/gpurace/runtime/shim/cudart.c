@@ -1,0 +1,1246 @@
+/* gpurace's libcudart.so.13: the CUDA runtime a program runs against under `gpurace exec`.
+ *
+ * It keeps no device state: every call about device memory or kernels is a
+ * request to the gpurace process (the device server), which owns the
+ * allocations, checks every copy, runs each launch in its simulator and
+ * answers with a cudaError_t. The wire format is documented in
+ * `gpurace/runtime/protocol.py`; the opcodes and layouts here must match it.
+ *
+ * Device memory is two memory files that the server created and this
+ * process inherited; the constructor maps them at the addresses the
+ * simulator gives the global and constant spaces, so a device pointer is
+ * the same number here and in the simulator, and a copy the server approved
+ * is a plain memmove. Calls with no device meaning (streams, events, device
+ * properties, error strings) are answered here. Asynchronous calls run
+ * synchronously. Calls this runtime does not implement stop the program
+ * (exit 2) after telling the server which call it was and where
+ * (`unsupported_calls.h`).
+ *
+ * No CUDA header is needed to build it: the few types are declared below,
+ * with the layouts of CUDA 13's driver_types.h.
+ */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ------------------------------------------------------------------------ */
+/* CUDA types (layouts as in CUDA 13's driver_types.h and vector_types.h)    */
+/* ------------------------------------------------------------------------ */
+
+typedef int cudaError_t;
+typedef struct { unsigned int x, y, z; } dim3;
+typedef void *cudaStream_t;
+typedef void *cudaEvent_t;
+
+enum {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInvalidPitchValue = 12,
+    cudaErrorInvalidSymbol = 13,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorInvalidResourceHandle = 400,
+};
+
+enum { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
+
+enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+
+typedef struct { char bytes[16]; } cudaUUID_t;
+
+struct cudaDeviceProp {
+    char name[256];
+    cudaUUID_t uuid;
+    char luid[8];
+    unsigned int luidDeviceNodeMask;
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    size_t totalConstMem;
+    int major;
+    int minor;
+    size_t textureAlignment;
+    size_t texturePitchAlignment;
+    int multiProcessorCount;
+    int integrated;
+    int canMapHostMemory;
+    int maxTexture1D;
+    int maxTexture1DMipmap;
+    int maxTexture2D[2];
+    int maxTexture2DMipmap[2];
+    int maxTexture2DLinear[3];
+    int maxTexture2DGather[2];
+    int maxTexture3D[3];
+    int maxTexture3DAlt[3];
+    int maxTextureCubemap;
+    int maxTexture1DLayered[2];
+    int maxTexture2DLayered[3];
+    int maxTextureCubemapLayered[2];
+    int maxSurface1D;
+    int maxSurface2D[2];
+    int maxSurface3D[3];
+    int maxSurface1DLayered[2];
+    int maxSurface2DLayered[3];
+    int maxSurfaceCubemap;
+    int maxSurfaceCubemapLayered[2];
+    size_t surfaceAlignment;
+    int concurrentKernels;
+    int ECCEnabled;
+    int pciBusID;
+    int pciDeviceID;
+    int pciDomainID;
+    int tccDriver;
+    int asyncEngineCount;
+    int unifiedAddressing;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int persistingL2CacheMaxSize;
+    int maxThreadsPerMultiProcessor;
+    int streamPrioritiesSupported;
+    int globalL1CacheSupported;
+    int localL1CacheSupported;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    int managedMemory;
+    int isMultiGpuBoard;
+    int multiGpuBoardGroupID;
+    int hostNativeAtomicSupported;
+    int pageableMemoryAccess;
+    int concurrentManagedAccess;
+    int computePreemptionSupported;
+    int canUseHostPointerForRegisteredMem;
+    int cooperativeLaunch;
+    size_t sharedMemPerBlockOptin;
+    int pageableMemoryAccessUsesHostPageTables;
+    int directManagedMemAccessFromHost;
+    int maxBlocksPerMultiProcessor;
+    int accessPolicyMaxWindowSize;
+    size_t reservedSharedMemPerBlock;
+    int hostRegisterSupported;
+    int sparseCudaArraySupported;
+    int hostRegisterReadOnlySupported;
+    int timelineSemaphoreInteropSupported;
+    int memoryPoolsSupported;
+    int gpuDirectRDMASupported;
+    unsigned int gpuDirectRDMAFlushWritesOptions;
+    int gpuDirectRDMAWritesOrdering;
+    unsigned int memoryPoolSupportedHandleTypes;
+    int deferredMappingCudaArraySupported;
+    int ipcEventSupported;
+    int clusterLaunch;
+    int unifiedFunctionPointers;
+    int deviceNumaConfig;
+    int deviceNumaId;
+    int mpsEnabled;
+    int hostNumaId;
+    unsigned int gpuPciDeviceID;
+    unsigned int gpuPciSubsystemID;
+    int hostNumaMultinodeIpcSupported;
+    int reserved[56];
+};
+
+struct cudaFuncAttributes {
+    size_t sharedSizeBytes;
+    size_t constSizeBytes;
+    size_t localSizeBytes;
+    int maxThreadsPerBlock;
+    int numRegs;
+    int ptxVersion;
+    int binaryVersion;
+    int cacheModeCA;
+    int maxDynamicSharedSizeBytes;
+    int preferredShmemCarveout;
+    int clusterDimMustBeSet;
+    int requiredClusterWidth;
+    int requiredClusterHeight;
+    int requiredClusterDepth;
+    int clusterSchedulingPolicyPreference;
+    int nonPortableClusterSizeAllowed;
+    int reserved[16];
+};
+
+/* ------------------------------------------------------------------------ */
+/* The protocol (see runtime/protocol.py)                                    */
+/* ------------------------------------------------------------------------ */
+
+enum {
+    OP_HELLO = 0,
+    OP_REGISTER_FUNCTION = 1,
+    OP_REGISTER_VAR = 2,
+    OP_MALLOC = 3,
+    OP_FREE = 4,
+    OP_MEMCPY = 5,
+    OP_MEMSET = 6,
+    OP_LAUNCH = 7,
+    OP_SYNCHRONIZE = 8,
+    OP_UNSUPPORTED = 9,
+    OP_MEMCPY_2D = 10,
+    OP_RESET = 11,
+    OP_FUNC_ATTRIBUTES = 12,
+};
+
+#define STOP (-1)
+
+enum { KIND_DEVICE = 0, KIND_MANAGED = 1, KIND_HOST = 2 };
+enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
+
+/* The virtual device: an sm_75-class GPU (see the README); its compute capability and its opt-in
+   shared memory per block follow the architecture the program was built for (from the environment). */
+#define WARP_SIZE 32
+#define MAX_THREADS_PER_BLOCK 1024
+#define MAX_THREADS_PER_SM 1024
+#define MAX_BLOCKS_PER_SM 16
+#define SHARED_PER_BLOCK (48 << 10)
+#define SHARED_PER_SM (64 << 10)
+#define REGISTERS (64 << 10)
+#define CONSTANT_BYTES (64 << 10)
+#define SM_COUNT 40
+#define SIMULATED_REGISTERS_PER_THREAD 32
+#define CUDA_VERSION_NUMBER 13000
+
+struct buf {
+    uint8_t *data;
+    size_t len, cap;
+};
+
+static struct {
+    int socket;
+    uintptr_t global_base, const_base;
+    size_t global_bytes, const_bytes;
+    int compute_capability;
+    size_t shared_optin;
+    pthread_mutex_t lock; /* one request at a time on the socket; also guards the tables below */
+    cudaError_t sticky;   /* an error that ended a launch: every later call returns it until cudaDeviceReset */
+    char exe[PATH_MAX];
+} rt = {.socket = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+static __thread cudaError_t last_error;
+
+static void die(const char *fmt, const char *detail) {
+    fprintf(stderr, "gpurace: ");
+    fprintf(stderr, fmt, detail);
+    fputc('\n', stderr);
+    fflush(NULL);
+    _exit(2);
+}
+
+static void put(struct buf *b, const void *p, size_t n) {
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->data = realloc(b->data, b->cap);
+        if (!b->data) die("%s", "out of host memory");
+    }
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+static void put_u32(struct buf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u64(struct buf *b, uint64_t v) { put(b, &v, 8); }
+
+static void put_str(struct buf *b, const char *s) {
+    uint32_t n = s ? (uint32_t)strlen(s) : 0;
+    put_u32(b, n);
+    put(b, s, n);
+}
+
+/* The call stack of the program where it called this runtime: return addresses, this library's own left out. */
+#define MAX_FRAMES 16
+struct stack {
+    int n;
+    void *frames[MAX_FRAMES];
+};
+
+static void __attribute__((noinline)) capture(struct stack *s) {
+    void *all[MAX_FRAMES + 8];
+    Dl_info self, info;
+    int n = backtrace(all, MAX_FRAMES + 8);
+    dladdr((void *)capture, &self);
+    s->n = 0;
+    for (int i = 0; i < n && s->n < MAX_FRAMES; i++)
+        if (!dladdr(all[i], &info) || info.dli_fbase != self.dli_fbase) s->frames[s->n++] = all[i];
+}
+
+/* Where the program made a call: the call's name, then each frame of `stack` (captured here when NULL) as a
+   link-time address of its object file (what addr2line takes) and that file's path. */
+static void put_site(struct buf *b, const char *call, const struct stack *stack) {
+    struct stack here;
+    if (!stack) {
+        capture(&here);
+        stack = &here;
+    }
+    put_str(b, call);
+    put_u32(b, (uint32_t)stack->n);
+    for (int i = 0; i < stack->n; i++) {
+        Dl_info info;
+        struct link_map *map = NULL;
+        uintptr_t address = (uintptr_t)stack->frames[i];
+        if (dladdr1((void *)address, &info, (void **)&map, RTLD_DL_LINKMAP) && map) {
+            put_u64(b, address - map->l_addr);
+            put_str(b, map->l_name && map->l_name[0] ? map->l_name : rt.exe);
+        } else {
+            put_u64(b, 0);
+            put_str(b, "");
+        }
+    }
+}
+
+static uint32_t get_u32(const uint8_t **p) {
+    uint32_t v;
+    memcpy(&v, *p, 4);
+    *p += 4;
+    return v;
+}
+
+static uint64_t get_u64(const uint8_t **p) {
+    uint64_t v;
+    memcpy(&v, *p, 8);
+    *p += 8;
+    return v;
+}
+
+static void send_all(const void *p, size_t n) {
+    while (n) {
+        ssize_t k = send(rt.socket, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) die("%s", "lost the connection to the gpurace process (did it stop?)");
+        p = (const uint8_t *)p + k;
+        n -= (size_t)k;
+    }
+}
+
+static void recv_all(void *p, size_t n) {
+    while (n) {
+        ssize_t k = recv(rt.socket, p, n, 0);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) die("%s", "lost the connection to the gpurace process (did it stop?)");
+        p = (uint8_t *)p + k;
+        n -= (size_t)k;
+    }
+}
+
+/* Send request `op` with payload `req` (freed) and wait for the reply; its payload goes to `reply`
+   (malloc'd, the caller frees it) when `reply` is not NULL. Callers hold rt.lock. */
+static cudaError_t exchange(uint32_t op, struct buf *req, uint8_t **reply) {
+    uint32_t header[2] = {op, (uint32_t)req->len};
+    int32_t status;
+    uint32_t length;
+    send_all(header, sizeof header);
+    send_all(req->data, req->len);
+    free(req->data);
+    req->data = NULL;
+    recv_all(&status, 4);
+    recv_all(&length, 4);
+    uint8_t *payload = malloc(length ? length : 1);
+    if (!payload) die("%s", "out of host memory");
+    recv_all(payload, length);
+    if (status == STOP) { /* gpurace cannot go on with this program and has said why */
+        fflush(NULL);
+        _exit(2);
+    }
+    if (reply)
+        *reply = payload;
+    else
+        free(payload);
+    return status;
+}
+
+static cudaError_t request(uint32_t op, struct buf *req, uint8_t **reply) {
+    pthread_mutex_lock(&rt.lock);
+    cudaError_t status = exchange(op, req, reply);
+    pthread_mutex_unlock(&rt.lock);
+    return status;
+}
+
+/* Errors become the thread's last error (cudaGetLastError); launch failures stick to the device. */
+static int is_sticky(cudaError_t e) {
+    return e == 700 || e == 702 || e == 710 || e == 714 || e == 715 || e == 716 || e == 717 || e == 718 ||
+           e == 719;
+}
+
+static cudaError_t record(cudaError_t e) {
+    if (e != cudaSuccess) {
+        last_error = e;
+        if (is_sticky(e)) rt.sticky = e;
+    }
+    return e;
+}
+
+static void __attribute__((noreturn)) unsupported(const char *call, const struct stack *stack) {
+    struct buf b = {0};
+    put_site(&b, call, stack);
+    request(OP_UNSUPPORTED, &b, NULL);
+    fflush(NULL);
+    _exit(2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start-up: the arenas and the socket                                       */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t env_number(const char *name, int base) {
+    const char *text = getenv(name);
+    char *end;
+    if (!text || !*text) die("%s is not set: run this program with `gpurace exec`, which provides this CUDA runtime", name);
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, base);
+    if (errno || *end) die("%s: not a number", name);
+    return v;
+}
+
+static void map_arena(const char *fd_var, const char *base_var, const char *bytes_var, uintptr_t *base,
+                      size_t *bytes) {
+    int fd = (int)env_number(fd_var, 10);
+    *base = (uintptr_t)env_number(base_var, 16);
+    *bytes = (size_t)env_number(bytes_var, 10);
+    void *p = mmap((void *)*base, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+    if (p == MAP_FAILED || (uintptr_t)p != *base) {
+        if (p != MAP_FAILED) munmap(p, *bytes);
+        die("cannot map the simulated device memory at its fixed address (%s): the address range is taken in "
+            "this process, or the memory limit is too low",
+            getenv(base_var));
+    }
+    close(fd);
+}
+
+static void start(void) {
+    if (readlink("/proc/self/exe", rt.exe, sizeof rt.exe - 1) < 0) rt.exe[0] = 0;
+    rt.socket = (int)env_number("GPURACE_RUNTIME_FD", 10);
+    map_arena("GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES", &rt.global_base, &rt.global_bytes);
+    map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes);
+    rt.compute_capability = (int)env_number("GPURACE_DEVICE_CC", 10);
+    rt.shared_optin = (size_t)env_number("GPURACE_DEVICE_SHARED_OPTIN", 10);
+    /* Programs this one starts are not under gpurace: they must not inherit the connection. */
+    fcntl(rt.socket, F_SETFD, FD_CLOEXEC);
+    static const char *const vars[] = {"GPURACE_RUNTIME_FD", "GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE",
+                                       "GPURACE_GLOBAL_BYTES", "GPURACE_CONST_FD", "GPURACE_CONST_BASE",
+                                       "GPURACE_CONST_BYTES", "GPURACE_DEVICE_CC", "GPURACE_DEVICE_SHARED_OPTIN"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
+    struct buf b = {0};
+    put_u32(&b, (uint32_t)getpid());
+    request(OP_HELLO, &b, NULL);
+}
+
+__attribute__((constructor)) static void gpurace_runtime_init(void) { start(); }
+
+static int in_arena(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    return (a >= rt.global_base && a - rt.global_base < rt.global_bytes) ||
+           (a >= rt.const_base && a - rt.const_base < rt.const_bytes);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Registered kernels and device variables                                   */
+/* ------------------------------------------------------------------------ */
+
+struct kernel {
+    const void *host_fun;
+    char *name;
+    int known; /* the server found its device code */
+    uint32_t nparams;
+    uint32_t *offsets, *sizes;
+};
+
+struct symbol {
+    const void *host_var;
+    uint64_t address; /* 0: the server does not know it */
+    size_t size;
+};
+
+static struct kernel *kernels;
+static size_t nkernels, kernels_cap;
+static struct symbol *symbols;
+static size_t nsymbols, symbols_cap;
+
+static void *grow(void *array, size_t *cap, size_t count, size_t elem) {
+    if (count < *cap) return array;
+    *cap = *cap ? *cap * 2 : 16;
+    array = realloc(array, *cap * elem);
+    if (!array) die("%s", "out of host memory");
+    return array;
+}
+
+static struct kernel *find_kernel(const void *host_fun) {
+    for (size_t i = 0; i < nkernels; i++)
+        if (kernels[i].host_fun == host_fun) return &kernels[i];
+    return NULL;
+}
+
+static struct symbol *find_symbol(const void *host_var) {
+    for (size_t i = 0; i < nsymbols; i++)
+        if (symbols[i].host_var == host_var) return &symbols[i];
+    return NULL;
+}
+
+EXPORT void **__cudaRegisterFatBinary(void *fatCubin) {
+    (void)fatCubin;
+    /* A unique handle per translation unit: the server tells modules apart by it. */
+    void **handle = calloc(1, sizeof(void *));
+    if (!handle) die("%s", "out of host memory");
+    return handle;
+}
+
+EXPORT void __cudaRegisterFatBinaryEnd(void **handle) { (void)handle; }
+
+EXPORT void __cudaUnregisterFatBinary(void **handle) { (void)handle; }
+
+EXPORT char __cudaInitModule(void **handle) {
+    (void)handle;
+    return 1;
+}
+
+EXPORT void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
+                                   int thread_limit, void *tid, void *bid, dim3 *bDim, dim3 *gDim, int *wSize) {
+    (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, (uintptr_t)handle);
+    put_u64(&b, (uintptr_t)hostFun);
+    put_str(&b, deviceName);
+    pthread_mutex_lock(&rt.lock);
+    cudaError_t status = exchange(OP_REGISTER_FUNCTION, &b, &reply);
+    kernels = grow(kernels, &kernels_cap, nkernels, sizeof *kernels);
+    struct kernel *k = &kernels[nkernels++];
+    memset(k, 0, sizeof *k);
+    k->host_fun = hostFun;
+    k->name = strdup(deviceName);
+    k->known = status == cudaSuccess;
+    if (k->known) {
+        const uint8_t *p = reply;
+        k->nparams = get_u32(&p);
+        k->offsets = calloc(k->nparams + 1, sizeof(uint32_t));
+        k->sizes = calloc(k->nparams + 1, sizeof(uint32_t));
+        for (uint32_t i = 0; i < k->nparams; i++) {
+            k->offsets[i] = get_u32(&p);
+            k->sizes[i] = get_u32(&p);
+        }
+    }
+    pthread_mutex_unlock(&rt.lock);
+    free(reply);
+}
+
+static uint64_t register_var(void **handle, const void *host_var, const char *name, size_t size, uint32_t flags) {
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    uint64_t address = 0;
+    put_u64(&b, (uintptr_t)handle);
+    put_u64(&b, (uintptr_t)host_var);
+    put_u64(&b, size);
+    put_u32(&b, flags);
+    put_str(&b, name);
+    pthread_mutex_lock(&rt.lock);
+    if (exchange(OP_REGISTER_VAR, &b, &reply) == cudaSuccess) {
+        const uint8_t *p = reply;
+        address = get_u64(&p);
+    }
+    symbols = grow(symbols, &symbols_cap, nsymbols, sizeof *symbols);
+    symbols[nsymbols++] = (struct symbol){host_var, address, size};
+    pthread_mutex_unlock(&rt.lock);
+    free(reply);
+    return address;
+}
+
+EXPORT void __cudaRegisterVar(void **handle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                              size_t size, int constant, int global) {
+    (void)deviceAddress, (void)ext, (void)global;
+    register_var(handle, hostVar, deviceName, size, constant ? VAR_CONSTANT : 0);
+}
+
+EXPORT void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, char *deviceAddress,
+                                     const char *deviceName, int ext, size_t size, int constant, int global) {
+    (void)deviceAddress, (void)ext, (void)global;
+    uint64_t address = register_var(handle, hostVarPtrAddress, deviceName, size, VAR_MANAGED | (constant ? VAR_CONSTANT : 0));
+    /* Host code reaches a __managed__ variable through this pointer (nvcc's generated code). */
+    *hostVarPtrAddress = (void *)(uintptr_t)address;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launches                                                                  */
+/* ------------------------------------------------------------------------ */
+
+struct call_config {
+    dim3 grid, block;
+    size_t shared;
+    void *stream;
+    struct stack site;
+};
+
+/* `kernel<<<...>>>(args)` is __cudaPushCallConfiguration at the call site, then the kernel's stub pops the
+   configuration and launches; the site is the push's call stack, kept here until the launch. */
+#define MAX_PENDING 16
+static __thread struct call_config pending[MAX_PENDING];
+static __thread int npending;
+static __thread struct stack launch_site;
+
+EXPORT unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, void *stream) {
+    if (npending == MAX_PENDING) return 1;
+    struct call_config *c = &pending[npending++];
+    c->grid = gridDim, c->block = blockDim, c->shared = sharedMem, c->stream = stream;
+    capture(&c->site);
+    return 0;
+}
+
+EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream) {
+    if (npending == 0) return cudaErrorInvalidValue;
+    struct call_config *c = &pending[--npending];
+    *gridDim = c->grid;
+    *blockDim = c->block;
+    *sharedMem = c->shared;
+    *(void **)stream = c->stream;
+    launch_site = c->site;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *fun) {
+    *kernel = (void *)fun;
+    return cudaSuccess;
+}
+
+static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream) {
+    struct stack site = launch_site;
+    if (site.n == 0) capture(&site); /* cudaLaunchKernel called by the program itself */
+    launch_site.n = 0;
+    if (rt.sticky) return rt.sticky;
+    pthread_mutex_lock(&rt.lock);
+    struct kernel *k = find_kernel(func);
+    pthread_mutex_unlock(&rt.lock);
+    if (!k) return record(cudaErrorInvalidDeviceFunction);
+    if (!k->known) {
+        char call[512];
+        snprintf(call, sizeof call, "launch of kernel %s, whose device code is not in the sources gpurace compiled",
+                 k->name);
+        unsupported(call, &site);
+    }
+    size_t nbytes = 0;
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (k->offsets[i] + k->sizes[i] > nbytes) nbytes = k->offsets[i] + k->sizes[i];
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)func);
+    put_u32(&b, grid.x), put_u32(&b, grid.y), put_u32(&b, grid.z);
+    put_u32(&b, block.x), put_u32(&b, block.y), put_u32(&b, block.z);
+    put_u64(&b, shared);
+    put_u64(&b, (uintptr_t)stream);
+    put_site(&b, "kernel launch", &site);
+    put_u32(&b, (uint32_t)nbytes);
+    size_t start = b.len;
+    for (size_t i = 0; i < nbytes; i++) put(&b, "", 1);
+    for (uint32_t i = 0; i < k->nparams; i++) memcpy(b.data + start + k->offsets[i], args[i], k->sizes[i]);
+    return record(request(OP_LAUNCH, &b, NULL));
+}
+
+EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                      void *stream) {
+    return launch(kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                    void *stream) {
+    return launch(func, gridDim, blockDim, args, sharedMem, stream);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, const char *call) {
+    if (!ptr) return record(cudaErrorInvalidValue);
+    if (rt.sticky) return rt.sticky;
+    *ptr = NULL;
+    if (size == 0) return cudaSuccess;
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, size);
+    put_u32(&b, kind);
+    put_site(&b, call, NULL);
+    cudaError_t status = request(OP_MALLOC, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        *ptr = (void *)(uintptr_t)get_u64(&p);
+    }
+    free(reply);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) {
+    return allocate(devPtr, size, KIND_DEVICE, "cudaMalloc");
+}
+
+EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+    (void)flags;
+    return allocate(devPtr, size, KIND_MANAGED, "cudaMallocManaged");
+}
+
+EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
+    return allocate(ptr, size, KIND_HOST, "cudaMallocHost");
+}
+
+EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
+    (void)flags;
+    return allocate(pHost, size, KIND_HOST, "cudaHostAlloc");
+}
+
+static cudaError_t release(void *ptr, uint32_t kind, const char *call) {
+    if (rt.sticky) return rt.sticky;
+    if (!ptr) return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)ptr);
+    put_u32(&b, kind);
+    put_site(&b, call, NULL);
+    return record(request(OP_FREE, &b, NULL));
+}
+
+EXPORT cudaError_t cudaFree(void *devPtr) { return release(devPtr, KIND_DEVICE, "cudaFree"); }
+
+EXPORT cudaError_t cudaFreeHost(void *ptr) { return release(ptr, KIND_HOST, "cudaFreeHost"); }
+
+EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
+    (void)flags;
+    if (!pDevice || !in_arena(pHost)) return record(cudaErrorInvalidValue);
+    *pDevice = pHost; /* unified addressing: pinned host memory has one address */
+    return cudaSuccess;
+}
+
+static cudaError_t copy(void *dst, const void *src, size_t count, int kind, const char *call) {
+    if (rt.sticky) return rt.sticky;
+    if (count == 0) return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)dst);
+    put_u64(&b, (uintptr_t)src);
+    put_u64(&b, count);
+    put_u32(&b, (uint32_t)kind);
+    put_site(&b, call, NULL);
+    cudaError_t status = request(OP_MEMCPY, &b, NULL);
+    if (status == cudaSuccess) memmove(dst, src, count);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, int kind) {
+    return copy(dst, src, count, kind, "cudaMemcpy");
+}
+
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind, void *stream) {
+    (void)stream;
+    return copy(dst, src, count, kind, "cudaMemcpyAsync");
+}
+
+static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                           int kind, const char *call) {
+    if (rt.sticky) return rt.sticky;
+    if (width == 0 || height == 0) return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)dst);
+    put_u64(&b, dpitch);
+    put_u64(&b, (uintptr_t)src);
+    put_u64(&b, spitch);
+    put_u64(&b, width);
+    put_u64(&b, height);
+    put_u32(&b, (uint32_t)kind);
+    put_site(&b, call, NULL);
+    cudaError_t status = request(OP_MEMCPY_2D, &b, NULL);
+    if (status == cudaSuccess)
+        for (size_t row = 0; row < height; row++)
+            memmove((uint8_t *)dst + row * dpitch, (const uint8_t *)src + row * spitch, width);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                size_t height, int kind) {
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
+}
+
+EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, int kind, void *stream) {
+    (void)stream;
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
+}
+
+/* The device address of a registered __device__/__constant__ variable, or 0. */
+static uint64_t symbol_address(const void *symbol, size_t *size) {
+    pthread_mutex_lock(&rt.lock);
+    struct symbol *s = find_symbol(symbol);
+    uint64_t address = s ? s->address : 0;
+    if (s) *size = s->size;
+    pthread_mutex_unlock(&rt.lock);
+    return address;
+}
+
+static cudaError_t copy_symbol(const void *symbol, void *host, size_t count, size_t offset, int kind, int to_symbol,
+                               const char *call) {
+    size_t size;
+    uint64_t address = symbol_address(symbol, &size);
+    if (!address) return record(cudaErrorInvalidSymbol);
+    void *device = (void *)(uintptr_t)(address + offset);
+    return to_symbol ? copy(device, host, count, kind, call) : copy(host, device, count, kind, call);
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, int kind) {
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, "cudaMemcpyToSymbol");
+}
+
+EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, int kind) {
+    return copy_symbol(symbol, dst, count, offset, kind, 0, "cudaMemcpyFromSymbol");
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, int kind,
+                                           void *stream) {
+    (void)stream;
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, "cudaMemcpyToSymbolAsync");
+}
+
+EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, int kind,
+                                             void *stream) {
+    (void)stream;
+    return copy_symbol(symbol, dst, count, offset, kind, 0, "cudaMemcpyFromSymbolAsync");
+}
+
+EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
+    size_t size;
+    uint64_t address = symbol_address(symbol, &size);
+    if (!address) return record(cudaErrorInvalidSymbol);
+    *devPtr = (void *)(uintptr_t)address;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
+    if (!symbol_address(symbol, size)) return record(cudaErrorInvalidSymbol);
+    return cudaSuccess;
+}
+
+static cudaError_t fill(void *dst, int value, size_t count, const char *call) {
+    if (rt.sticky) return rt.sticky;
+    if (count == 0) return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)dst);
+    put_u32(&b, (uint32_t)value);
+    put_u64(&b, count);
+    put_site(&b, call, NULL);
+    cudaError_t status = request(OP_MEMSET, &b, NULL);
+    if (status == cudaSuccess) memset(dst, value, count);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
+    return fill(devPtr, value, count, "cudaMemset");
+}
+
+EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *stream) {
+    (void)stream;
+    return fill(devPtr, value, count, "cudaMemsetAsync");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Synchronisation, streams and events (everything already ran: calls are synchronous) */
+/* ------------------------------------------------------------------------ */
+
+static cudaError_t synchronize(const char *call) {
+    if (rt.sticky) return rt.sticky;
+    struct buf b = {0};
+    put_site(&b, call, NULL);
+    return record(request(OP_SYNCHRONIZE, &b, NULL));
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void) { return synchronize("cudaDeviceSynchronize"); }
+
+EXPORT cudaError_t cudaStreamSynchronize(void *stream) {
+    (void)stream;
+    return synchronize("cudaStreamSynchronize");
+}
+
+struct event {
+    int recorded;
+};
+
+EXPORT cudaError_t cudaStreamCreate(void **stream) {
+    if (!stream) return record(cudaErrorInvalidValue);
+    *stream = malloc(1); /* a unique, opaque handle */
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamCreateWithFlags(void **stream, unsigned int flags) {
+    (void)flags;
+    return cudaStreamCreate(stream);
+}
+
+EXPORT cudaError_t cudaStreamCreateWithPriority(void **stream, unsigned int flags, int priority) {
+    (void)flags, (void)priority;
+    return cudaStreamCreate(stream);
+}
+
+EXPORT cudaError_t cudaStreamDestroy(void *stream) {
+    if ((uintptr_t)stream > 2) free(stream); /* 0, cudaStreamLegacy and cudaStreamPerThread are not created */
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamQuery(void *stream) {
+    (void)stream;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamWaitEvent(void *stream, void *event, unsigned int flags) {
+    (void)stream, (void)flags;
+    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+}
+
+EXPORT cudaError_t cudaEventCreate(void **event) {
+    if (!event) return record(cudaErrorInvalidValue);
+    *event = calloc(1, sizeof(struct event));
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventCreateWithFlags(void **event, unsigned int flags) {
+    (void)flags;
+    return cudaEventCreate(event);
+}
+
+EXPORT cudaError_t cudaEventRecord(void *event, void *stream) {
+    (void)stream;
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    ((struct event *)event)->recorded = 1;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventQuery(void *event) {
+    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+}
+
+EXPORT cudaError_t cudaEventSynchronize(void *event) {
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    return synchronize("cudaEventSynchronize");
+}
+
+/* The simulation has no clock: every interval between two recorded events is 0 ms (see the README). */
+EXPORT cudaError_t cudaEventElapsedTime(float *ms, void *start, void *end) {
+    if (!ms) return record(cudaErrorInvalidValue);
+    if (!start || !end || !((struct event *)start)->recorded || !((struct event *)end)->recorded)
+        return record(cudaErrorInvalidResourceHandle);
+    *ms = 0.0f;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventDestroy(void *event) {
+    free(event);
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+EXPORT cudaError_t cudaGetLastError(void) {
+    cudaError_t e = rt.sticky ? rt.sticky : last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+EXPORT cudaError_t cudaPeekAtLastError(void) { return rt.sticky ? rt.sticky : last_error; }
+
+struct error_text {
+    int code;
+    const char *text;
+};
+
+/* Every cudaError_t of CUDA 13 (driver_types.h). */
+static const struct error_text error_names[] = {
+    {0, "cudaSuccess"},
+#include "error_names.h"
+};
+
+/* NVIDIA's wording for the errors this runtime returns. */
+static const struct error_text error_strings[] = {
+    {0, "no error"},
+    {1, "invalid argument"},
+    {2, "out of memory"},
+    {3, "initialization error"},
+    {9, "invalid configuration argument"},
+    {12, "invalid pitch argument"},
+    {13, "invalid device symbol"},
+    {17, "invalid device pointer"},
+    {21, "invalid copy direction for memcpy"},
+    {98, "invalid device function"},
+    {100, "no CUDA-capable device is detected"},
+    {101, "invalid device ordinal"},
+    {400, "invalid resource handle"},
+    {600, "device not ready"},
+    {700, "an illegal memory access was encountered"},
+    {701, "too many resources requested for launch"},
+    {702, "the launch timed out and was terminated"},
+    {710, "device-side assert triggered"},
+    {715, "an illegal instruction was encountered"},
+    {716, "misaligned address"},
+    {717, "operation not supported on global/shared address space"},
+    {718, "invalid program counter"},
+    {719, "unspecified launch failure"},
+    {801, "operation not supported"},
+    {999, "unknown error"},
+};
+
+static const char *lookup(const struct error_text *table, size_t n, int code) {
+    for (size_t i = 0; i < n; i++)
+        if (table[i].code == code) return table[i].text;
+    return NULL;
+}
+
+EXPORT const char *cudaGetErrorName(cudaError_t error) {
+    const char *name = lookup(error_names, sizeof error_names / sizeof *error_names, error);
+    return name ? name : "unrecognized error code";
+}
+
+EXPORT const char *cudaGetErrorString(cudaError_t error) {
+    const char *text = lookup(error_strings, sizeof error_strings / sizeof *error_strings, error);
+    if (text) return text;
+    return lookup(error_names, sizeof error_names / sizeof *error_names, error) ? cudaGetErrorName(error)
+                                                                                : "unrecognized error code";
+}
+
+/* ------------------------------------------------------------------------ */
+/* The device                                                                */
+/* ------------------------------------------------------------------------ */
+
+EXPORT cudaError_t cudaGetDeviceCount(int *count) {
+    if (!count) return record(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : record(cudaErrorInvalidDevice); }
+
+EXPORT cudaError_t cudaGetDevice(int *device) {
+    if (!device) return record(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+    (void)flags;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+    if (!prop) return record(cudaErrorInvalidValue);
+    if (device != 0) return record(cudaErrorInvalidDevice);
+    memset(prop, 0, sizeof *prop);
+    strcpy(prop->name, "gpurace simulated device");
+    prop->totalGlobalMem = rt.global_bytes;
+    prop->sharedMemPerBlock = SHARED_PER_BLOCK;
+    prop->regsPerBlock = REGISTERS;
+    prop->warpSize = WARP_SIZE;
+    prop->memPitch = INT_MAX;
+    prop->maxThreadsPerBlock = MAX_THREADS_PER_BLOCK;
+    prop->maxThreadsDim[0] = 1024, prop->maxThreadsDim[1] = 1024, prop->maxThreadsDim[2] = 64;
+    prop->maxGridSize[0] = INT_MAX, prop->maxGridSize[1] = 65535, prop->maxGridSize[2] = 65535;
+    prop->totalConstMem = CONSTANT_BYTES;
+    prop->major = rt.compute_capability / 10;
+    prop->minor = rt.compute_capability % 10;
+    prop->textureAlignment = 512;
+    prop->texturePitchAlignment = 32;
+    prop->multiProcessorCount = SM_COUNT;
+    prop->canMapHostMemory = 1;
+    prop->surfaceAlignment = 512;
+    prop->concurrentKernels = 1;
+    prop->asyncEngineCount = 1;
+    prop->unifiedAddressing = 1;
+    prop->memoryBusWidth = 256;
+    prop->l2CacheSize = 4 << 20;
+    prop->maxThreadsPerMultiProcessor = MAX_THREADS_PER_SM;
+    prop->globalL1CacheSupported = 1;
+    prop->localL1CacheSupported = 1;
+    prop->sharedMemPerMultiprocessor = SHARED_PER_SM;
+    prop->regsPerMultiprocessor = REGISTERS;
+    prop->managedMemory = 1;
+    prop->concurrentManagedAccess = 1;
+    prop->sharedMemPerBlockOptin = rt.shared_optin;
+    prop->maxBlocksPerMultiProcessor = MAX_BLOCKS_PER_SM;
+    prop->deviceNumaId = -1;
+    prop->hostNumaId = -1;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
+    if (!value) return record(cudaErrorInvalidValue);
+    if (device != 0) return record(cudaErrorInvalidDevice);
+    struct cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+    case 1: *value = p.maxThreadsPerBlock; break;
+    case 2: case 3: case 4: *value = p.maxThreadsDim[attr - 2]; break;
+    case 5: case 6: case 7: *value = p.maxGridSize[attr - 5]; break;
+    case 8: *value = (int)p.sharedMemPerBlock; break;
+    case 9: *value = (int)p.totalConstMem; break;
+    case 10: *value = p.warpSize; break;
+    case 11: *value = (int)p.memPitch; break;
+    case 12: *value = p.regsPerBlock; break;
+    case 13: *value = 1590000; break; /* clock rate, kHz */
+    case 14: *value = (int)p.textureAlignment; break;
+    case 15: *value = 1; break; /* copies overlap kernels */
+    case 16: *value = p.multiProcessorCount; break;
+    case 17: case 18: case 20: *value = 0; break; /* no watchdog, not integrated, default compute mode */
+    case 19: *value = p.canMapHostMemory; break;
+    case 31: *value = p.concurrentKernels; break;
+    case 32: case 33: case 34: case 35: case 50: *value = 0; break; /* ECC, PCI ids, TCC */
+    case 36: *value = 5001000; break; /* memory clock rate, kHz */
+    case 37: *value = p.memoryBusWidth; break;
+    case 38: *value = p.l2CacheSize; break;
+    case 39: *value = p.maxThreadsPerMultiProcessor; break;
+    case 40: *value = p.asyncEngineCount; break;
+    case 41: *value = p.unifiedAddressing; break;
+    case 75: *value = p.major; break;
+    case 76: *value = p.minor; break;
+    case 78: *value = 0; break; /* stream priorities */
+    case 79: *value = p.globalL1CacheSupported; break;
+    case 80: *value = p.localL1CacheSupported; break;
+    case 81: *value = (int)p.sharedMemPerMultiprocessor; break;
+    case 82: *value = p.regsPerMultiprocessor; break;
+    case 83: *value = p.managedMemory; break;
+    case 84: case 85: case 86: case 88: case 90: case 91: case 95: *value = 0; break;
+    case 89: *value = p.concurrentManagedAccess; break;
+    case 97: *value = (int)p.sharedMemPerBlockOptin; break;
+    case 106: *value = p.maxBlocksPerMultiProcessor; break;
+    case 111: *value = 0; break; /* shared memory reserved per block */
+    default: return record(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceReset(void) {
+    struct buf b = {0};
+    put_site(&b, "cudaDeviceReset", NULL);
+    cudaError_t status = request(OP_RESET, &b, NULL);
+    rt.sticky = cudaSuccess;
+    last_error = cudaSuccess;
+    return status;
+}
+
+EXPORT cudaError_t cudaDriverGetVersion(int *version) {
+    if (!version) return record(cudaErrorInvalidValue);
+    *version = CUDA_VERSION_NUMBER;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaRuntimeGetVersion(int *version) {
+    if (!version) return record(cudaErrorInvalidValue);
+    *version = CUDA_VERSION_NUMBER;
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernel attributes and occupancy                                           */
+/* ------------------------------------------------------------------------ */
+
+/* Accepted and not enforced: a launch may use the architecture's whole shared memory without the opt-in. */
+EXPORT cudaError_t cudaFuncSetAttribute(const void *func, int attr, int value) {
+    (void)value;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize && attr != cudaFuncAttributePreferredSharedMemoryCarveout)
+        return record(cudaErrorInvalidValue);
+    pthread_mutex_lock(&rt.lock);
+    struct kernel *k = find_kernel(func);
+    pthread_mutex_unlock(&rt.lock);
+    return k ? cudaSuccess : record(cudaErrorInvalidDeviceFunction);
+}
+
+EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, int config) {
+    (void)config;
+    pthread_mutex_lock(&rt.lock);
+    struct kernel *k = find_kernel(func);
+    pthread_mutex_unlock(&rt.lock);
+    return k ? cudaSuccess : record(cudaErrorInvalidDeviceFunction);
+}
+
+EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+    if (!attr) return record(cudaErrorInvalidValue);
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, (uintptr_t)func);
+    cudaError_t status = request(OP_FUNC_ATTRIBUTES, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        memset(attr, 0, sizeof *attr);
+        attr->sharedSizeBytes = get_u64(&p);
+        attr->constSizeBytes = get_u64(&p);
+        attr->localSizeBytes = get_u64(&p);
+        attr->maxThreadsPerBlock = MAX_THREADS_PER_BLOCK;
+        attr->numRegs = SIMULATED_REGISTERS_PER_THREAD;
+        attr->ptxVersion = rt.compute_capability;
+        attr->binaryVersion = rt.compute_capability;
+        attr->maxDynamicSharedSizeBytes = (int)(SHARED_PER_BLOCK - attr->sharedSizeBytes);
+        attr->preferredShmemCarveout = -1;
+    }
+    free(reply);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func,
+                                                                          int blockSize, size_t dynamicSMemSize,
+                                                                          unsigned int flags) {
+    (void)flags;
+    struct cudaFuncAttributes attr;
+    if (!numBlocks || blockSize <= 0) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaFuncGetAttributes(&attr, func);
+    if (status != cudaSuccess) return status;
+    int warps = (blockSize + WARP_SIZE - 1) / WARP_SIZE;
+    int blocks = blockSize > MAX_THREADS_PER_BLOCK ? 0 : MAX_THREADS_PER_SM / (warps * WARP_SIZE);
+    if (blocks > MAX_BLOCKS_PER_SM) blocks = MAX_BLOCKS_PER_SM;
+    size_t shared = attr.sharedSizeBytes + dynamicSMemSize;
+    if (shared && (int)(SHARED_PER_SM / shared) < blocks) blocks = (int)(SHARED_PER_SM / shared);
+    *numBlocks = blocks;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                                 size_t dynamicSMemSize) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per-thread default stream variants (nvcc --default-stream per-thread): the same calls here */
+/* ------------------------------------------------------------------------ */
+
+#define SAME_AS(name, target) EXPORT __typeof__(target) name __attribute__((alias(#target)));
+SAME_AS(__cudaLaunchKernel_ptsz, __cudaLaunchKernel)
+SAME_AS(cudaLaunchKernel_ptsz, cudaLaunchKernel)
+SAME_AS(cudaMemcpy_ptds, cudaMemcpy)
+SAME_AS(cudaMemcpyAsync_ptsz, cudaMemcpyAsync)
+SAME_AS(cudaMemcpy2D_ptds, cudaMemcpy2D)
+SAME_AS(cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync)
+SAME_AS(cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol)
+SAME_AS(cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol)
+SAME_AS(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync)
+SAME_AS(cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync)
+SAME_AS(cudaMemset_ptds, cudaMemset)
+SAME_AS(cudaMemsetAsync_ptsz, cudaMemsetAsync)
+SAME_AS(cudaStreamSynchronize_ptsz, cudaStreamSynchronize)
+SAME_AS(cudaStreamQuery_ptsz, cudaStreamQuery)
+SAME_AS(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent)
+SAME_AS(cudaEventRecord_ptsz, cudaEventRecord)
+
+/* ------------------------------------------------------------------------ */
+/* Everything else NVIDIA's runtime exports: stop with the call's name and site */
+/* ------------------------------------------------------------------------ */
+
+#define UNSUPPORTED(name) \
+    EXPORT void name(void) { unsupported(#name, NULL); }
+#include "unsupported_calls.h"

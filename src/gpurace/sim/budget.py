@@ -1,0 +1,150 @@
+"""What a launch will cost, checked before anything of it is allocated.
+
+Two kinds of bound apply to a launch:
+
+* the hardware's: shared memory per block (48 KiB static, more up to the
+  architecture's maximum when dynamic), local memory per thread (512 KiB)
+  and constant memory (64 KiB). A launch past them fails on a GPU, so here
+  it is an input error naming the option or the kernel, not a simulation
+  that runs out of memory;
+* gpurace's memory budget (`Limits.max_memory`): the per-thread state
+  (registers, local memory, coordinates and scheduler state), shared memory
+  of every block, argument buffers, automatic buffers and module variables.
+  Each is checked alone, so the message names the input that is too large,
+  then all together.
+
+The estimates are of the simulator's own arrays; detectors add their own
+state on top, which the command line's address-space limit bounds.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.ir import Module
+from gpurace.limits import LimitExceeded, Limits, format_size
+from gpurace.sim.memory import AUTO_BUFFER_BYTES, AUTO_GUARD_BYTES
+from gpurace.sim.memory.layout import (
+    MAX_CONSTANT_BYTES,
+    MAX_LOCAL_BYTES_PER_THREAD,
+    MAX_STATIC_SHARED_BYTES,
+    SharedLayout,
+    max_shared_bytes,
+)
+from gpurace.sim.program import Program, thread_state_bytes
+
+SIMULATOR_BYTES_PER_THREAD = 320
+"""The simulator's per-thread arrays besides registers and local memory (coordinates, special registers, pc,
+status, call stack): about 260 bytes measured with tracemalloc on a 65,536-thread launch, rounded up."""
+
+_CAPABILITY_RE = re.compile(r"(?:sm|compute)_(\d+)")
+
+
+def compute_capability(module: Module, arch: str) -> int:
+    """The compute capability (75 for sm_75) the module targets: its `.target`, else `arch`, else 75."""
+    for name in (*module.target, arch):
+        m = _CAPABILITY_RE.match(name.strip())
+        if m:
+            return int(m.group(1))
+    return 75
+
+
+def check_shared_memory(layout: SharedLayout, dynamic_bytes: int, capability: int, kernel: str) -> None:
+    """A LimitExceeded when shared memory is more than one block may have on the GPU.
+
+    Static shared memory is limited to 48 KiB on every GPU; more, up to the
+    architecture's opt-in maximum, must be dynamic (`extern __shared__`,
+    sized by `--shared-bytes`).
+    """
+    static = layout.dynamic_base
+    if static > MAX_STATIC_SHARED_BYTES:
+        raise LimitExceeded(
+            f"kernel {kernel}: {format_size(static)} of static shared memory per block is more than the "
+            f"{format_size(MAX_STATIC_SHARED_BYTES)} CUDA allows; larger arrays must be dynamic "
+            "(extern __shared__, sized with --shared-bytes)"
+        )
+    limit = max_shared_bytes(capability)
+    if layout.size > limit:
+        raise LimitExceeded(
+            f"--shared-bytes {dynamic_bytes}: {format_size(layout.size)} of shared memory per block (with "
+            f"{format_size(static)} of static shared memory) is more than the {format_size(limit)} per block that "
+            f"compute_{capability} GPUs allow (--arch selects another architecture)"
+        )
+
+
+def check_constant_memory(module: Module) -> None:
+    """A LimitExceeded when the module's `__constant__` variables are more than a GPU's constant memory."""
+    total = sum(max(v.size, v.elem_size) for v in module.variables if v.space == "const" and v.linkage != "extern")
+    if total > MAX_CONSTANT_BYTES:
+        raise LimitExceeded(
+            f"{module.source_path or 'the module'}: {format_size(total)} of __constant__ variables is more than the "
+            f"{format_size(MAX_CONSTANT_BYTES)} of constant memory a GPU has"
+        )
+
+
+def check_local_memory(program: Program) -> None:
+    """A LimitExceeded when a function's local frame (its local arrays and spills) is more than a thread may have."""
+    for name, info in program.functions.items():
+        if info.frame_size > MAX_LOCAL_BYTES_PER_THREAD:
+            raise LimitExceeded(
+                f"function {demangle_signature(name).name} needs {format_size(info.frame_size)} of local memory per thread (local arrays and "
+                f"spills), more than the {format_size(MAX_LOCAL_BYTES_PER_THREAD)} per thread a GPU allows"
+            )
+
+
+def check_footprint(
+    program: Program,
+    module: Module,
+    shared: SharedLayout,
+    *,
+    nblocks: int,
+    block_size: int,
+    buffer_bytes: int,
+    automatic_buffers: int,
+    limits: Limits,
+) -> None:
+    """A LimitExceeded when the launch's memory, each part or all together, is more than the memory budget."""
+    parts = launch_footprint(
+        program, module, shared, nblocks=nblocks, block_size=block_size, buffer_bytes=buffer_bytes,
+        automatic_buffers=automatic_buffers,
+    )  # fmt: skip
+    for what, nbytes in parts:
+        limits.check_memory(nbytes, what)
+    total = sum(nbytes for _, nbytes in parts)
+    listing = ", ".join(f"{what.split(' (')[0]} {format_size(nbytes)}" for what, nbytes in parts if nbytes)
+    limits.check_memory(total, f"the launch ({listing})")
+
+
+def launch_footprint(
+    program: Program,
+    module: Module,
+    shared: SharedLayout,
+    *,
+    nblocks: int,
+    block_size: int,
+    buffer_bytes: int,
+    automatic_buffers: int,
+) -> list[tuple[str, int]]:
+    """(what, bytes) of each large allocation of a launch, `what` naming the options that size it.
+
+    Buffers count twice: the arguments' arrays and their copy in simulated
+    global memory. An automatic buffer costs address space for its
+    reservation and guard, whatever the kernel touches.
+    """
+    n = nblocks * block_size
+    per_thread = thread_state_bytes(program) + SIMULATOR_BYTES_PER_THREAD
+    frame = program.entry.frame_size
+    variables = sum(max(v.size, v.elem_size) for v in module.variables if v.space in ("global", "const") and v.linkage != "extern")
+    return [
+        (f"registers and simulator state ({per_thread:,} bytes per thread x {n:,} threads of --grid and --block)", per_thread * n),
+        (f"local memory ({frame:,} bytes per thread x {n:,} threads)", frame * n),
+        (f"shared memory ({shared.stride:,} bytes per block x {nblocks:,} blocks; --shared-bytes, --grid)", shared.stride * nblocks),
+        ("argument buffers (--arg, with their copy in simulated global memory)", 2 * buffer_bytes),
+        (
+            f"automatic buffers ({automatic_buffers} x {format_size(AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES)} of address space)",
+            automatic_buffers * (AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES),
+        ),
+        ("__device__ and __constant__ variables", variables),
+    ]
+

@@ -1,0 +1,103 @@
+"""The programs of `tests/programs/` under `gpurace exec`: output, exit status and findings as their headers say.
+
+Each program is built and run once (nvcc takes a second or two); every test
+of a program reads that one run.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from corpus import read_header
+from gpurace.check import check
+from gpurace.frontend.ptx.debuginfo import display_path
+from gpurace.runtime import ExecResult, exec_program
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
+FILES = sorted(PROGRAMS.glob("*.cu"))
+
+
+@cache
+def run(path: Path) -> ExecResult:
+    header = read_header(path)
+    sources = [path, *(PROGRAMS / part for part in header.extra.get("with", []))]
+    args = header.extra.get("args", [""])[0].split()
+    return exec_program(sources, args, leak_check="leak_check" in header.extra, capture_output=True)
+
+
+def expected_findings(path: Path) -> set[tuple[str, int]]:
+    lines = read_header(path).expect
+    if lines == ["clean"]:
+        return set()
+    return {(kind, int(line)) for kind, line in (item.split() for item in lines)}
+
+
+def found(result: ExecResult, path: Path) -> set[tuple[str, int]]:
+    """(kind, line) of each finding, its line being the first of its sites' lines in `path`."""
+    out = set()
+    for f in result.findings:
+        lines = [s.loc.line for s in f.sites if s.loc is not None and Path(s.loc.file) == path]
+        out.add((f.kind, lines[0] if lines else -1))
+    return out
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_program_prints_what_a_gpu_prints(path):
+    result = run(path)
+    assert result.stdout.splitlines() == read_header(path).extra.get("stdout", []), result.stderr
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+def test_program_findings_and_exit_status(path):
+    header = read_header(path)
+    result = run(path)
+    assert found(result, path) == expected_findings(path), [f.cause for f in result.findings]
+    assert result.exit_code() == int(header.extra["exit"][0]), (result.errors, result.stderr)
+    assert result.launches == int(header.extra.get("launches", ["0"])[0])
+    for text in header.extra.get("expect_error", []):
+        assert any(text in e for e in result.errors), result.errors
+    if "expect_error" not in header.extra:
+        assert result.errors == []
+
+
+def test_every_program_states_its_expectations():
+    for path in FILES:
+        header = read_header(path)
+        assert header.expect or "expect_error" in header.extra, path
+        assert "exit" in header.extra, path
+
+
+def test_a_host_finding_names_the_call_and_the_allocation():
+    (finding,) = run(PROGRAMS / "memcpy_past_end.cu").findings
+    assert finding.space == "global" and finding.address.allocation == "cudaMalloc#1"
+    assert finding.cause == (
+        "cudaMemcpy (cudaMemcpyHostToDevice) writes 260 bytes at 0x%x: 4 bytes past the end of `cudaMalloc#1` (256 bytes)"
+        % finding.address.address
+    )
+    (site,) = finding.sites
+    assert site.thread is None and site.op == "cudaMemcpy" and site.function.startswith("main")
+    assert finding.details["allocated_at"] == f"at {display_path(str(PROGRAMS / 'memcpy_past_end.cu'))}:10"
+
+
+def test_identical_leaks_are_merged_with_a_count():
+    (finding,) = run(PROGRAMS / "leak.cu").findings
+    assert finding.count == 2 and finding.cause == "400 bytes allocated by cudaMalloc were never freed"
+
+
+def test_a_race_in_every_launch_is_one_finding_with_its_first_launch():
+    (finding,) = run(PROGRAMS / "repeated_race.cu").findings
+    assert finding.kind == "data-race" and finding.space == "global"
+    assert finding.launch == {
+        "index": 2,
+        "kernel": "publish",
+        "grid": [1, 1, 1],
+        "block": [64, 1, 1],
+        "host": f"{display_path(str(PROGRAMS / 'repeated_race.cu'))}:35",
+    }
+    (one_launch,) = check(
+        PROGRAMS / "repeated_race.cu", kernel="publish", grid=1, block=64, args=["buf:64", "buf:1"]
+    ).findings
+    assert finding.count == 3 * one_launch.count

@@ -1,0 +1,170 @@
+"""The device server's answers to the shim's requests (`runtime.protocol`), request by request."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import sys
+import time
+import types
+
+import pytest
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.parser import parse_ptx
+from gpurace.limits import Limits
+from gpurace.runtime.device import Device
+from gpurace.runtime.protocol import REPLY, STOP, CudaError, MemcpyKind, MemoryKind, Op
+from gpurace.runtime import server as server_module
+from gpurace.runtime.server import DeviceServer
+from gpurace.runtime.sites import SourceLines
+
+MODULE = parse_ptx(
+    ".version 8.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry _Z4fillPii(.param .u64 p0, .param .u32 p1) { ret; }\n",
+    "fill.ptx",
+)
+STUB = 0x401000  # the host address of the kernel's stub
+HOST = 0x7FFF_0000_1000
+
+
+def u32(v: int) -> bytes:
+    return struct.pack("<I", v)
+
+
+def u64(v: int) -> bytes:
+    return struct.pack("<Q", v)
+
+
+def text(s: str) -> bytes:
+    return u32(len(s)) + s.encode()
+
+
+def site(call: str) -> bytes:
+    return text(call) + u32(0)  # no frames: an unknown place
+
+
+@pytest.fixture
+def server():
+    device = Device([MODULE], arch="compute_75", limits=Limits(max_memory=1 << 30), source_lines=SourceLines())
+    yield DeviceServer(device)
+    device.close()
+
+
+def ask(server: DeviceServer, op: Op, payload: bytes) -> tuple[int, bytes]:
+    reply = server.answer(op, payload)
+    status, length = REPLY.unpack_from(reply)
+    assert len(reply) == REPLY.size + length
+    return status, reply[REPLY.size :]
+
+
+def malloc(server, size: int) -> int:
+    status, payload = ask(server, Op.MALLOC, u64(size) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))
+    assert status == CudaError.SUCCESS
+    return struct.unpack("<Q", payload)[0]
+
+
+def memcpy(server, dst: int, src: int, count: int, kind: MemcpyKind) -> int:
+    return ask(server, Op.MEMCPY, u64(dst) + u64(src) + u64(count) + u32(kind) + site("cudaMemcpy"))[0]
+
+
+def launch(server) -> int:
+    payload = u64(STUB) + u32(1) * 3 + u32(32) + u32(1) * 2 + u64(0) + u64(0) + site("kernel launch") + u32(12) + bytes(12)
+    return ask(server, Op.LAUNCH, payload)[0]
+
+
+def register(server) -> tuple[int, bytes]:
+    return ask(server, Op.REGISTER_FUNCTION, u64(1) + u64(STUB) + text("_Z4fillPii"))
+
+
+def fake_launch(monkeypatch, result):
+    """Make `run_launch` return (or raise) `result`, recording its calls."""
+    calls = []
+
+    def run_launch(device, name, grid, block, shared_bytes, params, frame):
+        calls.append((name, grid, block, shared_bytes, params, frame.call))
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    monkeypatch.setattr(server_module, "run_launch", run_launch)
+    return calls
+
+
+def test_register_function_answers_the_parameter_layout(server):
+    status, payload = register(server)
+    assert status == CudaError.SUCCESS and payload == u32(2) + u32(0) + u32(8) + u32(8) + u32(4)
+    status, _ = ask(server, Op.REGISTER_FUNCTION, u64(1) + u64(STUB + 16) + text("_Z5otherv"))
+    assert status == CudaError.INVALID_DEVICE_FUNCTION
+
+
+def test_launch_hands_the_kernel_and_its_parameters_to_the_simulator(server, monkeypatch):
+    calls = fake_launch(monkeypatch, 0)
+    register(server)
+    assert launch(server) == CudaError.SUCCESS
+    assert calls == [("_Z4fillPii", (1, 1, 1), (32, 1, 1), 0, bytes(12), "kernel launch")]
+    assert server.device.launches == 1
+
+
+def test_a_failed_launch_sticks_until_reset(server, monkeypatch):
+    fake_launch(monkeypatch, CudaError.ILLEGAL_ADDRESS)
+    register(server)
+    d = malloc(server, 64)
+    assert launch(server) == CudaError.SUCCESS  # the launch itself succeeds, as an asynchronous one does
+    assert memcpy(server, HOST, d, 4, MemcpyKind.DEVICE_TO_HOST) == CudaError.ILLEGAL_ADDRESS
+    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.ILLEGAL_ADDRESS
+    assert ask(server, Op.RESET, site("cudaDeviceReset"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
+    assert server.device.heap.live() == []
+
+
+def test_a_launch_refused_at_launch_time_is_returned_by_the_launch(server, monkeypatch):
+    fake_launch(monkeypatch, CudaError.INVALID_CONFIGURATION)
+    register(server)
+    assert launch(server) == CudaError.INVALID_CONFIGURATION
+    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
+
+
+def test_a_launch_the_simulator_cannot_run_stops_the_program(server, monkeypatch):
+    fake_launch(monkeypatch, UserError("unsupported instruction"))
+    register(server)
+    assert launch(server) == STOP
+    assert server.errors == ["the launch of _Z4fillPii cannot be simulated: unsupported instruction"]
+
+
+def test_an_internal_error_stops_the_program_and_is_kept(server, monkeypatch):
+    fake_launch(monkeypatch, ZeroDivisionError("bug"))
+    register(server)
+    assert launch(server) == STOP
+    assert isinstance(server.failure, ZeroDivisionError)
+
+
+def test_an_unsupported_call_is_recorded(server):
+    assert ask(server, Op.UNSUPPORTED, site("cudaMallocPitch"))[0] == CudaError.SUCCESS
+    assert server.errors == ["cudaMallocPitch is not supported by gpurace's simulated CUDA runtime; the program was stopped"]
+
+
+def test_memory_requests(server):
+    d = malloc(server, 64)
+    assert memcpy(server, d, HOST, 64, MemcpyKind.HOST_TO_DEVICE) == CudaError.SUCCESS
+    assert memcpy(server, d, HOST, 65, MemcpyKind.HOST_TO_DEVICE) == CudaError.INVALID_VALUE
+    assert ask(server, Op.MEMSET, u64(d) + u32(0) + u64(64) + site("cudaMemset"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.FREE, u64(d) + u32(MemoryKind.DEVICE) + site("cudaFree"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.MALLOC, u64(1 << 40) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))[0] == CudaError.MEMORY_ALLOCATION
+
+
+def test_kernel_attributes(server):
+    register(server)
+    status, payload = ask(server, Op.FUNC_ATTRIBUTES, u64(STUB))
+    assert status == CudaError.SUCCESS and struct.unpack("<QQQ", payload) == (0, 0, 0)
+    assert ask(server, Op.FUNC_ATTRIBUTES, u64(STUB + 1))[0] == CudaError.INVALID_DEVICE_FUNCTION
+
+
+def test_serving_ends_when_the_program_closes_its_end_or_the_deadline_passes(server):
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        assert server.serve(ours, time.monotonic() + 0.05) is False  # nothing came in time
+        theirs.sendall(struct.pack("<II", Op.HELLO, 4) + u32(1234))
+        theirs.shutdown(socket.SHUT_WR)
+        assert server.serve(ours, None) is True
+        assert theirs.recv(64) == REPLY.pack(CudaError.SUCCESS, 0)
