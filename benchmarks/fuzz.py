@@ -44,12 +44,12 @@ def main() -> int:
 
     rows = _statistics(proc.stdout)
     print(f"fuzz campaign: seed {opts.seed}, {opts.examples} inputs per test, {seconds:.0f} s in all")
-    print(f"{'test':70} {'tried':>7} {'failed':>7}")
+    print(f"{'test':78} {'tried':>7} {'failed':>7}")
     for name, (passed, failed, invalid) in rows.items():
-        print(f"{name:70} {passed + failed + invalid:7d} {failed:7d}")
+        print(f"{name:78} {passed + failed + invalid:7d} {failed:7d}")
     total = sum(sum(counts) for counts in rows.values())
     failures = sum(counts[1] for counts in rows.values())
-    print(f"{'total':70} {total:7d} {failures:7d}")
+    print(f"{'total':78} {total:7d} {failures:7d}")
     if proc.returncode != 0:
         print("\nfailures (pytest's report):\n" + _failures(proc.stdout))
     return proc.returncode

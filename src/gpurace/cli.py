@@ -43,10 +43,12 @@ from gpurace.limits import (
     Limits,
     default_max_memory,
     format_size,
+    limit_address_space,
     parse_size,
 )
 from gpurace.report.json_format import to_json
 from gpurace.report.sarif import to_sarif
+from gpurace.report.suppressions import Suppressions, suppress
 from gpurace.report.text import automatic_arguments, render_text
 from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, MAX_GENERATIONS, MAX_POPULATION, SEARCH_STEP_BUDGET
 from gpurace.search import search as run_search
@@ -230,20 +232,8 @@ def command_limits() -> Limits:
     timeout = given.pop("timeout", DEFAULT_TIMEOUT_S)
     limits = Limits(timeout=timeout or None, **given).started()
     if _ENFORCE_ADDRESS_LIMIT:
-        _limit_address_space(limits.max_memory)
+        limit_address_space(limits.max_memory, mapped_bytes())
     return limits
-
-
-def _limit_address_space(max_memory: int) -> None:
-    """Address space beyond what the interpreter and its libraries map already may not exceed `max_memory`.
-
-    Any allocation past it fails with MemoryError, which `GpuraceGroup` reports as a clear error (exit 2).
-    """
-    import resource
-
-    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = mapped_bytes() + max_memory
-    resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
 
 def load_from_options(
@@ -373,9 +363,19 @@ def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool 
     return grid_dims, block_dims, header
 
 
+def _load_suppressions(ctx: click.Context, _param: click.Parameter, path: str | None) -> None:
+    """Read --suppressions at once, so a mistake in the file stops the command before any work (exit 2)."""
+    ctx.meta["gpurace.suppressions"] = Suppressions.load(path) if path is not None else None
+
+
+def command_suppressions() -> Suppressions | None:
+    """The running command's --suppressions, read by `_load_suppressions`."""
+    return click.get_current_context().meta.get("gpurace.suppressions")
+
+
 def analysis_options(command: Callable) -> Callable:
-    """--format, --detector, --model, --shadow-cells, --output and --stats: how detection runs and reports, shared by
-    `check` and `analyze`."""
+    """--format, --detector, --model, --shadow-cells, --output, --stats and --suppressions: how detection runs and
+    reports, shared by `check`, `analyze` and `exec`."""
     decorators = [
         click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True),
         click.option(
@@ -416,6 +416,15 @@ def analysis_options(command: Callable) -> Callable:
             is_flag=True,
             help="Add the timings to the report (left out by default, so that the same input and seed always "
             "give the same report, byte for byte).",
+        ),
+        click.option(
+            "--suppressions",
+            type=click.Path(dir_okay=False, path_type=str),
+            metavar="FILE",
+            expose_value=False,
+            callback=_load_suppressions,
+            help="Leave out the findings FILE names: one `KIND PATH_GLOB[:LINE] [PATH_GLOB[:LINE]]` rule per line, "
+            "# comments (see the README); the summary counts them.",
         ),
     ]
     for decorate in reversed(decorators):
@@ -603,9 +612,13 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     type=click.IntRange(0, 255),
     help="Exit status when there are findings (otherwise the program's own).",
 )
+@click.option("--kernel-name", metavar="REGEX", default=None, help="Check only launches of kernels whose name (demangled or mangled) REGEX matches (re.search).")
+@click.option("--kernel-exclude", metavar="REGEX", default=None, help="Do not check launches of kernels whose name REGEX matches.")
+@click.option("--launch-skip", metavar="N", default=0, type=click.IntRange(min=0), help="Do not check the first N launches that the kernel filters let through.")
+@click.option("--launch-count", metavar="N", default=None, type=click.IntRange(min=0), help="Check only N launches (after the skipped ones) of those the kernel filters let through.")
 def exec(
     sources, include_dirs, defines, arch, nvcc_flags, fmt, detector, model, shadow_cells, output, stats, schedules, seed,
-    max_steps, leak_check, error_exitcode,
+    max_steps, leak_check, error_exitcode, kernel_name, kernel_exclude, launch_skip, launch_count,
 ) -> None:
     """Build a CUDA program from SOURCES and run it: its host code natively, every kernel launch in the simulator.
 
@@ -613,6 +626,9 @@ def exec(
     go to the program. Its output passes through unchanged; gpurace's report goes to standard error (or
     --output). Exit status: the program's own when nothing was found, --error-exitcode (1) with findings, 2 when
     the program could not be handled (an unsupported CUDA call, a build error).
+
+    Launches the filters (--kernel-name, --kernel-exclude, --launch-skip, --launch-count) leave out still run,
+    without detection, so the program's results stay exact.
     """
     from gpurace.runtime import exec_program
 
@@ -630,6 +646,12 @@ def exec(
         nvcc_flags=nvcc_flags,
         limits=command_limits(),
         leak_check=leak_check,
+        kernel_name=kernel_name,
+        kernel_exclude=kernel_exclude,
+        launch_skip=launch_skip,
+        launch_count=launch_count,
+        suppressions=command_suppressions(),
+        on_launch=_launch_progress(),
         **options,
     )
     for error in result.errors:
@@ -642,7 +664,8 @@ def exec(
 
 def _emit_report(report, fmt: str, output: str | None, stats: bool) -> None:
     """Render `report` in `fmt` (with timings when `stats`) to `output` (standard output when None) and exit
-    with its status."""
+    with its status; the one place `check` and `analyze` leave out what --suppressions names."""
+    report = suppress(report, command_suppressions())
     _render(report, fmt, output, stats)
     raise SystemExit(report.exit_code())
 
@@ -700,6 +723,14 @@ class _Progress:
     def __exit__(self, *exc) -> None:
         if self.status is not None:
             self.status.stop()
+
+
+def _launch_progress() -> Callable | None:
+    """`gpurace exec`'s line per launch on stderr, as each ends (only when stderr is a terminal, as `_Progress`)."""
+    console = Console(stderr=True, highlight=False)
+    if not console.is_terminal:
+        return None
+    return lambda outcome: console.print(f"gpurace: {outcome.describe()}", markup=False, soft_wrap=True)
 
 
 def _dims(d) -> str:

@@ -121,3 +121,32 @@ class Limits:
                 f"{what} needs {format_size(nbytes)}, more than the memory budget of "
                 f"{format_size(self.max_memory)} (--max-memory)"
             )
+
+
+_user_address_limit: int | None = None
+"""The address-space limit the user's shell gave gpurace, before `limit_address_space` lowered it."""
+
+
+def limit_address_space(max_memory: int, mapped: int) -> None:
+    """Let this process's address space grow by at most `max_memory` beyond the `mapped` bytes it maps now.
+
+    Any allocation past it fails with MemoryError, which the command line reports as a clear error. Only
+    a process of gpurace's own may do this (`gpurace.cli.main`): rlimits are the whole process's.
+    """
+    import resource
+
+    global _user_address_limit
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if _user_address_limit is None:
+        _user_address_limit = soft
+    want = mapped + max_memory
+    resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+
+
+def restore_user_address_space() -> None:
+    """In a child about to run the user's own program (`gpurace exec`): the address-space limit the user had."""
+    import resource
+
+    if _user_address_limit is not None:
+        resource.setrlimit(resource.RLIMIT_AS, (_user_address_limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+

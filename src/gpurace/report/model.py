@@ -128,6 +128,17 @@ KINDS: dict[str, KindInfo] = {
         "A call would nest deeper than the stack allows (--max-call-depth nested calls, or the local memory a "
         "thread has for its frames): usually a recursion without a base case.",
     ),
+    "assertion-failure": KindInfo(
+        "assertion failure",
+        "assertion failure",
+        "A device-side assert() (or a __assert annotation) failed; on a GPU the kernel stops with cudaErrorAssert.",
+    ),
+    "trap": KindInfo(
+        "trap",
+        "trap",
+        "A thread executed `trap` (asm(\"trap;\"), or __trap()); on a GPU the kernel stops with an unspecified "
+        "launch failure.",
+    ),
     "invalid-launch": KindInfo(
         "invalid launch",
         "invalid launch",

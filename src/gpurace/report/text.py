@@ -142,7 +142,8 @@ def schedules_summary(report: Report) -> Text:
 
 
 def summary(report: Report) -> Text:
-    """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`.
+    """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`, followed by
+    `(3 suppressed)` when a suppressions file took findings out (`report.suppressions`).
 
     Under an input search, a grid or block that was searched reads `grid searched`.
     """
@@ -151,6 +152,8 @@ def summary(report: Report) -> Text:
     if "grid" in launch and "block" in launch:
         grid, block = (("searched" if d is None else format_dims(d)) for d in (launch["grid"], launch["block"]))
         where += f" (grid {grid}, block {block})"
+    if report.stats.get("suppressed"):
+        where += f" ({report.stats['suppressed']} suppressed)"
     if report.clean:
         return Text("no issues found" + where, style="bold green")
     counts: dict[str, int] = {}

@@ -15,9 +15,12 @@ share one `Device`:
   the one that defines a kernel, and `variables[i]` the allocation of each
   `__device__`/`__constant__`/`__managed__` variable of module `i`, by PTX name;
 * `findings`: the `FindingSet` every finding of the run goes into, from the
-  host side and from every launch; `launches` counts the launches so far;
+  host side and from every checked launch; `launches` counts the launches so
+  far, `checked_launches` those checked;
 * `check_options`: how each launch is checked (`detector`, `model`,
-  `schedules`, `seed`, `max_steps`, as `gpurace.check.check` takes them).
+  `schedules`, `seed`, `max_steps`, as `gpurace.check.check` takes them);
+  `launch_filter` which launches are (`filters.LaunchFilter`), and
+  `on_launch`, when set, is told the outcome of each (`launch.LaunchOutcome`).
 
 Sizes: the global arena is half the memory budget (`Limits.max_memory`), at
 most `MAX_GLOBAL_ARENA_BYTES`, since gpurace's own address space is limited
@@ -28,6 +31,7 @@ modules. Untouched pages cost nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +41,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Function, Module, type_size
 from gpurace.limits import Limits, format_size
 from gpurace.runtime.arena import Arena
+from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.heap import Heap
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
@@ -73,10 +78,20 @@ class Device:
     """Arenas, modules and findings of one run (see the module docstring for what the simulator uses)."""
 
     def __init__(
-        self, modules: list[Module], *, arch: str, limits: Limits, source_lines: SourceLines, check_options: dict | None = None
+        self,
+        modules: list[Module],
+        *,
+        arch: str,
+        limits: Limits,
+        source_lines: SourceLines,
+        check_options: dict | None = None,
+        launch_filter: LaunchFilter | None = None,
+        on_launch: Callable | None = None,
     ):
         self.modules = list(modules)
         self.check_options = dict(check_options or {})
+        self.launch_filter = launch_filter or LaunchFilter()
+        self.on_launch = on_launch
         self.arch = arch
         self.limits = limits
         self.source_lines = source_lines
@@ -87,6 +102,7 @@ class Device:
         self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
         self.findings = FindingSet()
         self.launches = 0
+        self.checked_launches = 0
         self.heap = Heap(self.global_arena)
         self._kernels: dict[str, int] = {}
         for index, module in enumerate(self.modules):

@@ -7,6 +7,10 @@ with every module's variables in place); start the program
 (`process.py`) with the arenas and a socket to the device server
 (`server.py`), which answers its CUDA calls until it ends.
 
+Which launches are checked is `filters.LaunchFilter`'s choice (the others
+run without detection), and a suppressions file (`report.suppressions`)
+takes the findings it names out of the result, once the program has ended.
+
 The program's host code is the user's own code, run natively: that is what
 `exec` is for, and it says so. Its stdout and stderr pass through unchanged
 (or are captured, `capture_output`), and its exit status comes back in the
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +31,12 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
 from gpurace.report.model import Report
+from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
 from gpurace.runtime.build import build_program, check_program_source
 from gpurace.runtime.device import Device
+from gpurace.runtime.filters import LaunchFilter
+from gpurace.runtime.launch import LaunchOutcome
 from gpurace.runtime.process import Program
 from gpurace.runtime.server import DeviceServer, unsupported_message
 from gpurace.runtime.shim_build import shim_directory
@@ -43,7 +50,8 @@ EXIT_UNHANDLED = 2
 class ExecResult:
     """What one run of a program showed.
 
-    `findings` are merged across the run (host-side checks and every launch);
+    `findings` are merged across the run (host-side checks and every checked launch: `checked` of the
+    `launches`), less the suppressed ones, which `suppressed` counts (None without suppressions);
     `status` is the program's own exit status (128 + N when signal N ended
     it); `errors` say why the program could not be run to its end under
     gpurace (an unsupported CUDA call, a launch the simulator cannot run,
@@ -55,6 +63,8 @@ class ExecResult:
     status: int
     errors: list[str]
     launches: int
+    checked: int
+    suppressed: int | None = None
     stdout: str | None = None
     stderr: str | None = None
 
@@ -63,14 +73,19 @@ class ExecResult:
         return not self.findings and not self.errors
 
     def report(self, program: str, options: dict) -> Report:
-        """The run as a `Report` for the renderers: the program in place of a kernel, every launch's findings."""
+        """The run as a `Report` for the renderers: the program in place of a kernel, every launch's findings, and
+        how many launches were checked when filters left some out."""
+        launches = plural(self.launches, "launch", "launches")
+        stats = {"launches": self.launches, "checked_launches": self.checked}
+        if self.suppressed is not None:
+            stats["suppressed"] = self.suppressed
         return Report(
-            kernel=f"{program} ({plural(self.launches, 'launch', 'launches')})",
+            kernel=f"{program} ({launches})" if self.checked == self.launches else f"{program} ({launches}, {self.checked} checked)",
             mangled=program,
             source=None,
             launch={"program": program, "launches": self.launches, "status": self.status, **options},
             findings=self.findings,
-            stats={"launches": self.launches},
+            stats=stats,
         )
 
     def exit_code(self, error_exitcode: int = 1) -> int:
@@ -99,6 +114,12 @@ def exec_program(
     schedules: int | None = None,
     seed: int = 0,
     max_steps: int = 2_000_000,
+    kernel_name: str | None = None,
+    kernel_exclude: str | None = None,
+    launch_skip: int = 0,
+    launch_count: int | None = None,
+    suppressions: Suppressions | None = None,
+    on_launch: Callable[[LaunchOutcome], None] | None = None,
 ) -> ExecResult:
     """Build the program from `sources` and run it with `args`, every CUDA call answered by gpurace.
 
@@ -107,12 +128,20 @@ def exec_program(
     `leak_check` reports allocations never freed; `capture_output` keeps the
     program's stdout and stderr in the result instead of passing them on.
     Every kernel launch is checked as `gpurace.check.check` checks one, with
-    `detector`, `model`, `schedules`, `seed` and `max_steps`.
+    `detector`, `model`, `schedules`, `seed` and `max_steps`, unless the
+    launch filters leave it out (`kernel_name`/`kernel_exclude`: regular
+    expressions searched in the kernel's name; then the first `launch_skip`
+    launches of the kernels they let through are left out and the next
+    `launch_count` checked, see `filters.LaunchFilter`): such a launch runs
+    without detection, and its faults still reach the program as CUDA errors.
+    `suppressions` take the findings they name out of the result;
+    `on_launch` is told the outcome of every launch as it ends (a progress line).
     The whole run stays within `limits`: the compilers' memory and time, the
     simulated device's memory (half the budget), and `timeout` for
     everything, after which the program is stopped.
     """
     limits = (limits or Limits()).started()
+    launch_filter = LaunchFilter(kernel_name, kernel_exclude, launch_skip, launch_count)
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     paths = [check_program_source(p) for p in paths]
     include_dirs, defines = list(include_dirs), list(defines)
@@ -127,11 +156,22 @@ def exec_program(
             if p.suffix.lower() == ".cu"
         ]
         options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps)
-        device = Device(modules, arch=arch, limits=limits, source_lines=SourceLines(workdir.links), check_options=options)
+        device = Device(
+            modules,
+            arch=arch,
+            limits=limits,
+            source_lines=SourceLines(workdir.links),
+            check_options=options,
+            launch_filter=launch_filter,
+            on_launch=on_launch,
+        )
         try:
-            return _run(executable, list(args), device, shim, limits, leak_check, capture_output)
+            result = _run(executable, list(args), device, shim, limits, leak_check, capture_output)
         finally:
             device.close()
+    if suppressions is not None:
+        result.findings, result.suppressed = suppressions.split(result.findings, None)
+    return result
 
 
 def _run(
@@ -163,6 +203,7 @@ def _run(
         status=status,
         errors=errors,
         launches=device.launches,
+        checked=device.checked_launches,
         stdout=program.stdout,
         stderr=program.stderr,
     )

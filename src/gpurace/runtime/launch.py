@@ -7,6 +7,11 @@ detectors and schedules of the command (`Device.check_options`); several
 schedules each start from the memory the launch found, which afterwards
 holds what the first one left.
 
+A launch the command's filters leave out (`Device.launch_filter`,
+`filters.LaunchFilter`) is simulated once, with schedule 0's policy and no
+detector: the program still gets exactly what the kernel computes and the
+error a GPU would give, but nothing from the launch is reported.
+
 Its findings join the run's (`Device.findings`), each naming the launch that
 first showed it (`Finding.launch`: index, kernel, grid, block and the host
 line of the launch), so the same race in a thousand launches is one finding
@@ -18,14 +23,19 @@ sticky error of the next synchronising call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gpurace.check import check
 from gpurace.detect.findings import ERROR, Finding
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.report.model import format_launch
 from gpurace.runtime.device import Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
-from gpurace.sim.launch import DeviceArgs
+from gpurace.sim.launch import DeviceArgs, simulate
 from gpurace.sim.memory import DeviceMemory
+from gpurace.words import plural
 
 # What each kind of finding does to a real launch: faults end the kernel with these errors; races and the
 # like go unnoticed by the hardware.
@@ -42,26 +52,60 @@ FAULTS = {
 }
 
 
+@dataclass(frozen=True)
+class LaunchOutcome:
+    """What became of one launch, for a progress line: `launch` as `Finding.launch` names it; `left_out_by` the
+    option that left it unchecked (None when it was checked); `findings` the distinct findings it showed."""
+
+    launch: dict
+    left_out_by: str | None
+    findings: int
+
+    def describe(self) -> str:
+        """`launch 12 of reduce (grid 64x1x1, block 256x1x1) at app.cu:41: checked, 1 finding`."""
+        if self.left_out_by is not None:
+            return f"{format_launch(self.launch)}: not checked ({self.left_out_by})"
+        return f"{format_launch(self.launch)}: checked, {plural(self.findings, 'finding')}"
+
+
 def run_launch(
     device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
     params: bytes, site: HostFrame,
 ) -> int:
-    """Check one launch of kernel `mangled` on `device`; the `cudaError_t` the program gets for it.
+    """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
+    `cudaError_t` the program gets for it.
 
     `device.launches` already counts this launch. A launch the simulator
     cannot run raises a UserError (the program is then stopped).
     """
     launch = {
         "index": device.launches,
-        "kernel": mangled,
+        "kernel": demangle_signature(mangled).name,
         "grid": list(grid),
         "block": list(block),
         "host": site.where() or None,
     }
+    left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
     if invalid is not None:
-        device.findings.add(_launch_error(invalid, site, launch))
-        return CudaError.INVALID_CONFIGURATION
+        findings = [_launch_error(invalid, site)]
+        status = CudaError.INVALID_CONFIGURATION
+    else:
+        findings = _execute(device, mangled, grid, block, shared_bytes, params, checked=left_out_by is None)
+        status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
+    if left_out_by is None:
+        device.checked_launches += 1
+        for finding in findings:
+            finding.launch = launch
+            device.findings.add(finding, finding.count)
+    if device.on_launch is not None:
+        device.on_launch(LaunchOutcome(launch, left_out_by, len(findings)))
+    return status
+
+
+def _execute(device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, *, checked: bool) -> list[Finding]:
+    """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
+    command) or only simulated; the findings, of which the simulator's own decide the launch's CUDA error."""
     module = device.module_of(mangled)
     memory = DeviceMemory(
         device.global_table,
@@ -70,24 +114,14 @@ def run_launch(
         device.const_store,
         symbols={name: (a.space, a.base) for name, a in device.variables[device.modules.index(module)].items()},
     )
-    report = check(
-        module,
-        kernel=mangled,
-        grid=grid,
-        block=block,
-        args=DeviceArgs(memory, params),
-        shared_bytes=shared_bytes,
-        limits=device.limits,
-        **device.check_options,
+    launch = dict(
+        kernel=mangled, grid=grid, block=block, args=DeviceArgs(memory, params), shared_bytes=shared_bytes, limits=device.limits
     )
-    status = CudaError.SUCCESS
-    launch["kernel"] = report.kernel
-    for finding in report.findings:
-        finding.launch = launch
-        device.findings.add(finding, finding.count)
-        if status == CudaError.SUCCESS and finding.kind in FAULTS:
-            status = FAULTS[finding.kind]
-    return status
+    if checked:
+        return check(module, **launch, **device.check_options).findings
+    # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
+    same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
+    return simulate(module, **launch, **same_run).findings
 
 
 def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: int) -> str | None:
@@ -107,16 +141,14 @@ def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: in
     return None
 
 
-def _launch_error(why: str, site: HostFrame, launch: dict) -> Finding:
-    finding = Finding(
+def _launch_error(why: str, site: HostFrame) -> Finding:
+    return Finding(
         "invalid-launch",
         ERROR,
         f"the launch fails with cudaErrorInvalidConfiguration: {why}",
         (site.site(),),
         space=None,
     )
-    finding.launch = launch
-    return finding
 
 
 def _dims(d) -> str:

@@ -19,6 +19,8 @@ import sys
 import threading
 from pathlib import Path
 
+from gpurace.limits import restore_user_address_space
+
 _UNDEFINED_SYMBOL_RE = re.compile(rb"undefined symbol: (\w+)")
 _TAIL_BYTES = 4096
 
@@ -40,6 +42,7 @@ class Program:
             pass_fds=pass_fds,
             stdout=subprocess.PIPE if capture else None,
             stderr=subprocess.PIPE,
+            preexec_fn=restore_user_address_space,  # the program's memory is its own, not gpurace's budget
         )
         self._threads = [threading.Thread(target=self._pump_stderr, daemon=True)]
         if capture:

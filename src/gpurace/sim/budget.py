@@ -20,6 +20,7 @@ state on top, which the command line's address-space limit bounds.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import Module
@@ -93,6 +94,14 @@ def check_local_memory(program: Program) -> None:
             )
 
 
+class Part(NamedTuple):
+    """One large allocation of a launch: its name, what sizes it (the options to change) and its bytes."""
+
+    name: str
+    detail: str
+    nbytes: int
+
+
 def check_footprint(
     program: Program,
     module: Module,
@@ -109,11 +118,10 @@ def check_footprint(
         program, module, shared, nblocks=nblocks, block_size=block_size, buffer_bytes=buffer_bytes,
         automatic_buffers=automatic_buffers,
     )  # fmt: skip
-    for what, nbytes in parts:
-        limits.check_memory(nbytes, what)
-    total = sum(nbytes for _, nbytes in parts)
-    listing = ", ".join(f"{what.split(' (')[0]} {format_size(nbytes)}" for what, nbytes in parts if nbytes)
-    limits.check_memory(total, f"the launch ({listing})")
+    for part in parts:
+        limits.check_memory(part.nbytes, f"{part.name} ({part.detail})")
+    listing = ", ".join(f"{part.name} {format_size(part.nbytes)}" for part in parts if part.nbytes)
+    limits.check_memory(sum(part.nbytes for part in parts), f"the launch ({listing})")
 
 
 def launch_footprint(
@@ -125,8 +133,8 @@ def launch_footprint(
     block_size: int,
     buffer_bytes: int,
     automatic_buffers: int,
-) -> list[tuple[str, int]]:
-    """(what, bytes) of each large allocation of a launch, `what` naming the options that size it.
+) -> list[Part]:
+    """The large allocations of a launch.
 
     Buffers count twice: the arguments' arrays and their copy in simulated
     global memory. An automatic buffer costs address space for its
@@ -136,15 +144,12 @@ def launch_footprint(
     per_thread = thread_state_bytes(program) + SIMULATOR_BYTES_PER_THREAD
     frame = program.entry.frame_size
     variables = sum(max(v.size, v.elem_size) for v in module.variables if v.space in ("global", "const") and v.linkage != "extern")
+    automatic = AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES
     return [
-        (f"registers and simulator state ({per_thread:,} bytes per thread x {n:,} threads of --grid and --block)", per_thread * n),
-        (f"local memory ({frame:,} bytes per thread x {n:,} threads)", frame * n),
-        (f"shared memory ({shared.stride:,} bytes per block x {nblocks:,} blocks; --shared-bytes, --grid)", shared.stride * nblocks),
-        ("argument buffers (--arg, with their copy in simulated global memory)", 2 * buffer_bytes),
-        (
-            f"automatic buffers ({automatic_buffers} x {format_size(AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES)} of address space)",
-            automatic_buffers * (AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES),
-        ),
-        ("__device__ and __constant__ variables", variables),
+        Part("registers and simulator state", f"{per_thread:,} bytes per thread x {n:,} threads of --grid and --block", per_thread * n),
+        Part("local memory", f"{frame:,} bytes per thread x {n:,} threads", frame * n),
+        Part("shared memory", f"{shared.stride:,} bytes per block x {nblocks:,} blocks; --shared-bytes, --grid", shared.stride * nblocks),
+        Part("argument buffers", "--arg, with their copy in simulated global memory", 2 * buffer_bytes),
+        Part("automatic buffers", f"{automatic_buffers} x {format_size(automatic)} of address space", automatic_buffers * automatic),
+        Part("module variables", "its __device__ and __constant__ variables", variables),
     ]
-

@@ -1,0 +1,137 @@
+"""What `gpurace exec` costs over `gpurace check`, and how fast it gets through a program's many launches.
+
+    python benchmarks/bench_exec.py [--repeat N] [--launches N]
+
+(a) The same launch both ways: `examples/sum_app.cu` run by `exec -- 16384`
+makes one launch of `block_sum` (grid 64, block 256), which is exactly the
+launch of `check examples/sum_app.cu --grid 64 --block 256 --arg
+buf:16384:iota --arg buf:1 --arg 16384`. Timed end to end (each command in a
+process of its own: `exec` also builds the program with nvcc, `check` only
+compiles the kernel to PTX) and for the launch alone: `exec`'s handling of
+the launch request (its host line looked up, the launch checked on the
+program's memory) against `gpurace.check.check` on a loaded module, both in
+this process after a warm-up run. The best of `--repeat` runs is shown.
+
+(b) `benchmarks/kernels/many_launches.cu`, `--launches` (300) small launches
+of a race-free kernel, run through `gpurace.exec_program` with every launch
+checked, with `--launch-count 10` and with `--launch-count 0` (every launch
+only simulated). `total s` is the whole run, build included; `launch s` the
+time spent in launch requests, and `launches/s` divides the launches by it.
+
+Figures come from one machine and one run: compare rows, not machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import gpurace.runtime.server as server
+from gpurace.check import check
+from gpurace.frontend.load import load_module
+from gpurace.runtime import exec_program
+
+ROOT = Path(__file__).resolve().parent.parent
+GPURACE = str(Path(sys.executable).with_name("gpurace"))
+SUM_APP = ROOT / "examples" / "sum_app.cu"
+MANY = ROOT / "benchmarks" / "kernels" / "many_launches.cu"
+N = 16384
+CHECK_LAUNCH = ["--grid", str(N // 256), "--block", "256", "--arg", f"buf:{N}:iota", "--arg", "buf:1", "--arg", str(N)]
+
+
+class LaunchTimer:
+    """Sums the time the device server spends in launch requests, by wrapping `DeviceServer._launch`."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.count = 0
+        self._original = server.DeviceServer._launch
+
+    def __enter__(self) -> LaunchTimer:
+        original = self._original
+
+        def timed(device_server, reader):
+            start = time.perf_counter()
+            try:
+                return original(device_server, reader)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.count += 1
+
+        server.DeviceServer._launch = timed
+        return self
+
+    def __exit__(self, *exc) -> None:
+        server.DeviceServer._launch = self._original
+
+
+def wall(command: list[str], cwd: Path) -> float:
+    """Seconds `gpurace COMMAND` takes, as a process of its own; it must exit 0 or 1 (findings)."""
+    start = time.perf_counter()
+    proc = subprocess.run([GPURACE, *command], cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        sys.exit(f"gpurace {' '.join(command)} failed ({proc.returncode}):\n{proc.stderr}")
+    return seconds
+
+
+def exec_launch_seconds() -> tuple[float, int]:
+    """Seconds of `exec`'s one launch request of sum_app, and the findings of the run."""
+    with LaunchTimer() as timer:
+        result = exec_program(SUM_APP, [str(N)], capture_output=True)
+    assert timer.count == 1 and result.status == 0, (result.errors, result.stderr)
+    return timer.seconds, len(result.findings)
+
+
+def check_launch_seconds(module) -> tuple[float, int]:
+    """Seconds of `check` on the same launch, and its findings."""
+    start = time.perf_counter()
+    report = check(module, grid=N // 256, block=256, args=[f"buf:{N}:iota", "buf:1", str(N)])
+    return time.perf_counter() - start, len(report.findings)
+
+
+def overhead(repeat: int) -> None:
+    exec_cmd = ["exec", str(SUM_APP), "--", str(N)]
+    check_cmd = ["check", str(SUM_APP), *CHECK_LAUNCH]
+    ends = {name: min(wall(cmd, ROOT) for _ in range(repeat)) for name, cmd in (("exec", exec_cmd), ("check", check_cmd))}
+    module = load_module(SUM_APP)
+    exec_launch_seconds(), check_launch_seconds(module)  # warm-up: imports, caches
+    exec_runs = [exec_launch_seconds() for _ in range(repeat)]
+    check_runs = [check_launch_seconds(module) for _ in range(repeat)]
+    assert {f for _, f in exec_runs} == {f for _, f in check_runs}, "exec and check found different things"
+    launch = {"exec": min(s for s, _ in exec_runs), "check": min(s for s, _ in check_runs)}
+    print(f"(a) one launch of block_sum (grid {N // 256}, block 256), best of {repeat}")
+    print(f"{'':<22} {'exec s':>8} {'check s':>8} {'exec/check':>11}")
+    for name, figures in (("end to end", ends), ("the launch alone", launch)):
+        print(f"{name:<22} {figures['exec']:>8.3f} {figures['check']:>8.3f} {figures['exec'] / figures['check']:>11.3f}")
+    print(f"{'launch spread (exec)':<22} {statistics.pstdev(s for s, _ in exec_runs):>8.3f} s standard deviation")
+    print()
+
+
+def many_launches(launches: int) -> None:
+    print(f"(b) {MANY.name}: {launches} launches of step (grid 2, block 128)")
+    print(f"{'checked':<22} {'total s':>8} {'launch s':>9} {'launches/s':>11}")
+    for label, count in (("all", None), ("--launch-count 10", 10), ("--launch-count 0", 0)):
+        start = time.perf_counter()
+        with LaunchTimer() as timer:
+            result = exec_program(MANY, [str(launches)], capture_output=True, launch_count=count)
+        total = time.perf_counter() - start
+        assert result.clean and result.launches == launches, (result.errors, result.stderr)
+        print(f"{label:<22} {total:>8.2f} {timer.seconds:>9.2f} {launches / timer.seconds:>11.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5, help="runs per figure of (a); the best is shown")
+    ap.add_argument("--launches", type=int, default=300, help="launches of the program of (b)")
+    opts = ap.parse_args()
+    overhead(opts.repeat)
+    many_launches(opts.launches)
+
+
+if __name__ == "__main__":
+    main()
