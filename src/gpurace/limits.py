@@ -111,7 +111,8 @@ class Limits:
     def check_threads(self, nthreads: int, what: str) -> None:
         if nthreads > self.max_threads:
             raise LimitExceeded(
-                f"{what}: {nthreads:,} threads are more than --max-threads allows ({self.max_threads:,})"
+                f"{what}: {nthreads:,} threads are more than gpurace simulates ({self.max_threads:,}, "
+                "its own limit: --max-threads raises it)"
             )
 
     def check_memory(self, nbytes: int, what: str) -> None:

@@ -99,7 +99,7 @@ def test_dimensions_accept_the_usual_spellings():
 
 
 def test_max_threads_is_gpurace_own_limit():
-    with pytest.raises(LimitExceeded, match="--max-threads allows"):
+    with pytest.raises(LimitExceeded, match="more than gpurace simulates .512, its own limit: --max-threads raises it"):
         gpurace.run(str(HISTOGRAM), grid=4, block=256, args=["buf:3000", "buf:64", "3000"], limits=Limits(max_threads=512))
 
 

@@ -269,7 +269,7 @@ def test_address_outside_its_memory(tmp_path, members, lane, delta, message):
 def test_text_launch_beyond_max_threads_names_the_line(tmp_path):
     path = tmp_path / "big.trace"
     path.write_text("# a launch of 2**41 threads\ngrid 2147483647 block 1024\n")
-    assert_refused(path, f"{path}:2: the launch: 2,199,023,254,528 threads are more than --max-threads allows")
+    assert_refused(path, f"{path}:2: the launch: 2,199,023,254,528 threads are more than gpurace simulates")
 
 
 def test_text_variable_past_the_canonical_shared_offsets(tmp_path):

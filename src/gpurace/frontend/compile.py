@@ -107,11 +107,11 @@ def compile_to_ptx(
     source = _check_source(Path(path))
     suffix = source.suffix.lower()
     if suffix == ".ptx":
-        return CompiledPtx(_read_text(source), str(source), "ptx")
+        return CompiledPtx(read_source(source), str(source), "ptx")
     virtual_arch = normalize_arch(arch)
-    includes = [_check_include_dir(d) for d in include_dirs]
-    macros = [_check_define(d) for d in defines]
-    code = _read_text(source)
+    includes = [check_include_dir(d) for d in include_dirs]
+    macros = [check_define(d) for d in defines]
+    code = read_source(source)
     gpuverify = uses_gpuverify(code)
     # NVRTC has no cuda.h, so gpurace's compatibility header can always be found there; under nvcc
     # it would shadow the toolkit's cuda.h (which it includes), so only files written for GPUVerify get it.
@@ -263,7 +263,7 @@ def _compile_with_nvcc(
             # A private copy under a safe name; its includes are still found beside the original, and
             # `#line` keeps the original name in the line information.
             include_paths.insert(0, tmp.reach(source.parent))
-            input_path = tmp.write("src/kernel.cu", f"#line 1 {c_string(str(source))}\n" + _read_text(source))
+            input_path = tmp.write("src/kernel.cu", f"#line 1 {c_string(str(source))}\n" + read_source(source))
         out = tmp.write("kernel.ptx", "")
         cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}"]
         if macros:
@@ -302,7 +302,8 @@ def _check_source(path: Path) -> Path:
     return path.resolve()
 
 
-def _read_text(path: Path) -> str:
+def read_source(path: Path) -> str:
+    """The text of a source file, or a UserError naming it (not UTF-8, unreadable)."""
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:
@@ -314,7 +315,7 @@ def _read_text(path: Path) -> str:
 _DEFINE_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:=[^\x00-\x08\x0a-\x1f\x7f]*)?$")
 
 
-def _check_define(define: str) -> str:
+def check_define(define: str) -> str:
     """`NAME` or `NAME=VALUE`: a C identifier, and a value of one line (a line break would add directives)."""
     if not _DEFINE_RE.match(define):
         raise UserError(
@@ -323,7 +324,8 @@ def _check_define(define: str) -> str:
     return define
 
 
-def _check_include_dir(directory: str | os.PathLike) -> str:
+def check_include_dir(directory: str | os.PathLike) -> str:
+    """An `-I` directory, which must exist (it reaches the compiler only through `sandbox`)."""
     path = Path(directory)
     if not path.is_dir():
         raise UserError(f"-I {str(directory)!r}: no such directory")

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable, TypeVar
 
 from gpurace.errors import CompileError, UserError
+from gpurace.frontend.ptx.debuginfo import unquote
 from gpurace.limits import Limits, format_size
 
 SHELL_SAFE = re.compile(r"^[A-Za-z0-9_./+-]+$")
@@ -93,7 +94,7 @@ class CompilerDir:
             return ptx
 
         def restore(m: re.Match) -> str:
-            path = _unquote(m.group(2))
+            path = unquote(m.group(2))
             for link, original in self.links.items():
                 if path.startswith(link + "/"):
                     return m.group(1) + c_string(original + path[len(link) :])
@@ -109,10 +110,6 @@ class CompilerDir:
 
 
 _FILE_DIRECTIVE = re.compile(r'^(\s*\.file\s+\d+\s+)("(?:[^"\\\n]|\\.)*")', re.MULTILINE)
-
-
-def _unquote(text: str) -> str:
-    return text[1:-1].encode("latin-1", errors="backslashreplace").decode("unicode_escape", errors="replace")
 
 
 def defines_header(macros: list[str]) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
-from gpurace.frontend.compile import DEFAULT_ARCH, _check_define, _check_include_dir, _read_text, find_nvcc, normalize_arch
+from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_source
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
@@ -80,8 +80,8 @@ def build_program(
     files = [check_program_source(Path(s)) for s in sources]
     if not files:
         raise UserError("gpurace exec needs at least one source file of the program")
-    includes = [workdir.reach(_check_include_dir(d)) for d in include_dirs]
-    macros = [_check_define(d) for d in defines]
+    includes = [workdir.reach(check_include_dir(d)) for d in include_dirs]
+    macros = [check_define(d) for d in defines]
     flags = [check_nvcc_flag(f) for f in nvcc_flags]
     inputs = []
     for i, path in enumerate(files):
@@ -91,7 +91,7 @@ def build_program(
             # A private copy under a safe name, whose `#line` keeps the user's name in the debug information;
             # its includes are still found beside the original.
             includes.append(workdir.reach(path.parent))
-            text = f"#line 1 {c_string(str(path))}\n" + _read_text(path)
+            text = f"#line 1 {c_string(str(path))}\n" + read_source(path)
             inputs.append(workdir.write(f"sources/{i}/program{path.suffix.lower()}", text))
     executable = workdir.root / "program"
     cmd = [str(nvcc), "-cudart", "shared", "-g", "-lineinfo", f"-arch={normalize_arch(arch)}"]

@@ -46,7 +46,7 @@ from gpurace.runtime.heap import Heap
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
 from gpurace.sim.budget import compute_capability
-from gpurace.sim.launch import _place_module_variables
+from gpurace.sim.launch import place_module_variables
 from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import (
     ALLOC_ALIGN,
@@ -184,7 +184,7 @@ class Device:
     def _place_variables(self, module: Module) -> dict[str, Allocation]:
         """Place `module`'s global and constant variables after those placed so far, with their initial values.
 
-        The simulator's own placement (`sim.launch._place_module_variables`)
+        The simulator's own placement (`sim.launch.place_module_variables`)
         runs on a scratch `Memory` whose regions are first filled up to where
         this device's arenas end, so that every variable gets the address it
         gets here and pointer initializers (`&other_variable`) hold the right
@@ -197,7 +197,7 @@ class Device:
                     "(earlier modules)", arena.table.top - arena.base, const=arena.space is Space.CONST, symbol=False
                 )
         try:
-            _place_module_variables(scratch, module)
+            place_module_variables(scratch, module)
         except MemoryError:
             raise UserError(self._too_large(module)) from None
         placed: dict[str, Allocation] = {}

@@ -109,7 +109,8 @@ def select_kernel(module: Module, name: str | None) -> str:
     raise UserError(f"no kernel named {name!r} in {module.source_path} (kernels: {listing})")
 
 
-def _place_module_variables(mem: Memory, module: Module) -> None:
+def place_module_variables(mem: Memory, module: Module) -> None:
+    """Allocate the module's `__device__` and `__constant__` variables in `mem`, with their initial values."""
     allocs = []
     for var in module.variables:
         if var.space not in ("global", "const") or var.linkage == "extern":
@@ -185,7 +186,7 @@ def simulate(
     geometry = Geometry.create(grid, block)
     mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device)
     if device is None:
-        _place_module_variables(mem, module)
+        place_module_variables(mem, module)
     mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
     if program.entry.frame_size:
         mem.ensure_local(program.entry.frame_size)

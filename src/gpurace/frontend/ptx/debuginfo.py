@@ -76,7 +76,7 @@ def read_file_directive(cur: Cursor, tables: DebugTables) -> None:
     start = cur.take()
     index = cur.integer("a file number")
     path_tok = cur.expect_kind("str", "a quoted file name")
-    path = _unquote(path_tok[1])
+    path = unquote(path_tok[1])
     if cur.accept(","):
         cur.integer("a timestamp")
         cur.expect(",", "',' before the file size")
@@ -130,7 +130,8 @@ def _read_strings(cur: Cursor, tables: DebugTables) -> None:
                 break
 
 
-def _unquote(text: str) -> str:
+def unquote(text: str) -> str:
+    """The string a quoted PTX string token (`"a\\"b"`, with its quotes) stands for."""
     body = text[1:-1]
     if "\\" not in body:
         return body
