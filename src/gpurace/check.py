@@ -5,9 +5,10 @@ barrier-interval detector when the kernel synchronises only with barriers, and
 the predictive `gwcp` detector otherwise (scoped happens-before, plus the races
 another lock order would show; it reports nothing happens-before would not
 call a race in some schedule of the same path). The simulator's own findings
-(out-of-bounds, barrier divergence, deadlock, ...) and the detector's races
-go into one report; on request the redundant-barrier detector consumes the
-same event stream and its performance notes join them.
+(out-of-bounds, barrier divergence, deadlock, ...), the detector's races and
+the reads of shared memory no thread of the block wrote (`detect.initcheck`,
+always on) go into one report; on request the redundant-barrier detector
+consumes the same event stream and its performance notes join them.
 
 With `schedules` N > 1 the launch runs N times, on the same input, under
 schedule 0 (the default `min-pc` policy), schedule 1 (`reverse`: the last warp
@@ -36,6 +37,7 @@ from gpurace.detect.base import MODELS, DetectorContext
 from gpurace.detect.findings import FindingSet
 from gpurace.detect.gwcp import GwcpDetector
 from gpurace.detect.hb import HappensBeforeDetector
+from gpurace.detect.initcheck import SharedInitCheck
 from gpurace.detect.interval import IntervalDetector
 from gpurace.detect.lockset import LocksetDetector
 from gpurace.detect.tsan import TsanDetector, validate_shadow_cells
@@ -254,22 +256,26 @@ def _check_schedule(
     sinks,
     limits,
 ) -> Report:
-    """One simulated launch under `policy` with the detectors attached."""
+    """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
+    memory always: it costs little beside a race detector)."""
     chosen: list = []
     barrier_checks: list[RedundantBarrierDetector] = []
+    init_checks: list[SharedInitCheck] = []
 
     def attach(program, geometry, memory):
         cls = choose_detector(detector, program)
         ctx = DetectorContext(program, geometry, memory, model, shadow_cells=shadow_cells, seed=seed)
         det = cls(ctx)
         chosen.append(det)
+        if memory.shared.size:
+            init_checks.append(SharedInitCheck(ctx, limits))
         if redundant_barriers:
             barrier_checks.append(RedundantBarrierDetector(ctx))
         for sink in sinks:
             bind = getattr(sink, "bind", None)
             if bind is not None:
                 bind(ctx)
-        return [det, *barrier_checks, *sinks]
+        return [det, *init_checks, *barrier_checks, *sinks]
 
     start = time.perf_counter()
     result = simulate(
@@ -287,7 +293,7 @@ def _check_schedule(
         limits=limits,
     )
     det = chosen[0]
-    extra = [f for b in barrier_checks for f in b.finish()]
+    extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]
     report = build_report(
         result,
         result.findings + det.finish() + extra,

@@ -636,7 +636,7 @@ def exec(
     argv = click.get_current_context().meta.get("gpurace.argv", [])
     program_args = argv[argv.index("--") + 1 :] if "--" in argv else []
     files = list(sources[: len(sources) - len(program_args)])
-    options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps)
+    options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells)
     result = exec_program(
         files,
         program_args,

@@ -15,6 +15,7 @@ int main()
 {
     double* v;
     cudaMalloc(&v, 100 * sizeof(double));
+    cudaMemset(v, 0, 100 * sizeof(double)); // `scale` reads v: without this, an uninitialized-read under exec
     scale<double><<<1, 64>>>(v, 2.0, 100);
     cudaDeviceSynchronize();
     printf("%s\n", cudaGetErrorString(cudaGetLastError()));

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from gpurace.frontend.ptx.parser import parse_ptx
@@ -157,3 +158,15 @@ def test_freed_addresses_are_never_handed_out_again(device):
     first = malloc(device, 64)
     device.heap.free(device.heap.blocks[first], site("cudaFree"))
     assert malloc(device, 64) > first + 64
+
+
+def test_calls_that_go_ahead_record_the_device_bytes_they_write(device, checks):
+    d = malloc(device, 1024)
+    managed = malloc(device, 256, MemoryKind.MANAGED)
+    tracked = device.heap.written.unwritten.contains
+    assert tracked(np.array([d, managed], dtype=np.uint64)).tolist() == [True, False]  # the host writes managed memory
+    assert checks.copy(d, HOST, 2048, H2D, site("cudaMemcpy")) is CudaError.INVALID_VALUE  # not done: nothing written
+    assert checks.memset(d, 16, site("cudaMemset")) is CudaError.SUCCESS
+    assert checks.copy_2d(d + 256, 256, HOST, 16, 16, 2, H2D, site("cudaMemcpy2D")) is CudaError.SUCCESS
+    probe = np.array([d, d + 16, d + 256, d + 272, d + 512, d + 528], dtype=np.uint64)
+    assert tracked(probe).tolist() == [False, True, False, True, False, True]

@@ -154,3 +154,12 @@ def _read_all(fd: int) -> str:
             break
         chunks.append(chunk)
     return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+def test_what_an_unchecked_launch_writes_counts_as_written():
+    """`fill` writes the buffer `scale` reads, and no copy does: left unchecked, `fill` must still record its
+    writes, or the checked `scale` would read `tmp` as never written."""
+    pipeline = PROGRAMS / "initialized_by_kernel.cu"
+    for options in (dict(launch_skip=1), dict(kernel_name="^scale$"), dict(schedules=3)):
+        result = exec_program(pipeline, capture_output=True, **options)
+        assert result.findings == [] and result.stdout.splitlines() == expected_stdout(pipeline), options

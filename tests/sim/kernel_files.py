@@ -91,8 +91,8 @@ def run(name: str, overrides: dict[int, np.ndarray] | None = None, **kwargs) -> 
     return res
 
 
-# Findings that only the race detectors produce; `simulate` alone reports none of them.
-DETECTOR_KINDS = frozenset({"data-race"})
+# Findings that only the detectors of `check` produce; `simulate` alone reports none of them.
+DETECTOR_KINDS = frozenset({"data-race", "uninitialized-read"})
 
 
 def check_expectation(name: str, res: RunResult) -> None:

@@ -39,6 +39,11 @@ def lines(finding) -> tuple:
     return tuple(sorted(s.loc.line for s in finding.sites))
 
 
+def races(report) -> list:
+    """The report's races: what these kernels are about (cta_lock_write_* also read a shared word never initialised)."""
+    return [f for f in report.findings if f.kind == "data-race"]
+
+
 # (file, launch, the finding's space and lines, the first schedule of seed 0 that exposes it, detector)
 HIDDEN = [
     ("lock_order_write_outside.cu", dict(grid=2, block=32, args=["buf:1", "buf:1"]), "global", (13, 16), 1, "hb"),
@@ -67,21 +72,21 @@ def test_a_race_the_default_schedule_hides_is_found_by_a_seeded_one(name, launch
     assert check(path, **launch, detector=detector, schedules=1).clean  # schedule 0 alone: hidden
     assert check(path, **launch, detector=detector, schedules=first).clean  # the schedules before the first that exposes it
     report = check(path, **launch, detector=detector, schedules=4)
-    (f,) = report.findings
+    (f,) = races(report)
     assert (f.kind, f.space, lines(f)) == ("data-race", space, where)
     assert f.schedule == described(first)
     assert report.launch["detector"] == detector
     assert report.launch["schedules"] == {"count": 4, "seed": 0}
     runs = report.stats["schedules"]
     assert [r["index"] for r in runs] == [0, 1, 2, 3]
-    assert runs[first]["new"] == 1 and sum(r["new"] for r in runs) == 1
+    assert runs[first]["new"] == 1 and sum(r["new"] for r in runs) == len(report.findings)
     assert report.stats["steps"] == sum(r["steps"] for r in runs)
 
 
 @pytest.mark.parametrize("name, launch", TWINS, ids=[t[0] for t in TWINS])
 def test_race_free_twins_are_clean_under_every_schedule(name, launch):
     report = check(SCHEDULES / name, **launch, schedules=12)
-    assert report.findings == []
+    assert races(report) == []
     assert len(report.stats["schedules"]) == 12
 
 

@@ -92,6 +92,12 @@ KINDS: dict[str, KindInfo] = {
         "write to read-only {space} memory",
         "A store or atomic to a memory space the kernel may only read, such as constant or parameter memory.",
     ),
+    "uninitialized-read": KindInfo(
+        "uninitialized read",
+        "read of uninitialized {space} memory",
+        "A kernel reads bytes that were never written: shared memory no thread of the block wrote earlier in the "
+        "launch, or (under exec) device memory from cudaMalloc that no copy, memset or kernel wrote.",
+    ),
     "barrier-divergence": KindInfo(
         "barrier divergence",
         "barrier divergence",

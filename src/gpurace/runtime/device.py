@@ -18,7 +18,7 @@ share one `Device`:
   host side and from every checked launch; `launches` counts the launches so
   far, `checked_launches` those checked;
 * `check_options`: how each launch is checked (`detector`, `model`,
-  `schedules`, `seed`, `max_steps`, as `gpurace.check.check` takes them);
+  `schedules`, `seed`, `max_steps`, `shadow_cells`, as `gpurace.check.check` takes them);
   `launch_filter` which launches are (`filters.LaunchFilter`), and
   `on_launch`, when set, is told the outcome of each (`launch.LaunchOutcome`).
 

@@ -114,6 +114,7 @@ def exec_program(
     schedules: int | None = None,
     seed: int = 0,
     max_steps: int = 2_000_000,
+    shadow_cells: int = 4,
     kernel_name: str | None = None,
     kernel_exclude: str | None = None,
     launch_skip: int = 0,
@@ -128,7 +129,7 @@ def exec_program(
     `leak_check` reports allocations never freed; `capture_output` keeps the
     program's stdout and stderr in the result instead of passing them on.
     Every kernel launch is checked as `gpurace.check.check` checks one, with
-    `detector`, `model`, `schedules`, `seed` and `max_steps`, unless the
+    `detector`, `model`, `schedules`, `seed`, `max_steps` and `shadow_cells`, unless the
     launch filters leave it out (`kernel_name`/`kernel_exclude`: regular
     expressions searched in the kernel's name; then the first `launch_skip`
     launches of the kernels they let through are left out and the next
@@ -155,7 +156,9 @@ def exec_program(
             for p in paths
             if p.suffix.lower() == ".cu"
         ]
-        options = dict(detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps)
+        options = dict(
+            detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
+        )
         device = Device(
             modules,
             arch=arch,

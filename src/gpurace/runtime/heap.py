@@ -7,12 +7,18 @@ after free, never in a newer allocation. A freed block's pages go back to
 the system (they read as zeros), so a program that allocates and frees in
 a loop uses address space, not memory; the arena is large enough for
 ordinary programs, and one that runs out gets `cudaErrorMemoryAllocation`.
+
+`written` records which bytes of `cudaMalloc` memory hold a value (copies,
+memsets and kernels write them), for the uninitialised-read check
+(`detect.initcheck`). Managed and page-locked host memory count as written
+from the start: the host may write them directly, which gpurace cannot see.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpurace.detect.initcheck import DeviceWrites
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.protocol import MemoryKind, WireSite
 from gpurace.sim.memory.layout import ALLOC_ALIGN, Allocation
@@ -45,6 +51,7 @@ class Heap:
     def __init__(self, arena: Arena):
         self.arena = arena
         self.blocks: dict[int, Block] = {}
+        self.written = DeviceWrites()
 
     def allocate(self, size: int, kind: MemoryKind, site: WireSite) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
@@ -55,6 +62,8 @@ class Heap:
             return None
         block = Block(alloc, kind, site)
         self.blocks[alloc.base] = block
+        if kind is MemoryKind.DEVICE:
+            self.written.allocated(alloc.base, alloc.size)
         return block
 
     def block_at(self, address: int) -> Block | None:
@@ -69,6 +78,7 @@ class Heap:
     def free(self, block: Block, site: WireSite) -> None:
         block.freed_at = site
         self.arena.release(block.allocation.base, block.allocation.size)
+        self.written.freed(block.allocation.base, block.allocation.size)
 
     def live(self) -> list[Block]:
         return [b for b in self.blocks.values() if b.freed_at is None]

@@ -19,11 +19,18 @@ thread:
   variable, `cudaFreeHost` of `cudaMalloc` memory);
 * `leak` (only when asked, at exit): allocations never freed, one finding
   per allocating line, with a count.
+
+A copy or memset that goes ahead records the device bytes it writes
+(`Heap.written`), so that the uninitialised-read check of the kernels that
+read them later knows they hold a value; a device-to-device copy counts as
+writing its destination whatever its source held.
 """
 
 from __future__ import annotations
 
 from enum import Enum
+
+import numpy as np
 
 from gpurace.detect.findings import ERROR, Address, Finding
 from gpurace.runtime.arena import Arena
@@ -68,7 +75,7 @@ class HostChecks:
     # ------------------------------------------------------------------ calls
 
     def copy(self, dst: int, src: int, count: int, direction: int, site: WireSite) -> CudaError:
-        return self._copy(dst, count, src, count, direction, site)
+        return self._wrote(self._copy(dst, count, src, count, direction, site), dst, count)
 
     def copy_2d(
         self, dst: int, dpitch: int, src: int, spitch: int, width: int, height: int, direction: int, site: WireSite
@@ -76,7 +83,8 @@ class HostChecks:
         """`height` rows of `width` bytes, `dpitch` and `spitch` bytes apart; checked as the span from first to last row."""
         if width > dpitch or width > spitch:
             return CudaError.INVALID_PITCH_VALUE
-        return self._copy(dst, (height - 1) * dpitch + width, src, (height - 1) * spitch + width, direction, site)
+        status = self._copy(dst, (height - 1) * dpitch + width, src, (height - 1) * spitch + width, direction, site)
+        return self._wrote(status, dst + dpitch * np.arange(height, dtype=np.uint64), width)
 
     def _copy(self, dst: int, dst_bytes: int, src: int, src_bytes: int, direction: int, site: WireSite) -> CudaError:
         if direction not in MemcpyKind._value2member_map_:
@@ -91,7 +99,15 @@ class HostChecks:
         return next((s for s in statuses if s is not CudaError.SUCCESS), CudaError.SUCCESS)
 
     def memset(self, dst: int, count: int, site: WireSite) -> CudaError:
-        return self._range(dst, count, Side.DEVICE, "sets", "destination", site.call, site)
+        return self._wrote(self._range(dst, count, Side.DEVICE, "sets", "destination", site.call, site), dst, count)
+
+    def _wrote(self, status: CudaError, starts, width: int) -> CudaError:
+        """`status`, after recording, when the call goes ahead, that it writes `width` bytes at each of `starts`
+        (the shim then does), so that kernels reading them later read initialised memory."""
+        if status is CudaError.SUCCESS:
+            starts = np.atleast_1d(np.asarray(starts, dtype=np.uint64))
+            self.device.heap.written.host_wrote(starts, starts + np.uint64(width))
+        return status
 
     def free(self, address: int, kind: MemoryKind, site: WireSite) -> CudaError:
         heap = self.device.heap

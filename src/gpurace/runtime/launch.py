@@ -12,6 +12,11 @@ A launch the command's filters leave out (`Device.launch_filter`,
 detector: the program still gets exactly what the kernel computes and the
 error a GPU would give, but nothing from the launch is reported.
 
+Every launch, checked or not, watches its global memory accesses with a
+`detect.initcheck.GlobalInitCheck`: a checked launch's reads of `cudaMalloc`
+memory that nothing wrote are findings, and what any launch writes counts as
+written for the launches after it.
+
 Its findings join the run's (`Device.findings`), each naming the launch that
 first showed it (`Finding.launch`: index, kernel, grid, block and the host
 line of the launch), so the same race in a thousand launches is one finding
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 
 from gpurace.check import check
 from gpurace.detect.findings import ERROR, Finding
+from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
 from gpurace.runtime.device import Device
@@ -114,14 +120,19 @@ def _execute(device: Device, mangled: str, grid, block, shared_bytes: int, param
         device.const_store,
         symbols={name: (a.space, a.base) for name, a in device.variables[device.modules.index(module)].items()},
     )
+    init_check = GlobalInitCheck(device.heap.written)
     launch = dict(
-        kernel=mangled, grid=grid, block=block, args=DeviceArgs(memory, params), shared_bytes=shared_bytes, limits=device.limits
-    )
+        kernel=mangled, grid=grid, block=block, args=DeviceArgs(memory, params), shared_bytes=shared_bytes,
+        limits=device.limits, sinks=[init_check],
+    )  # fmt: skip
     if checked:
-        return check(module, **launch, **device.check_options).findings
-    # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
-    same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
-    return simulate(module, **launch, **same_run).findings
+        findings = check(module, **launch, **device.check_options).findings + init_check.finish()
+    else:
+        # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
+        same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
+        findings = simulate(module, **launch, **same_run).findings
+    init_check.commit()
+    return findings
 
 
 def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: int) -> str | None:

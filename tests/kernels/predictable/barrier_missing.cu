@@ -4,9 +4,9 @@
 // @fences barrier_missing 14:gpu 19:gpu
 // @launch --grid 2 --block 64 --arg buf:1 --arg buf:1 --arg buf:2 --detector gwcp
 // @expect data-race shared 28 33
-// barrier_after_lock.cu without its __syncthreads: the last thread of the
-// block reads the shared copy with nothing ordering it after thread 0's write.
-// The lock does not help: the reader never takes it. Found by gwcp and by hb.
+// @expect uninitialized-read shared 33
+// barrier_after_lock.cu without its __syncthreads: the last thread reads the shared copy unordered with thread
+// 0's write (it never takes the lock; found by gwcp and hb), and reads it unwritten when it runs first.
 __device__ void lock(int* mutex)
 {
     while (atomicCAS(mutex, 0, 1) != 0) {

@@ -1,8 +1,8 @@
 // @launch --grid 1 --block 64 --arg buf:1 --schedules 4
-// @expect clean
-// The race-free twin of cta_lock_write_outside.cu: both warps write the shared
-// word inside the block-scoped critical section, ordered whichever warp takes
-// the lock first (happens-before detector, every schedule).
+// @expect uninitialized-read shared 12
+// The race-free twin of cta_lock_write_outside.cu: both warps write the shared word inside the block-scoped
+// critical section, ordered whichever warp takes the lock first (happens-before detector, every schedule).
+// The finding is no race: nothing initialises `word`, so the first warp's += (line 12) reads garbage.
 __global__ void k(int* lock)
 {
     __shared__ int word;
