@@ -36,7 +36,10 @@ def test_a_run_past_its_time_budget_ends_with_a_timeout_finding() -> None:
 def test_the_time_budget_ends_the_exploration_of_schedules() -> None:
     code, report = check_json(str(KERNELS / "volatile_counter.cu"), "--grid", "1", "--block", "32", "--arg", "buf:32", "--timeout", "1", "--schedules", "3")
     assert code == 1
-    assert report["launch"]["schedules"]["count"] == 1 and report["launch"]["schedules"]["planned"] == 3
+    assert report["launch"]["schedules"] == {"count": 1, "seed": 0, "planned": 3, "ended_by": "timeout"}
+    text = CliRunner().invoke(cli, ["check", str(KERNELS / "volatile_counter.cu"), "--grid", "1", "--block", "32",
+                                    "--arg", "buf:32", "--timeout", "1", "--schedules", "3"]).stdout  # fmt: skip
+    assert "1 of 3 schedules per launch (seed 0; the time budget ended the exploration)" in text
 
 
 def test_without_a_time_budget_the_step_budget_still_ends_the_run() -> None:

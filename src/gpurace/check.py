@@ -131,9 +131,7 @@ def check(
         raise UserError(f"--seed must not be negative, got {seed}")
     validate_shadow_cells(shadow_cells)
     limits = (limits or Limits()).started()
-    if not isinstance(source, Module):
-        source = load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
-    module = source
+    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
     options = dict(
         grid=grid,
         block=block,
@@ -197,6 +195,7 @@ def _check_schedules(
     left_by_first = None
     pristine = None if args is None or device is not None else [a.copy() if isinstance(a, np.ndarray) else a for a in args]
     first: Report | None = None
+    ended_by = None  # what stopped the exploration before its last schedule
     runs = []
     totals = {"steps": 0, "thread_instructions": 0, "events": 0}
     for index in range(schedules):
@@ -215,9 +214,11 @@ def _check_schedules(
         runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
         for key in totals:
             totals[key] += report.stats[key]
-        if any(f.kind == "timeout" for f in report.findings) or options["limits"].expired():
-            break
-        if stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
+        if options["limits"].expired():
+            ended_by = "timeout"
+        elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
+            ended_by = "livelock"
+        if ended_by is not None:
             break
     if left_by_first is not None:
         device.restore(left_by_first)
@@ -231,7 +232,7 @@ def _check_schedules(
         kernel=first.kernel,
         mangled=first.mangled,
         source=first.source,
-        launch={**first.launch, "schedules": {"count": len(runs), "seed": seed, **({"planned": schedules} if len(runs) < schedules else {})}},
+        launch={**first.launch, "schedules": {"count": len(runs), "seed": seed, **({"planned": schedules, "ended_by": ended_by} if ended_by else {})}},
         findings=union.findings(program),
         stats=stats,
     )

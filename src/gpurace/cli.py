@@ -593,7 +593,7 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     _emit_report(report, fmt, output, stats)
 
 
-@cli.command()
+@cli.command("exec")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path.")
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a preprocessor macro.")
@@ -616,7 +616,7 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
 @click.option("--kernel-exclude", metavar="REGEX", default=None, help="Do not check launches of kernels whose name REGEX matches.")
 @click.option("--launch-skip", metavar="N", default=0, type=click.IntRange(min=0), help="Do not check the first N launches that the kernel filters let through.")
 @click.option("--launch-count", metavar="N", default=None, type=click.IntRange(min=0), help="Check only N launches (after the skipped ones) of those the kernel filters let through.")
-def exec(
+def exec_command(
     sources, include_dirs, defines, arch, nvcc_flags, fmt, detector, model, shadow_cells, output, stats, schedules, seed,
     max_steps, leak_check, error_exitcode, kernel_name, kernel_exclude, launch_skip, launch_count,
 ) -> None:

@@ -289,7 +289,7 @@ def test_the_default_exploration_stops_at_a_livelock_but_asked_for_schedules_all
     launch = dict(grid=1, block=32, args=["buf:1", "buf:32"], max_steps=3000)
     default = check(path, **launch)
     assert [f.kind for f in default.findings] == ["livelock"]
-    assert default.launch["schedules"] == {"count": 1, "seed": 0, "planned": 3}
+    assert default.launch["schedules"] == {"count": 1, "seed": 0, "planned": 3, "ended_by": "livelock"}
     assert len(default.stats["schedules"]) == 1
     asked = check(path, **launch, schedules=3)
     assert asked.launch["schedules"] == {"count": 3, "seed": 0}

@@ -129,10 +129,12 @@ def search_summary(report: Report) -> Text:
 
 def schedules_summary(report: Report) -> Text:
     """`4 schedules per launch (seed 0): 2 findings first exposed by another schedule than schedule 0 (min-pc)`;
-    `1 of 3 schedules per launch (seed 0; a livelock ended the exploration)` when the default exploration stopped."""
+    `1 of 3 schedules per launch (seed 0; a livelock ended the exploration)` when the default exploration stopped
+    (or `the time budget ended ...` when `--timeout` did)."""
     config = report.launch["schedules"]
     if "planned" in config:
-        text = f"{config['count']} of {plural(config['planned'], 'schedule')} per launch (seed {config['seed']}; a livelock ended the exploration)"
+        why = "the time budget" if config.get("ended_by") == "timeout" else "a livelock"
+        text = f"{config['count']} of {plural(config['planned'], 'schedule')} per launch (seed {config['seed']}; {why} ended the exploration)"
     else:
         text = f"{plural(config['count'], 'schedule')} per launch (seed {config['seed']})"
     if not report.findings:

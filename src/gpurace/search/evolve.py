@@ -190,9 +190,7 @@ def search(
         raise UserError(f"--generations must be from 0 to {MAX_GENERATIONS}, got {generations}")
     start = time.perf_counter()
     limits = (limits or Limits()).started()
-    if not isinstance(source, Module):
-        source = load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
-    module = source
+    module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
     mangled = select_kernel(module, kernel)
     fn = module.functions[mangled]
     info = describe_kernel(module, fn)
