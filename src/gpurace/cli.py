@@ -594,7 +594,7 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
 
 
 @cli.command("exec")
-@click.argument("sources", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCES...|PROGRAM", type=click.Path(dir_okay=False, path_type=str))
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path.")
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a preprocessor macro.")
 @click.option("--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX).")
@@ -621,6 +621,10 @@ def exec_command(
     max_steps, leak_check, error_exitcode, kernel_name, kernel_exclude, launch_skip, launch_count,
 ) -> None:
     """Build a CUDA program from SOURCES and run it: its host code natively, every kernel launch in the simulator.
+
+    In place of SOURCES, PROGRAM is an executable built already with `nvcc -cudart shared -lineinfo -g -gencode
+    arch=compute_75,code=compute_75` (the shared CUDA runtime and PTX; see "Prebuilt executables" in the README),
+    which runs as it is; -I, -D and --nvcc-flag do not apply to it, and --arch chooses among its PTX.
 
     This runs the program's own host code on this machine, as running the program would. Arguments after `--`
     go to the program. Its output passes through unchanged; gpurace's report goes to standard error (or

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from gpurace.check import check
-from gpurace.detect.initcheck import DeviceWrites, GlobalInitCheck, PageBits, Ranges
+from gpurace.detect.bytesets import PageBits, Ranges
+from gpurace.detect.initcheck import DeviceWrites, GlobalInitCheck
 from gpurace.sim.events import AccessBatch, AccessKind
 from gpurace.sim.memory.layout import GLOBAL_BASE, PAGE_SIZE, Space
 

@@ -28,19 +28,22 @@ def run(path: Path) -> ExecResult:
     return exec_program(sources, args, leak_check="leak_check" in header.extra, capture_output=True)
 
 
-def expected_findings(path: Path) -> set[tuple[str, int]]:
+def expected_findings(path: Path) -> set[tuple]:
+    """(kind, line) or (kind, line, line) per expected finding (see tests/programs/README.md)."""
     lines = read_header(path).expect
     if lines == ["clean"]:
         return set()
-    return {(kind, int(line)) for kind, line in (item.split() for item in lines)}
+    return {(kind, *sorted(int(n) for n in numbers)) for kind, *numbers in (item.split() for item in lines)}
 
 
-def found(result: ExecResult, path: Path) -> set[tuple[str, int]]:
-    """(kind, line) of each finding, its line being the first of its sites' lines in `path`."""
+def found(result: ExecResult, path: Path, expected: set[tuple]) -> set[tuple]:
+    """Each finding as `expected` states it: (kind, both of its sites' lines in `path`) where a finding of its kind
+    is expected at both, else (kind, the first of those lines)."""
     out = set()
     for f in result.findings:
         lines = [s.loc.line for s in f.sites if s.loc is not None and Path(s.loc.file) == path]
-        out.add((f.kind, lines[0] if lines else -1))
+        both = (f.kind, *sorted(lines))
+        out.add(both if len(lines) == 2 and both in expected else (f.kind, lines[0] if lines else -1))
     return out
 
 
@@ -54,7 +57,8 @@ def test_program_prints_what_a_gpu_prints(path):
 def test_program_findings_and_exit_status(path):
     header = read_header(path)
     result = run(path)
-    assert found(result, path) == expected_findings(path), [f.cause for f in result.findings]
+    expected = expected_findings(path)
+    assert found(result, path, expected) == expected, [f.cause for f in result.findings]
     assert result.exit_code() == int(header.extra["exit"][0]), (result.errors, result.stderr)
     assert result.launches == int(header.extra.get("launches", ["0"])[0])
     for text in header.extra.get("expect_error", []):
@@ -101,3 +105,32 @@ def test_a_race_in_every_launch_is_one_finding_with_its_first_launch():
         PROGRAMS / "repeated_race.cu", kernel="publish", grid=1, block=64, args=["buf:64", "buf:1"]
     ).findings
     assert finding.count == 3 * one_launch.count
+
+
+def test_a_stream_race_names_both_operations_and_their_streams():
+    (finding,) = run(PROGRAMS / "stream_copy_race.cu").findings
+    assert finding.kind == "data-race" and finding.space == "global"
+    assert (finding.address.allocation, finding.address.offset) == ("cudaMalloc#1", 0)
+    kernel, copy = finding.sites
+    assert (kernel.op, kernel.loc.line, kernel.function) == ("write", 15, "_Z7producePi")
+    assert (copy.op, copy.loc.line, copy.thread) == ("cudaMemcpyAsync", 30, None)
+    where = display_path(str(PROGRAMS / "stream_copy_race.cu"))
+    assert finding.cause.startswith(
+        f"kernel produce (launched at {where}:28) on stream 1 writes these bytes and cudaMemcpyAsync at {where}:30 "
+        "on stream 2 reads them, and nothing orders the two"
+    )
+    assert finding.launch["index"] == 1 and finding.launch["kernel"] == "produce"
+
+
+def test_a_host_access_before_waiting_is_a_race_with_the_work_it_did_not_wait_for():
+    findings = run(PROGRAMS / "host_reads_too_early.cu").findings
+    host_sides = sorted((f.sites[1].op, f.sites[1].loc.line, f.address.allocation) for f in findings)
+    assert host_sides == [("read", 28, "cudaMallocManaged#1"), ("read", 29, "cudaMallocHost#2")]
+    assert all(f.sites[1].thread is None and f.cause.endswith("orders the two") for f in findings)
+
+
+def test_host_code_touching_device_memory_crashes_as_on_a_gpu():
+    result = run(PROGRAMS / "host_touches_device_memory.cu")
+    assert result.status == 128 + 11  # SIGSEGV
+    (finding,) = result.findings
+    assert finding.cause.startswith("the host writes `cudaMalloc#1` (256 bytes) at offset 8")

@@ -14,7 +14,18 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
 from gpurace.runtime.device import Device
-from gpurace.runtime.protocol import REPLY, STOP, CudaError, MemcpyKind, MemoryKind, Op
+from gpurace.runtime.protocol import (
+    HOST_FAULT,
+    PROT_NONE,
+    PROTECT_RECORD,
+    REPLY,
+    STOP,
+    CudaError,
+    MemcpyKind,
+    MemoryKind,
+    Op,
+    Wait,
+)
 from gpurace.runtime import server as server_module
 from gpurace.runtime.server import DeviceServer
 from gpurace.runtime.sites import SourceLines
@@ -51,11 +62,18 @@ def server():
     device.close()
 
 
-def ask(server: DeviceServer, op: Op, payload: bytes) -> tuple[int, bytes]:
+def ask_protecting(server: DeviceServer, op: Op, payload: bytes) -> tuple[int, bytes, list[tuple[int, int, int]]]:
+    """The reply's status, payload and protection records."""
     reply = server.answer(op, payload)
-    status, length = REPLY.unpack_from(reply)
-    assert len(reply) == REPLY.size + length
-    return status, reply[REPLY.size :]
+    status, length, nprotect = REPLY.unpack_from(reply)
+    assert len(reply) == REPLY.size + length + nprotect * PROTECT_RECORD.size
+    records = reply[REPLY.size + length :]
+    return status, reply[REPLY.size : REPLY.size + length], list(PROTECT_RECORD.iter_unpack(records))
+
+
+def ask(server: DeviceServer, op: Op, payload: bytes) -> tuple[int, bytes]:
+    status, payload, _ = ask_protecting(server, op, payload)
+    return status, payload
 
 
 def malloc(server, size: int) -> int:
@@ -65,7 +83,7 @@ def malloc(server, size: int) -> int:
 
 
 def memcpy(server, dst: int, src: int, count: int, kind: MemcpyKind) -> int:
-    return ask(server, Op.MEMCPY, u64(dst) + u64(src) + u64(count) + u32(kind) + site("cudaMemcpy"))[0]
+    return ask(server, Op.MEMCPY, u64(dst) + u64(src) + u64(count) + u32(kind) + u64(0) + u32(0) + site("cudaMemcpy"))[0]
 
 
 def launch(server) -> int:
@@ -81,7 +99,7 @@ def fake_launch(monkeypatch, result):
     """Make `run_launch` return (or raise) `result`, recording its calls."""
     calls = []
 
-    def run_launch(device, name, grid, block, shared_bytes, params, frame):
+    def run_launch(device, name, grid, block, shared_bytes, params, frame, sinks=()):
         calls.append((name, grid, block, shared_bytes, params, frame.call))
         if isinstance(result, Exception):
             raise result
@@ -112,9 +130,9 @@ def test_a_failed_launch_sticks_until_reset(server, monkeypatch):
     d = malloc(server, 64)
     assert launch(server) == CudaError.SUCCESS  # the launch itself succeeds, as an asynchronous one does
     assert memcpy(server, HOST, d, 4, MemcpyKind.DEVICE_TO_HOST) == CudaError.ILLEGAL_ADDRESS
-    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.ILLEGAL_ADDRESS
+    assert ask(server, Op.SYNCHRONIZE, u32(Wait.DEVICE) + u64(0) + site("cudaDeviceSynchronize"))[0] == CudaError.ILLEGAL_ADDRESS
     assert ask(server, Op.RESET, site("cudaDeviceReset"))[0] == CudaError.SUCCESS
-    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.SYNCHRONIZE, u32(Wait.DEVICE) + u64(0) + site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
     assert server.device.heap.live() == []
 
 
@@ -122,7 +140,7 @@ def test_a_launch_refused_at_launch_time_is_returned_by_the_launch(server, monke
     fake_launch(monkeypatch, CudaError.INVALID_CONFIGURATION)
     register(server)
     assert launch(server) == CudaError.INVALID_CONFIGURATION
-    assert ask(server, Op.SYNCHRONIZE, site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.SYNCHRONIZE, u32(Wait.DEVICE) + u64(0) + site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS
 
 
 def test_a_launch_the_simulator_cannot_run_stops_the_program(server, monkeypatch):
@@ -148,7 +166,7 @@ def test_memory_requests(server):
     d = malloc(server, 64)
     assert memcpy(server, d, HOST, 64, MemcpyKind.HOST_TO_DEVICE) == CudaError.SUCCESS
     assert memcpy(server, d, HOST, 65, MemcpyKind.HOST_TO_DEVICE) == CudaError.INVALID_VALUE
-    assert ask(server, Op.MEMSET, u64(d) + u32(0) + u64(64) + site("cudaMemset"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.MEMSET, u64(d) + u32(0) + u64(64) + u64(0) + u32(0) + site("cudaMemset"))[0] == CudaError.SUCCESS
     assert ask(server, Op.FREE, u64(d) + u32(MemoryKind.DEVICE) + site("cudaFree"))[0] == CudaError.SUCCESS
     assert ask(server, Op.MALLOC, u64(1 << 40) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))[0] == CudaError.MEMORY_ALLOCATION
 
@@ -167,4 +185,27 @@ def test_serving_ends_when_the_program_closes_its_end_or_the_deadline_passes(ser
         theirs.sendall(struct.pack("<II", Op.HELLO, 4) + u32(1234))
         theirs.shutdown(socket.SHUT_WR)
         assert server.serve(ours, None) is True
-        assert theirs.recv(64) == REPLY.pack(CudaError.SUCCESS, 0)
+        assert theirs.recv(64) == REPLY.pack(CudaError.SUCCESS, 0, 0)
+
+
+def test_device_memory_is_closed_to_the_host_and_an_access_there_crashes(server):
+    status, payload, records = ask_protecting(server, Op.MALLOC, u64(100) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))
+    (d,) = struct.unpack("<Q", payload)
+    assert status == CudaError.SUCCESS and records == [(d, 4096, PROT_NONE)]
+    assert ask(server, Op.HOST_ACCESS, u64(d + 8) + u32(1) + site("write"))[0] == HOST_FAULT
+    (finding,) = server.device.findings.sorted()
+    assert finding.kind == "invalid-host-access" and finding.space == "global"
+    assert (finding.address.allocation, finding.address.offset) == ("cudaMalloc#1", 8)
+    assert finding.sites[0].op == "write" and finding.sites[0].thread is None
+
+
+def test_stream_and_event_handles_are_checked(server):
+    assert ask(server, Op.STREAM_DESTROY, u64(0))[0] == CudaError.INVALID_RESOURCE_HANDLE  # a default stream
+    assert ask(server, Op.EVENT_RECORD, u64(0x500) + u64(0x600))[0] == CudaError.INVALID_RESOURCE_HANDLE
+    assert ask(server, Op.STREAM_CREATE, u64(0x600) + u32(1))[0] == CudaError.SUCCESS
+    assert ask(server, Op.EVENT_RECORD, u64(0x500) + u64(0x600))[0] == CudaError.SUCCESS
+    assert ask(server, Op.EVENT_ELAPSED, u64(0x500) + u64(0x700))[0] == CudaError.INVALID_RESOURCE_HANDLE
+    assert ask(server, Op.EVENT_RECORD, u64(0x700) + u64(0))[0] == CudaError.SUCCESS
+    assert ask(server, Op.EVENT_ELAPSED, u64(0x500) + u64(0x700)) == (CudaError.SUCCESS, struct.pack("<f", 0.0))
+    assert ask(server, Op.STREAM_DESTROY, u64(0x600))[0] == CudaError.SUCCESS
+    assert ask(server, Op.STREAM_WAIT_EVENT, u64(0x600) + u64(0x500))[0] == CudaError.INVALID_RESOURCE_HANDLE

@@ -489,3 +489,16 @@ def test_atom_add_u64_wraps_and_returns_a_serial_chain():
     olds = as_list(d)
     # serial order: every old value plus its addend is the next thread's old value (or the final one)
     assert sorted(olds + [final]) == sorted([initial] + [(o + a) % 2**64 for o, a in zip(olds, addends)])
+
+
+def test_a_32_bit_address_register_plus_offset_wraps_at_32_bits():
+    # %sa - 64 is below zero (the shared variable is at 0); + 68 comes back to sh[1], as on the hardware.
+    body = """
+    .shared .align 4 .b32 sh[4];
+    .reg .b32 %sa, %below;
+    mov.u32 %sa, sh;
+    st.shared.u32 [%sa+4], %va;
+    sub.u32 %below, %sa, 64;
+    ld.shared.u32 %vd, [%below+68];"""
+    d, _, findings = probe(body, [1234])
+    assert as_list(d) == [1234] and findings == []

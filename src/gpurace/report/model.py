@@ -73,7 +73,9 @@ KINDS: dict[str, KindInfo] = {
         "data race on {space} memory",
         "Two threads access the same bytes, at least one of them writes, and nothing orders the two accesses: "
         "no barrier between them, no release/acquire synchronisation, or atomics, fences or locks whose scope "
-        "does not cover both threads.",
+        "does not cover both threads. Under exec, also two operations (kernels, copies, memsets, the host's own "
+        "accesses to managed or page-locked memory) that the program's streams, events and synchronising calls "
+        "leave unordered.",
     ),
     "out-of-bounds": KindInfo(
         "out-of-bounds access",
@@ -154,7 +156,14 @@ KINDS: dict[str, KindInfo] = {
     "use-after-free": KindInfo(
         "use after free",
         "use of freed {space} memory",
-        "A copy, memset or free of device memory that was already freed.",
+        "A copy, memset or free of device memory that was already freed, or host code touching managed or "
+        "page-locked memory after it was freed.",
+    ),
+    "invalid-host-access": KindInfo(
+        "invalid host access",
+        "host access to {space} device memory",
+        "Host code reads or writes memory from cudaMalloc, which only the device can reach: on a GPU the "
+        "program crashes there with a segmentation fault, and under gpurace it does too.",
     ),
     "invalid-free": KindInfo(
         "invalid free",

@@ -16,7 +16,8 @@ share one `Device`:
   `__device__`/`__constant__`/`__managed__` variable of module `i`, by PTX name;
 * `findings`: the `FindingSet` every finding of the run goes into, from the
   host side and from every checked launch; `launches` counts the launches so
-  far, `checked_launches` those checked;
+  far, `checked_launches` those checked, and `simulated_seconds` is the time
+  they took on the virtual device (`SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND`);
 * `check_options`: how each launch is checked (`detector`, `model`,
   `schedules`, `seed`, `max_steps`, `shadow_cells`, as `gpurace.check.check` takes them);
   `launch_filter` which launches are (`filters.LaunchFilter`), and
@@ -36,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurace.detect.findings import FindingSet
+from gpurace.detect.findings import Address, FindingSet
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Function, Module, type_size
 from gpurace.limits import Limits, format_size
@@ -60,6 +61,11 @@ from gpurace.sim.memory.layout import (
     max_shared_bytes,
 )
 from gpurace.sim.program import build_program
+
+SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND = 40 * 32 * 1_590_000_000
+"""The virtual device's nominal speed, for the times `cudaEventElapsedTime` reports: one warp instruction per
+cycle on each of its 40 SMs at 1.59 GHz (the SM count and clock rate the shim reports). Simulated time, not a
+GPU's: it counts the instructions the kernels executed, so the same program always reports the same times."""
 
 MAX_GLOBAL_ARENA_BYTES = 64 << 30
 CONST_ARENA_BYTES = 4 << 20
@@ -103,6 +109,7 @@ class Device:
         self.findings = FindingSet()
         self.launches = 0
         self.checked_launches = 0
+        self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND)
         self.heap = Heap(self.global_arena)
         self._kernels: dict[str, int] = {}
         for index, module in enumerate(self.modules):
@@ -139,6 +146,13 @@ class Device:
             if arena.contains(address):
                 return arena
         return None
+
+    def describe_address(self, address: int) -> tuple[Address, str]:
+        """The allocation and offset of a byte of device memory, and its memory space, as findings name them."""
+        arena = self.arena_of(address)
+        alloc = arena.table.find(address) if arena is not None else None
+        where = Address(alloc.name, address - alloc.base, address) if alloc is not None else Address("?", 0, address)
+        return where, arena.space.name.lower() if arena is not None else "global"
 
     # ------------------------------------------------------------------ registration (the program's start-up)
 

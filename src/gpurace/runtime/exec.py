@@ -5,7 +5,9 @@ The steps: build the program (`build.py`) and gpurace's `libcudart.so.13`
 simulator (`frontend.load`); create the device (`device.py`: the arenas,
 with every module's variables in place); start the program
 (`process.py`) with the arenas and a socket to the device server
-(`server.py`), which answers its CUDA calls until it ends.
+(`server.py`), which answers its CUDA calls until it ends. A program built
+already (one ELF file in place of sources) is run as it is, its PTX taken
+from the fatbinary it carries (`prebuilt.py`).
 
 Which launches are checked is `filters.LaunchFilter`'s choice (the others
 run without detection), and a suppressions file (`report.suppressions`)
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpurace.detect.findings import PERFORMANCE, Finding
+from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
@@ -33,10 +36,11 @@ from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
-from gpurace.runtime.build import build_program, check_program_source
+from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source
 from gpurace.runtime.device import Device
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.launch import LaunchOutcome
+from gpurace.runtime.prebuilt import is_prebuilt, load_prebuilt
 from gpurace.runtime.process import Program
 from gpurace.runtime.server import DeviceServer, unsupported_message
 from gpurace.runtime.shim_build import shim_directory
@@ -52,6 +56,8 @@ class ExecResult:
 
     `findings` are merged across the run (host-side checks and every checked launch: `checked` of the
     `launches`), less the suppressed ones, which `suppressed` counts (None without suppressions);
+    `partial_footprints` counts the launches whose footprint outgrew its budget (`detect.footprint`), against
+    which fewer stream races could be seen;
     `status` is the program's own exit status (128 + N when signal N ended
     it); `errors` say why the program could not be run to its end under
     gpurace (an unsupported CUDA call, a launch the simulator cannot run,
@@ -65,6 +71,7 @@ class ExecResult:
     launches: int
     checked: int
     suppressed: int | None = None
+    partial_footprints: int = 0
     stdout: str | None = None
     stderr: str | None = None
 
@@ -79,6 +86,8 @@ class ExecResult:
         stats = {"launches": self.launches, "checked_launches": self.checked}
         if self.suppressed is not None:
             stats["suppressed"] = self.suppressed
+        if self.partial_footprints:
+            stats["partial_footprints"] = self.partial_footprints
         return Report(
             kernel=f"{program} ({launches})" if self.checked == self.launches else f"{program} ({launches}, {self.checked} checked)",
             mangled=program,
@@ -124,6 +133,9 @@ def exec_program(
 ) -> ExecResult:
     """Build the program from `sources` and run it with `args`, every CUDA call answered by gpurace.
 
+    `sources` may instead be one program built already (an ELF executable
+    linked with `-cudart shared` that carries PTX: `prebuilt.rebuild_flags`),
+    which runs as it is, `arch` choosing among its PTX texts.
     `include_dirs`, `defines` and `arch` apply to host and device code;
     `nvcc_flags` are extra nvcc options (`build.check_nvcc_flag` says which).
     `leak_check` reports allocations never freed; `capture_output` keeps the
@@ -144,18 +156,23 @@ def exec_program(
     limits = (limits or Limits()).started()
     launch_filter = LaunchFilter(kernel_name, kernel_exclude, launch_skip, launch_count)
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
-    paths = [check_program_source(p) for p in paths]
-    include_dirs, defines = list(include_dirs), list(defines)
+    include_dirs, defines, nvcc_flags = list(include_dirs), list(defines), list(nvcc_flags)
+    prebuilt = _prebuilt(paths, include_dirs, defines, nvcc_flags)
+    if prebuilt is None:
+        paths = [check_program_source(p) for p in paths]
     shim = shim_directory(limits)
     with CompilerDir() as workdir:
-        executable = build_program(
-            paths, workdir=workdir, include_dirs=include_dirs, defines=defines, arch=arch, nvcc_flags=nvcc_flags, limits=limits
-        )
-        modules = [
-            load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
-            for p in paths
-            if p.suffix.lower() == ".cu"
-        ]
+        if prebuilt is not None:
+            executable, modules = load_prebuilt(prebuilt, arch=arch, limits=limits)
+        else:
+            executable = build_program(
+                paths, workdir=workdir, include_dirs=include_dirs, defines=defines, arch=arch, nvcc_flags=nvcc_flags, limits=limits
+            )
+            modules = [
+                load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+                for p in paths
+                if p.suffix.lower() == ".cu"
+            ]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
         )
@@ -175,6 +192,23 @@ def exec_program(
     if suppressions is not None:
         result.findings, result.suppressed = suppressions.split(result.findings, None)
     return result
+
+
+def _prebuilt(paths: list[Path], include_dirs: list, defines: list, nvcc_flags: list) -> Path | None:
+    """The program to run as it is, when `paths` is one file built already (an ELF file, not a source); else None.
+
+    Build options have nothing to apply to such a program, so they are refused rather than ignored.
+    """
+    programs = [p for p in paths if p.suffix.lower() not in SOURCE_SUFFIXES and is_prebuilt(p)]
+    if not programs:
+        return None
+    if len(paths) > 1:
+        raise UserError(f"{programs[0]}: gpurace exec runs the sources of a program or one program built already, not both")
+    given = [name for name, values in (("-I", include_dirs), ("-D", defines), ("--nvcc-flag", nvcc_flags)) if values]
+    if given:
+        verb = "applies" if len(given) == 1 else "apply"
+        raise UserError(f"{programs[0]} is built already: {' and '.join(given)} {verb} only to building a program from sources")
+    return programs[0]
 
 
 def _run(
@@ -207,6 +241,7 @@ def _run(
         errors=errors,
         launches=device.launches,
         checked=device.checked_launches,
+        partial_footprints=server.partial_footprints,
         stdout=program.stdout,
         stderr=program.stderr,
     )

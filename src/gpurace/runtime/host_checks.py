@@ -17,6 +17,9 @@ thread:
 * `invalid-free`: `cudaFree`/`cudaFreeHost` of anything but the start of a
   live allocation of its kind (double free, interior or host pointer, a
   variable, `cudaFreeHost` of `cudaMalloc` memory);
+* `invalid-host-access`, `use-after-free`: host code itself touching
+  `cudaMalloc` memory, or freed memory (caught by page protection,
+  `protection.py`);
 * `leak` (only when asked, at exit): allocations never freed, one finding
   per allocating line, with a count.
 
@@ -141,6 +144,42 @@ class HostChecks:
             return CudaError.INVALID_VALUE
         heap.free(block, site)
         return CudaError.SUCCESS
+
+    def host_fault(self, address: int, write: bool, block: Block | None, site: WireSite) -> None:
+        """The host code touched `address`, in device memory (`block`'s, or in no block) or in freed memory: a
+        finding at the access. On a GPU's host the access crashes the program."""
+        verb = "writes" if write else "reads"
+        if block is not None and block.freed_at is not None:
+            alloc = block.allocation
+            self._report(
+                "use-after-free",
+                f"the host {verb} {_named(alloc)} at offset {address - alloc.base}, which was freed "
+                f"{self._where(block.freed_at)}",
+                site,
+                space="global",
+                alloc=alloc,
+                address=address,
+                allocated_at=self._where(block.allocated_at),
+                freed_at=self._where(block.freed_at),
+            )
+            return
+        if block is None:  # the rest of the last page of a cudaMalloc block
+            near = self.device.global_table.nearest(address)
+            alloc, what, details = near.allocation, f"0x{address:x} ({near.text()})", {}
+        else:
+            alloc = block.allocation
+            what = f"{_named(alloc)} at offset {address - alloc.base}"
+            details = {"allocated_at": self._where(block.allocated_at)}
+        self._report(
+            "invalid-host-access",
+            f"the host {verb} {what}: memory from cudaMalloc belongs to the device, and host code cannot reach it "
+            "(on a GPU the program crashes here with a segmentation fault)",
+            site,
+            space="global",
+            alloc=alloc,
+            address=address,
+            **details,
+        )
 
     def leaks(self) -> None:
         """A `leak` finding for every allocation still live (call when the program has ended)."""

@@ -12,7 +12,9 @@ A launch the command's filters leave out (`Device.launch_filter`,
 detector: the program still gets exactly what the kernel computes and the
 error a GPU would give, but nothing from the launch is reported.
 
-Every launch, checked or not, watches its global memory accesses with a
+A checked launch also records its footprint (`detect.footprint`), for the
+stream-order races of `streams.py`. Every launch, checked or not, watches
+its global memory accesses with a
 `detect.initcheck.GlobalInitCheck`: a checked launch's reads of `cudaMalloc`
 memory that nothing wrote are findings, and what any launch writes counts as
 written for the launches after it.
@@ -28,6 +30,7 @@ sticky error of the next synchronising call.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpurace.check import check
@@ -35,10 +38,11 @@ from gpurace.detect.findings import ERROR, Finding
 from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
-from gpurace.runtime.device import Device
+from gpurace.runtime.device import SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
 from gpurace.sim.memory import DeviceMemory
 from gpurace.words import plural
@@ -74,30 +78,36 @@ class LaunchOutcome:
         return f"{format_launch(self.launch)}: checked, {plural(self.findings, 'finding')}"
 
 
-def run_launch(
-    device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
-    params: bytes, site: HostFrame,
-) -> int:
-    """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
-    `cudaError_t` the program gets for it.
-
-    `device.launches` already counts this launch. A launch the simulator
-    cannot run raises a UserError (the program is then stopped).
-    """
-    launch = {
+def launch_record(device: Device, mangled: str, grid, block, site: HostFrame) -> dict:
+    """The launch as `Finding.launch` names it: the latest one, which `device.launches` counts."""
+    return {
         "index": device.launches,
         "kernel": demangle_signature(mangled).name,
         "grid": list(grid),
         "block": list(block),
         "host": site.where() or None,
     }
+
+
+def run_launch(
+    device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
+    params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (),
+) -> int:
+    """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
+    `cudaError_t` the program gets for it. `sinks` watch its run (the first schedule's, when checked).
+
+    `device.launches` already counts this launch. A launch the simulator
+    cannot run raises a UserError (the program is then stopped).
+    """
+    launch = launch_record(device, mangled, grid, block, site)
     left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
     if invalid is not None:
         findings = [_launch_error(invalid, site)]
         status = CudaError.INVALID_CONFIGURATION
     else:
-        findings = _execute(device, mangled, grid, block, shared_bytes, params, checked=left_out_by is None)
+        findings, work = _execute(device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None)
+        device.simulated_seconds += work / SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
     if left_out_by is None:
         device.checked_launches += 1
@@ -109,9 +119,12 @@ def run_launch(
     return status
 
 
-def _execute(device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, *, checked: bool) -> list[Finding]:
+def _execute(
+    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool
+) -> tuple[list[Finding], int]:
     """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
-    command) or only simulated; the findings, of which the simulator's own decide the launch's CUDA error."""
+    command) or only simulated. The findings, of which the simulator's own decide the launch's CUDA error, and
+    the thread-instructions of the run whose memory the program keeps."""
     module = device.module_of(mangled)
     memory = DeviceMemory(
         device.global_table,
@@ -123,16 +136,19 @@ def _execute(device: Device, mangled: str, grid, block, shared_bytes: int, param
     init_check = GlobalInitCheck(device.heap.written)
     launch = dict(
         kernel=mangled, grid=grid, block=block, args=DeviceArgs(memory, params), shared_bytes=shared_bytes,
-        limits=device.limits, sinks=[init_check],
+        limits=device.limits, sinks=[init_check, *sinks],
     )  # fmt: skip
     if checked:
-        findings = check(module, **launch, **device.check_options).findings + init_check.finish()
+        report = check(module, **launch, **device.check_options)
+        first_run = report.stats.get("schedules", [report.stats])[0]  # one schedule: the report is its run's
+        findings, work = report.findings + init_check.finish(), first_run["thread_instructions"]
     else:
         # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
         same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
-        findings = simulate(module, **launch, **same_run).findings
+        result = simulate(module, **launch, **same_run)
+        findings, work = result.findings, result.stats.thread_instructions
     init_check.commit()
-    return findings
+    return findings, work
 
 
 def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: int) -> str | None:

@@ -25,7 +25,11 @@ removes these variables, so programs the program starts do not inherit them):
     GPURACE_DEVICE_SHARED_OPTIN  its shared memory per block with the opt-in, in bytes
 
 Framing (little-endian): a request is `u32 opcode, u32 length, payload`; the
-reply is `i32 status (a cudaError_t), u32 length, payload`. Strings are
+reply is `i32 status (a cudaError_t), u32 length, u32 nprotect, payload`, then
+`nprotect` records `u64 start, u64 length, u32 protection` (PROT_NONE,
+PROT_READ or PROT_READ_WRITE) that the shim applies, in order, to its
+mapping of the global arena before it returns to the program
+(`protection.py` says which pages are protected and why). Strings are
 `u32 length` and that many UTF-8 bytes. `site` is where the host program made
 the call: `str call` (the API's name, e.g. `cudaMemcpy`), `u32 nframes`,
 then per frame of the call stack, innermost first and the shim's own frames
@@ -47,14 +51,20 @@ translation unit.
 | REGISTER_VAR | `u64 module, u64 host_var, u64 size, u32 flags (VarFlag), str device_name` | `u64 device_address` |
 | MALLOC | `u64 size, u32 kind (MemoryKind)`, site | `u64 address` |
 | FREE | `u64 address, u32 kind`, site | - |
-| MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind)`, site | - (status 0: the shim copies) |
-| MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction`, site | - (status 0: the shim copies) |
-| MEMSET | `u64 dst, u32 value, u64 count`, site | - (status 0: the shim sets) |
+| MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | - (status 0: the shim copies) |
+| MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | - (status 0: the shim copies) |
+| MEMSET | `u64 dst, u32 value, u64 count, u64 stream, u32 async`, site | - (status 0: the shim sets) |
 | LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream`, site, `u32 length` + parameter bytes | - |
-| SYNCHRONIZE | site | - |
+| SYNCHRONIZE | `u32 what (Wait), u64 handle` (the stream or event; 0 for the device), site | - |
+| STREAM_CREATE | `u64 handle, u32 flags` (the shim's new handle; `cudaStreamNonBlocking` = 1) | - |
+| STREAM_DESTROY | `u64 handle` | - |
+| EVENT_RECORD | `u64 event, u64 stream` | - |
+| STREAM_WAIT_EVENT | `u64 stream, u64 event` | - |
+| EVENT_ELAPSED | `u64 start, u64 end` | `f32 milliseconds` |
 | RESET | site | - (every allocation freed, variables back to their initial values, the sticky error cleared) |
 | FUNC_ATTRIBUTES | `u64 host_fun` | `u64 static_shared_bytes, u64 const_bytes, u64 local_bytes` |
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
+| HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -69,9 +79,9 @@ then sticks to the context. Every call runs to completion before its reply:
 asynchronous copies and launches are synchronous.
 
 The shim answers locally what needs no device: `cudaGetLastError`,
-`cudaGetErrorString`, the virtual device's properties, stream and event
-handles. Every other call NVIDIA's runtime exports is a stub that sends
-UNSUPPORTED and exits; a call that neither defines fails in the dynamic
+`cudaGetErrorString`, the virtual device's properties, and it makes the
+handles of streams and events (unique addresses of its own). Every other
+call NVIDIA's runtime exports is a stub that sends UNSUPPORTED and exits; a call that neither defines fails in the dynamic
 linker ("undefined symbol: cudaXxx"), which the server reports the same way.
 """
 
@@ -101,6 +111,20 @@ class Op(IntEnum):
     MEMCPY_2D = 10
     RESET = 11
     FUNC_ATTRIBUTES = 12
+    STREAM_CREATE = 13
+    STREAM_DESTROY = 14
+    EVENT_RECORD = 15
+    STREAM_WAIT_EVENT = 16
+    EVENT_ELAPSED = 17
+    HOST_ACCESS = 18
+
+
+class Wait(IntEnum):
+    """What a SYNCHRONIZE request waits for."""
+
+    DEVICE = 0  # cudaDeviceSynchronize
+    STREAM = 1  # cudaStreamSynchronize, a successful cudaStreamQuery
+    EVENT = 2  # cudaEventSynchronize, a successful cudaEventQuery
 
 
 class MemoryKind(IntEnum):
@@ -136,6 +160,7 @@ class CudaError(IntEnum):
     INVALID_DEVICE_POINTER = 17
     INVALID_MEMCPY_DIRECTION = 21
     INVALID_DEVICE_FUNCTION = 98
+    INVALID_RESOURCE_HANDLE = 400
     ILLEGAL_ADDRESS = 700
     LAUNCH_OUT_OF_RESOURCES = 701
     LAUNCH_TIMEOUT = 702
@@ -167,8 +192,14 @@ STICKY = frozenset(
 STOP = -1
 """The reply status that ends the program (exit status 2); see above."""
 
+HOST_FAULT = 1
+"""The reply to HOST_ACCESS when the access would crash the program on a GPU's host (device memory, freed memory)."""
+
+PROT_NONE, PROT_READ, PROT_READ_WRITE = 0, 1, 3  # as mprotect takes them
+
 HEADER = struct.Struct("<II")
-REPLY = struct.Struct("<iI")
+REPLY = struct.Struct("<iII")
+PROTECT_RECORD = struct.Struct("<QQI")
 
 
 @dataclass(frozen=True)
@@ -216,5 +247,7 @@ class Reader:
         return WireSite(call, tuple((self.u64(), self.str()) for _ in range(self.u32())))
 
 
-def encode_reply(status: int, payload: bytes = b"") -> bytes:
-    return REPLY.pack(int(status), len(payload)) + payload
+def encode_reply(status: int, payload: bytes = b"", protect: list[tuple[int, int, int]] = ()) -> bytes:
+    """A reply, with the protection changes `protect` ((start, length, protection) records)."""
+    records = b"".join(PROTECT_RECORD.pack(*r) for r in protect)
+    return REPLY.pack(int(status), len(payload), len(protect)) + payload + records

@@ -3,7 +3,10 @@
 It runs in the gpurace process, one request at a time, until the program's
 end closes the socket. Memory calls are checked (`host_checks`) and, when
 allowed, carried out by the shim in the shared arenas; kernel launches run
-in the simulator (`launch.run_launch`) on the same memory. The errors a CUDA
+in the simulator (`launch.run_launch`) on the same memory. Each copy, memset
+and launch is an operation on a stream of the `streams.Timeline`, which
+reports those that the program's streams and events leave unordered and that
+touch the same bytes. The errors a CUDA
 runtime would return go back to the program; what makes the program
 impossible to go on with (an unsupported call, a launch the simulator cannot
 run) is recorded in `errors` and ends it with exit status 2.
@@ -16,23 +19,34 @@ import socket
 import struct
 import time
 
+from gpurace.detect.bytesets import PAGE_SHIFT
+from gpurace.detect.footprint import Footprint, LaunchFootprint, Spans
 from gpurace.errors import UserError
 from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
-from gpurace.runtime.launch import run_launch
+from gpurace.runtime.launch import launch_record, run_launch
 from gpurace.runtime.protocol import (
     HEADER,
+    HOST_FAULT,
+    REPLY,
     STICKY,
     STOP,
     CudaError,
+    MemcpyKind,
     MemoryKind,
     Op,
     Reader,
     VarFlag,
+    Wait,
+    WireSite,
     encode_reply,
 )
+from gpurace.runtime.protection import host_pages
+from gpurace.runtime.streams import Operation, Timeline
 
-_NEEDS_LIVE_CONTEXT = frozenset({Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE})
+_NEEDS_LIVE_CONTEXT = frozenset(
+    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
+)
 """Requests that a sticky launch error answers, without effect, until RESET."""
 
 
@@ -46,6 +60,10 @@ class DeviceServer:
         self.sticky: CudaError | None = None
         self.errors: list[str] = []
         self.failure: BaseException | None = None  # an internal error, raised again once the program has ended
+        self.timeline = Timeline(device.describe_address, budget=device.limits.max_memory // 8)
+        self.event_times: dict[int, float] = {}  # event handle -> the device's simulated time at its record
+        self._protected_version = self.timeline.version
+        self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
         self._handlers = {
             Op.HELLO: self._hello,
             Op.REGISTER_FUNCTION: self._register_function,
@@ -59,6 +77,12 @@ class DeviceServer:
             Op.SYNCHRONIZE: self._synchronize,
             Op.RESET: self._reset,
             Op.FUNC_ATTRIBUTES: self._func_attributes,
+            Op.STREAM_CREATE: self._stream_create,
+            Op.STREAM_DESTROY: self._stream_destroy,
+            Op.EVENT_RECORD: self._event_record,
+            Op.STREAM_WAIT_EVENT: self._stream_wait_event,
+            Op.EVENT_ELAPSED: self._event_elapsed,
+            Op.HOST_ACCESS: self._host_access,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -80,15 +104,29 @@ class DeviceServer:
             return True
 
     def answer(self, op: int, payload: bytes) -> bytes:
-        """The reply to one request."""
+        """The reply to one request, with the changes to the protection of device memory it brought."""
         try:
             op = Op(op)
             if self.sticky is not None and op in _NEEDS_LIVE_CONTEXT:
-                return encode_reply(self.sticky)
-            return self._handlers[op](Reader(payload))
+                reply = encode_reply(self.sticky)
+            else:
+                reply = self._handlers[op](Reader(payload))
+            return self._with_protection(reply)
         except Exception as e:  # noqa: BLE001 - kept, and raised again when the program has ended
             self.failure = self.failure or e
             return encode_reply(STOP)
+
+    def _with_protection(self, reply: bytes) -> bytes:
+        """`reply` (made by `encode_reply` with no protection records) with the protection changes since the last."""
+        protection = self.device.heap.protection
+        if self.timeline.version != self._protected_version:
+            self._protected_version = self.timeline.version
+            protection.pending_work(op.host_use for op in self.timeline.pending if op.host_use is not None)
+        records = protection.take()
+        if not records:
+            return reply
+        status, length, _ = REPLY.unpack_from(reply)
+        return encode_reply(status, reply[REPLY.size : REPLY.size + length], records)
 
     # ------------------------------------------------------------------ start-up
 
@@ -130,47 +168,167 @@ class DeviceServer:
 
     def _free(self, r: Reader) -> bytes:
         address, kind, site = r.u64(), MemoryKind(r.u32()), r.site()
+        self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
         return encode_reply(self.checks.free(address, kind, site))
 
     def _memcpy(self, r: Reader) -> bytes:
-        dst, src, count, direction, site = r.u64(), r.u64(), r.u64(), r.u32(), r.site()
-        return encode_reply(self.checks.copy(dst, src, count, direction, site))
+        dst, src, count, direction, stream, is_async, site = r.u64(), r.u64(), r.u64(), r.u32(), r.u64(), r.u32(), r.site()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        status = self.checks.copy(dst, src, count, direction, site)
+        if status is CudaError.SUCCESS:
+            blocking = self._copy_blocks(dst, src, direction, bool(is_async))
+            self._queue(site, stream, Spans(((src, src + count),)), Spans(((dst, dst + count),)), blocking)
+        return encode_reply(status)
 
     def _memcpy_2d(self, r: Reader) -> bytes:
         dst, dpitch, src, spitch, width, height = (r.u64() for _ in range(6))
-        direction, site = r.u32(), r.site()
-        return encode_reply(self.checks.copy_2d(dst, dpitch, src, spitch, width, height, direction, site))
+        direction, stream, is_async, site = r.u32(), r.u64(), r.u32(), r.site()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        status = self.checks.copy_2d(dst, dpitch, src, spitch, width, height, direction, site)
+        if status is CudaError.SUCCESS:
+            reads = Spans(tuple((src + i * spitch, src + i * spitch + width) for i in range(height)))
+            writes = Spans(tuple((dst + i * dpitch, dst + i * dpitch + width) for i in range(height)))
+            self._queue(site, stream, reads, writes, self._copy_blocks(dst, src, direction, bool(is_async)))
+        return encode_reply(status)
 
     def _memset(self, r: Reader) -> bytes:
-        dst, _value, count, site = r.u64(), r.u32(), r.u64(), r.site()
-        return encode_reply(self.checks.memset(dst, count, site))
+        dst, _value, count, stream, is_async, site = r.u64(), r.u32(), r.u64(), r.u64(), r.u32(), r.site()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        status = self.checks.memset(dst, count, site)
+        if status is CudaError.SUCCESS:
+            # cudaMemset is asynchronous, except into managed or page-locked host memory.
+            blocking = not is_async and self._host_side(dst)
+            self._queue(site, stream, Spans(), Spans(((dst, dst + count),)), blocking)
+        return encode_reply(status)
+
+    def _host_side(self, address: int) -> bool:
+        """Whether `address` is memory the host can touch: pageable memory, or managed or page-locked memory."""
+        if self.device.arena_of(address) is None:
+            return True
+        block = self.device.heap.block_at(address)
+        return block.host_visible if block is not None else address in self.device.host_visible_variables
+
+    def _copy_blocks(self, dst: int, src: int, direction: int, is_async: bool) -> bool:
+        """Whether the host waits for a copy to end (the runtime API's "API synchronization behavior"):
+        `cudaMemcpy` does unless it copies device to device; `cudaMemcpyAsync` only into pageable memory."""
+        if is_async:
+            return self.device.arena_of(dst) is None
+        if direction == MemcpyKind.DEVICE_TO_DEVICE:
+            return False
+        return self._host_side(dst) or self._host_side(src)
+
+    def _queue(self, site: WireSite, stream: int, reads: Spans, writes: Spans, blocking: bool) -> None:
+        """A copy or memset that goes ahead, as an operation of the timeline; its races become findings."""
+        frame = self.device.source_lines.frame(site)
+        where = frame.where()
+        what = f"{site.call} {'at ' if where and not where.startswith('in ') else ''}{where}".rstrip()
+        op = Operation(what, None, Footprint(reads, writes), lambda _address, _write: frame.site())
+        self._issue(stream, op, blocking)
+
+    def _issue(self, stream: int, op: Operation, blocking: bool) -> None:
+        """Queue `op` on the timeline; its races become findings."""
+        visible = [b.allocation for b in self.device.heap.host_visible()]
+        op.host_use = host_pages(op.footprint, visible) if visible else None
+        self.device.findings.extend(self.timeline.issue(stream, op, blocking))
 
     # ------------------------------------------------------------------ launches and the context
 
     def _launch(self, r: Reader) -> bytes:
-        host_fun, grid, block, shared_bytes, _stream = r.u64(), r.dims(), r.dims(), r.u64(), r.u64()
+        host_fun, grid, block, shared_bytes, stream = r.u64(), r.dims(), r.dims(), r.u64(), r.u64()
         site, params = r.site(), r.bytes()
         name = self.functions.get(host_fun)
         if name is None:
             return encode_reply(CudaError.INVALID_DEVICE_FUNCTION)
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         frame = self.device.source_lines.frame(site)
         self.device.launches += 1
+        footprint = LaunchFootprint(budget=self.device.limits.max_memory // 8)
         try:
-            status = run_launch(self.device, name, grid, block, shared_bytes, params, frame)
+            status = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint])
         except UserError as e:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
+        launch = launch_record(self.device, name, grid, block, frame)
+        where = launch["host"]
+        what = f"kernel {launch['kernel']} (launched {'at ' if where and not where.startswith('in ') else ''}{where})"
+        self._issue(stream, Operation(what, None, footprint.footprint(), footprint.site, launch=launch), blocking=False)
+        self.partial_footprints += not footprint.complete
         if status in STICKY:
             self.sticky = CudaError(status)
             return encode_reply(CudaError.SUCCESS)
         return encode_reply(status)
 
     def _synchronize(self, r: Reader) -> bytes:
+        what, handle = Wait(r.u32()), r.u64()
+        if what is Wait.DEVICE:
+            self.timeline.host_waits_for_device()
+        elif what is Wait.STREAM:
+            if not self.timeline.known_stream(handle):
+                return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+            self.timeline.host_waits_for_stream(handle)
+        else:
+            self.timeline.host_waits_for_event(handle)
         return encode_reply(CudaError.SUCCESS)
 
+    # ------------------------------------------------------------------ streams and events
+
+    def _stream_create(self, r: Reader) -> bytes:
+        handle, flags = r.u64(), r.u32()
+        self.timeline.create_stream(handle, non_blocking=bool(flags & 1))
+        return encode_reply(CudaError.SUCCESS)
+
+    def _stream_destroy(self, r: Reader) -> bytes:
+        handle = r.u64()
+        if not self.timeline.known_stream(handle) or self.timeline.built_in(handle):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        self.timeline.destroy_stream(handle)
+        return encode_reply(CudaError.SUCCESS)
+
+    def _event_record(self, r: Reader) -> bytes:
+        event, stream = r.u64(), r.u64()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        self.timeline.record_event(event, stream)
+        self.event_times[event] = self.device.simulated_seconds
+        return encode_reply(CudaError.SUCCESS)
+
+    def _stream_wait_event(self, r: Reader) -> bytes:
+        stream, event = r.u64(), r.u64()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        self.timeline.wait_event(stream, event)
+        return encode_reply(CudaError.SUCCESS)
+
+    def _event_elapsed(self, r: Reader) -> bytes:
+        """The simulated time of the kernels run between the two records (`Device.simulated_seconds`)."""
+        start, end = self.event_times.get(r.u64()), self.event_times.get(r.u64())
+        if start is None or end is None:
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        return encode_reply(CudaError.SUCCESS, struct.pack("<f", (end - start) * 1000.0))
+
     def _reset(self, r: Reader) -> bytes:
+        self.timeline.host_waits_for_device()
         self.device.reset(r.site())
         self.sticky = None
+        return encode_reply(CudaError.SUCCESS)
+
+    def _host_access(self, r: Reader) -> bytes:
+        """The host code touched a protected page: a race with pending work, or an access a GPU's host could not
+        make (HOST_FAULT: the program then crashes, as it would)."""
+        address, write, site = r.u64(), bool(r.u32()), r.site()
+        frame = self.device.source_lines.frame(site)
+        block = self.device.heap.block_at(address)
+        if block is None or not block.host_visible or block.freed_at is not None:
+            self.checks.host_fault(address, write, block, site)
+            return encode_reply(HOST_FAULT)
+        race = self.timeline.host_access(address, write, frame.site())
+        if race is not None:
+            self.device.findings.add(race)
+        self.device.heap.protection.opened(address >> PAGE_SHIFT)
         return encode_reply(CudaError.SUCCESS)
 
     def _unsupported(self, r: Reader) -> bytes:

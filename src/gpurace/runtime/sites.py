@@ -67,6 +67,14 @@ class HostFrame:
         )
 
 
+_SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
+
+
+def _system_object(path: str) -> bool:
+    """Whether object file `path` is one of the system's libraries (libc, libstdc++, ...)."""
+    return path.startswith(_SYSTEM_DIRS)
+
+
 class SourceLines:
     """Turns wire sites into `HostFrame`s with `addr2line`, remembering each address's answer.
 
@@ -79,9 +87,13 @@ class SourceLines:
         self._addr2line = shutil.which("addr2line")
 
     def frame(self, site: WireSite) -> HostFrame:
-        """The innermost position of `site`'s stack in the user's code (else the innermost known one)."""
+        """The innermost position of `site`'s stack in the user's code (else the innermost known one). Frames
+        in the system's libraries (libc calling `main`, a `memcpy` the program called) are left out: they are
+        never the user's code, even when their line information is installed."""
         fallback: Position | None = None
         for address, path in site.frames:
+            if _system_object(path):
+                continue
             for function, loc in self._positions(path, address):
                 if loc is not None and not is_library_file(loc.file):
                     return HostFrame(site.call, function, loc)

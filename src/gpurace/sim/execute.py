@@ -400,12 +400,19 @@ class Decoder:
     # ------------------------------------------------------------------ memory
 
     def address(self, op) -> Callable[[np.ndarray], np.ndarray]:
-        """idx -> (space-relative or generic) uint64 addresses of a memory operand."""
+        """idx -> (space-relative or generic) uint64 addresses of a memory operand.
+
+        A 32-bit register holds a 32-bit address (a shared-window or `.shared` address), and the sum of it
+        and the offset wraps at 32 bits as the hardware's does: `[%r4+68]` with %r4 = -64 is address 4.
+        """
         op = self.memory_operand(op)
         off = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
         if isinstance(op.base, Reg):
             slot = self.state.slot(self.fn, op.base)
             regs = self.state.regs
+            if self.program.reg_types[slot].itemsize <= 4:
+                mask = np.uint64(0xFFFFFFFF)
+                return lambda idx: (regs[slot][idx].astype(np.uint64) + off) & mask
             return lambda idx: regs[slot][idx].astype(np.uint64) + off
         if isinstance(op.base, Sym):
             sym = self.symbol_value(op.base.name)

@@ -10,9 +10,14 @@
  * process inherited; the constructor maps them at the addresses the
  * simulator gives the global and constant spaces, so a device pointer is
  * the same number here and in the simulator, and a copy the server approved
- * is a plain memmove. Calls with no device meaning (streams, events, device
- * properties, error strings) are answered here. Asynchronous calls run
- * synchronously. Calls this runtime does not implement stop the program
+ * is a plain memmove. The program's mapping of the global arena is
+ * protected page by page as the server says (with each reply), and the
+ * accesses its host code makes to protected pages are caught (SIGSEGV) and
+ * sent to the server (HOST_ACCESS): host code touching device memory, or
+ * memory a kernel or copy may still be using (`gpurace/runtime/protection.py`).
+ * This runtime's own copies go through a second, unprotected mapping.
+ * Calls with no device meaning (device properties, error strings) are
+ * answered here. Calls this runtime does not implement stop the program
  * (exit 2) after telling the server which call it was and where
  * (`unsupported_calls.h`).
  *
@@ -28,12 +33,14 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -203,11 +210,27 @@ enum {
     OP_MEMCPY_2D = 10,
     OP_RESET = 11,
     OP_FUNC_ATTRIBUTES = 12,
+    OP_STREAM_CREATE = 13,
+    OP_STREAM_DESTROY = 14,
+    OP_EVENT_RECORD = 15,
+    OP_STREAM_WAIT_EVENT = 16,
+    OP_EVENT_ELAPSED = 17,
+    OP_HOST_ACCESS = 18,
 };
 
 #define STOP (-1)
+#define HOST_FAULT 1
 
 enum { KIND_DEVICE = 0, KIND_MANAGED = 1, KIND_HOST = 2 };
+enum { WAIT_DEVICE = 0, WAIT_STREAM = 1, WAIT_EVENT = 2 };
+enum { SYNC = 0, ASYNC = 1 };
+
+/* Stream handles with a meaning of their own: stream 0 and cudaStreamLegacy are the legacy default stream,
+   cudaStreamPerThread the per-thread one, which the _ptds/_ptsz variants (nvcc --default-stream per-thread)
+   use for stream 0. */
+#define LEGACY_STREAM ((void *)0)
+#define PER_THREAD_STREAM ((void *)2)
+#define PER_THREAD(stream) ((stream) == LEGACY_STREAM ? PER_THREAD_STREAM : (stream))
 enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
 
 /* The virtual device: an sm_75-class GPU (see the README); its compute capability and its opt-in
@@ -233,6 +256,7 @@ static struct {
     int socket;
     uintptr_t global_base, const_base;
     size_t global_bytes, const_bytes;
+    uint8_t *global_alias; /* the same memory as global_base, never protected: this runtime's own view of it */
     int compute_capability;
     size_t shared_optin;
     pthread_mutex_t lock; /* one request at a time on the socket; also guards the tables below */
@@ -349,16 +373,24 @@ static void recv_all(void *p, size_t n) {
 static cudaError_t exchange(uint32_t op, struct buf *req, uint8_t **reply) {
     uint32_t header[2] = {op, (uint32_t)req->len};
     int32_t status;
-    uint32_t length;
+    uint32_t length, nprotect;
     send_all(header, sizeof header);
     send_all(req->data, req->len);
     free(req->data);
     req->data = NULL;
     recv_all(&status, 4);
     recv_all(&length, 4);
+    recv_all(&nprotect, 4);
     uint8_t *payload = malloc(length ? length : 1);
     if (!payload) die("%s", "out of host memory");
     recv_all(payload, length);
+    for (uint32_t i = 0; i < nprotect; i++) {
+        struct __attribute__((packed)) { uint64_t start, length; uint32_t prot; } r;
+        recv_all(&r, sizeof r);
+        if (r.start < rt.global_base || r.start - rt.global_base + r.length > rt.global_bytes ||
+            mprotect((void *)(uintptr_t)r.start, r.length, (int)r.prot) != 0)
+            die("%s", "cannot protect the simulated device memory as the gpurace process asked");
+    }
     if (status == STOP) { /* gpurace cannot go on with this program and has said why */
         fflush(NULL);
         _exit(2);
@@ -414,7 +446,7 @@ static uint64_t env_number(const char *name, int base) {
 }
 
 static void map_arena(const char *fd_var, const char *base_var, const char *bytes_var, uintptr_t *base,
-                      size_t *bytes) {
+                      size_t *bytes, uint8_t **alias) {
     int fd = (int)env_number(fd_var, 10);
     *base = (uintptr_t)env_number(base_var, 16);
     *bytes = (size_t)env_number(bytes_var, 10);
@@ -425,14 +457,55 @@ static void map_arena(const char *fd_var, const char *base_var, const char *byte
             "this process, or the memory limit is too low",
             getenv(base_var));
     }
+    if (alias) {
+        *alias = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (*alias == MAP_FAILED) die("%s", "cannot map the simulated device memory a second time (memory limit?)");
+    }
     close(fd);
+}
+
+/* This runtime's own view of `p`: through the unprotected mapping when it is device memory. */
+static void *view(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    if (a >= rt.global_base && a - rt.global_base < rt.global_bytes) return rt.global_alias + (a - rt.global_base);
+    return (void *)p;
+}
+
+/* The program's host code touched a protected page of device memory: ask the server whether that is a bug
+   (it records the finding) and go on, or crash as the access would on a GPU's host. The site's first frame
+   is the faulting instruction itself (its address + 1, as frames are return addresses). */
+static void on_fault(int sig, siginfo_t *info, void *context) {
+    uintptr_t address = (uintptr_t)info->si_addr;
+    if (address < rt.global_base || address - rt.global_base >= rt.global_bytes) {
+        signal(sig, SIG_DFL); /* not ours: the program's own crash, which happens again on return */
+        return;
+    }
+    ucontext_t *uc = context;
+    int write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+    void *pc = (void *)uc->uc_mcontext.gregs[REG_RIP];
+    struct stack site, all;
+    capture(&all);
+    site.n = 0;
+    site.frames[site.n++] = (uint8_t *)pc + 1;
+    int i = 0;
+    while (i < all.n && all.frames[i] != pc) i++;
+    for (i = i < all.n ? i + 1 : 0; i < all.n && site.n < MAX_FRAMES; i++) site.frames[site.n++] = all.frames[i];
+    struct buf b = {0};
+    put_u64(&b, address);
+    put_u32(&b, (uint32_t)write);
+    put_site(&b, write ? "write" : "read", &site);
+    if (request(OP_HOST_ACCESS, &b, NULL) == HOST_FAULT) signal(sig, SIG_DFL);
 }
 
 static void start(void) {
     if (readlink("/proc/self/exe", rt.exe, sizeof rt.exe - 1) < 0) rt.exe[0] = 0;
     rt.socket = (int)env_number("GPURACE_RUNTIME_FD", 10);
-    map_arena("GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES", &rt.global_base, &rt.global_bytes);
-    map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes);
+    map_arena("GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES", &rt.global_base, &rt.global_bytes,
+              &rt.global_alias);
+    map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes, NULL);
+    struct sigaction action = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_NODEFER};
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGSEGV, &action, NULL);
     rt.compute_capability = (int)env_number("GPURACE_DEVICE_CC", 10);
     rt.shared_optin = (size_t)env_number("GPURACE_DEVICE_SHARED_OPTIN", 10);
     /* Programs this one starts are not under gpurace: they must not inherit the connection. */
@@ -725,7 +798,8 @@ EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigne
     return cudaSuccess;
 }
 
-static cudaError_t copy(void *dst, const void *src, size_t count, int kind, const char *call) {
+static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void *stream, int async,
+                        const char *call) {
     if (rt.sticky) return rt.sticky;
     if (count == 0) return cudaSuccess;
     struct buf b = {0};
@@ -733,23 +807,24 @@ static cudaError_t copy(void *dst, const void *src, size_t count, int kind, cons
     put_u64(&b, (uintptr_t)src);
     put_u64(&b, count);
     put_u32(&b, (uint32_t)kind);
+    put_u64(&b, (uintptr_t)stream);
+    put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     cudaError_t status = request(OP_MEMCPY, &b, NULL);
-    if (status == cudaSuccess) memmove(dst, src, count);
+    if (status == cudaSuccess) memmove(view(dst), view(src), count);
     return record(status);
 }
 
 EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, int kind) {
-    return copy(dst, src, count, kind, "cudaMemcpy");
+    return copy(dst, src, count, kind, LEGACY_STREAM, SYNC, "cudaMemcpy");
 }
 
 EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int kind, void *stream) {
-    (void)stream;
-    return copy(dst, src, count, kind, "cudaMemcpyAsync");
+    return copy(dst, src, count, kind, stream, ASYNC, "cudaMemcpyAsync");
 }
 
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                           int kind, const char *call) {
+                           int kind, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
     if (width == 0 || height == 0) return cudaSuccess;
     struct buf b = {0};
@@ -760,23 +835,24 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
     put_u64(&b, width);
     put_u64(&b, height);
     put_u32(&b, (uint32_t)kind);
+    put_u64(&b, (uintptr_t)stream);
+    put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     cudaError_t status = request(OP_MEMCPY_2D, &b, NULL);
     if (status == cudaSuccess)
         for (size_t row = 0; row < height; row++)
-            memmove((uint8_t *)dst + row * dpitch, (const uint8_t *)src + row * spitch, width);
+            memmove(view((uint8_t *)dst + row * dpitch), view((const uint8_t *)src + row * spitch), width);
     return record(status);
 }
 
 EXPORT cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                 size_t height, int kind) {
-    return copy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2D");
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, LEGACY_STREAM, SYNC, "cudaMemcpy2D");
 }
 
 EXPORT cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                      size_t height, int kind, void *stream) {
-    (void)stream;
-    return copy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync");
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, stream, ASYNC, "cudaMemcpy2DAsync");
 }
 
 /* The device address of a registered __device__/__constant__ variable, or 0. */
@@ -790,32 +866,31 @@ static uint64_t symbol_address(const void *symbol, size_t *size) {
 }
 
 static cudaError_t copy_symbol(const void *symbol, void *host, size_t count, size_t offset, int kind, int to_symbol,
-                               const char *call) {
+                               void *stream, int async, const char *call) {
     size_t size;
     uint64_t address = symbol_address(symbol, &size);
     if (!address) return record(cudaErrorInvalidSymbol);
     void *device = (void *)(uintptr_t)(address + offset);
-    return to_symbol ? copy(device, host, count, kind, call) : copy(host, device, count, kind, call);
+    return to_symbol ? copy(device, host, count, kind, stream, async, call)
+                     : copy(host, device, count, kind, stream, async, call);
 }
 
 EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset, int kind) {
-    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, "cudaMemcpyToSymbol");
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, LEGACY_STREAM, SYNC, "cudaMemcpyToSymbol");
 }
 
 EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, int kind) {
-    return copy_symbol(symbol, dst, count, offset, kind, 0, "cudaMemcpyFromSymbol");
+    return copy_symbol(symbol, dst, count, offset, kind, 0, LEGACY_STREAM, SYNC, "cudaMemcpyFromSymbol");
 }
 
 EXPORT cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset, int kind,
                                            void *stream) {
-    (void)stream;
-    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, "cudaMemcpyToSymbolAsync");
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, stream, ASYNC, "cudaMemcpyToSymbolAsync");
 }
 
 EXPORT cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset, int kind,
                                              void *stream) {
-    (void)stream;
-    return copy_symbol(symbol, dst, count, offset, kind, 0, "cudaMemcpyFromSymbolAsync");
+    return copy_symbol(symbol, dst, count, offset, kind, 0, stream, ASYNC, "cudaMemcpyFromSymbolAsync");
 }
 
 EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
@@ -831,84 +906,99 @@ EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
     return cudaSuccess;
 }
 
-static cudaError_t fill(void *dst, int value, size_t count, const char *call) {
+static cudaError_t fill(void *dst, int value, size_t count, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
     if (count == 0) return cudaSuccess;
     struct buf b = {0};
     put_u64(&b, (uintptr_t)dst);
     put_u32(&b, (uint32_t)value);
     put_u64(&b, count);
+    put_u64(&b, (uintptr_t)stream);
+    put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     cudaError_t status = request(OP_MEMSET, &b, NULL);
-    if (status == cudaSuccess) memset(dst, value, count);
+    if (status == cudaSuccess) memset(view(dst), value, count);
     return record(status);
 }
 
 EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
-    return fill(devPtr, value, count, "cudaMemset");
+    return fill(devPtr, value, count, LEGACY_STREAM, SYNC, "cudaMemset");
 }
 
 EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *stream) {
-    (void)stream;
-    return fill(devPtr, value, count, "cudaMemsetAsync");
+    return fill(devPtr, value, count, stream, ASYNC, "cudaMemsetAsync");
 }
 
 /* ------------------------------------------------------------------------ */
-/* Synchronisation, streams and events (everything already ran: calls are synchronous) */
+/* Synchronisation, streams and events: the device server orders them (streams.py) */
 /* ------------------------------------------------------------------------ */
 
-static cudaError_t synchronize(const char *call) {
+static cudaError_t wait_for(uint32_t what, const void *handle, const char *call) {
     if (rt.sticky) return rt.sticky;
     struct buf b = {0};
+    put_u32(&b, what);
+    put_u64(&b, (uintptr_t)handle);
     put_site(&b, call, NULL);
     return record(request(OP_SYNCHRONIZE, &b, NULL));
 }
 
-EXPORT cudaError_t cudaDeviceSynchronize(void) { return synchronize("cudaDeviceSynchronize"); }
-
-EXPORT cudaError_t cudaStreamSynchronize(void *stream) {
-    (void)stream;
-    return synchronize("cudaStreamSynchronize");
+/* A request about streams or events: `a` and `b` as the operation's payload takes them. */
+static cudaError_t handles(uint32_t op, const void *a, const void *b_handle) {
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)a);
+    put_u64(&b, (uintptr_t)b_handle);
+    return record(request(op, &b, NULL));
 }
 
-struct event {
-    int recorded;
-};
+EXPORT cudaError_t cudaDeviceSynchronize(void) { return wait_for(WAIT_DEVICE, NULL, "cudaDeviceSynchronize"); }
 
-EXPORT cudaError_t cudaStreamCreate(void **stream) {
+EXPORT cudaError_t cudaStreamSynchronize(void *stream) {
+    return wait_for(WAIT_STREAM, stream, "cudaStreamSynchronize");
+}
+
+/* Everything queued has already run, so a query always finds the work done: the host learns that it is. */
+EXPORT cudaError_t cudaStreamQuery(void *stream) { return wait_for(WAIT_STREAM, stream, "cudaStreamQuery"); }
+
+EXPORT cudaError_t cudaStreamCreateWithFlags(void **stream, unsigned int flags) {
     if (!stream) return record(cudaErrorInvalidValue);
-    *stream = malloc(1); /* a unique, opaque handle */
+    if (rt.sticky) return rt.sticky;
+    void *handle = malloc(1); /* a unique, opaque handle */
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)handle);
+    put_u32(&b, flags);
+    cudaError_t status = record(request(OP_STREAM_CREATE, &b, NULL));
+    if (status != cudaSuccess) {
+        free(handle);
+        return status;
+    }
+    *stream = handle;
     return cudaSuccess;
 }
 
-EXPORT cudaError_t cudaStreamCreateWithFlags(void **stream, unsigned int flags) {
-    (void)flags;
-    return cudaStreamCreate(stream);
-}
+EXPORT cudaError_t cudaStreamCreate(void **stream) { return cudaStreamCreateWithFlags(stream, 0); }
 
 EXPORT cudaError_t cudaStreamCreateWithPriority(void **stream, unsigned int flags, int priority) {
-    (void)flags, (void)priority;
-    return cudaStreamCreate(stream);
+    (void)priority;
+    return cudaStreamCreateWithFlags(stream, flags);
 }
 
 EXPORT cudaError_t cudaStreamDestroy(void *stream) {
-    if ((uintptr_t)stream > 2) free(stream); /* 0, cudaStreamLegacy and cudaStreamPerThread are not created */
-    return cudaSuccess;
-}
-
-EXPORT cudaError_t cudaStreamQuery(void *stream) {
-    (void)stream;
-    return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)stream);
+    cudaError_t status = record(request(OP_STREAM_DESTROY, &b, NULL));
+    if (status == cudaSuccess) free(stream);
+    return status;
 }
 
 EXPORT cudaError_t cudaStreamWaitEvent(void *stream, void *event, unsigned int flags) {
-    (void)stream, (void)flags;
-    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+    (void)flags;
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    return handles(OP_STREAM_WAIT_EVENT, stream, event);
 }
 
 EXPORT cudaError_t cudaEventCreate(void **event) {
     if (!event) return record(cudaErrorInvalidValue);
-    *event = calloc(1, sizeof(struct event));
+    *event = malloc(1); /* a unique, opaque handle; the server keeps what is recorded on it */
     return cudaSuccess;
 }
 
@@ -918,28 +1008,37 @@ EXPORT cudaError_t cudaEventCreateWithFlags(void **event, unsigned int flags) {
 }
 
 EXPORT cudaError_t cudaEventRecord(void *event, void *stream) {
-    (void)stream;
     if (!event) return record(cudaErrorInvalidResourceHandle);
-    ((struct event *)event)->recorded = 1;
-    return cudaSuccess;
+    return handles(OP_EVENT_RECORD, event, stream);
+}
+
+EXPORT cudaError_t cudaEventRecordWithFlags(void *event, void *stream, unsigned int flags) {
+    (void)flags;
+    return cudaEventRecord(event, stream);
 }
 
 EXPORT cudaError_t cudaEventQuery(void *event) {
-    return event ? cudaSuccess : record(cudaErrorInvalidResourceHandle);
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    return wait_for(WAIT_EVENT, event, "cudaEventQuery");
 }
 
 EXPORT cudaError_t cudaEventSynchronize(void *event) {
     if (!event) return record(cudaErrorInvalidResourceHandle);
-    return synchronize("cudaEventSynchronize");
+    return wait_for(WAIT_EVENT, event, "cudaEventSynchronize");
 }
 
-/* The simulation has no clock: every interval between two recorded events is 0 ms (see the README). */
+/* The simulated time of the kernels run between the two records (device.py): not a GPU's time. */
 EXPORT cudaError_t cudaEventElapsedTime(float *ms, void *start, void *end) {
     if (!ms) return record(cudaErrorInvalidValue);
-    if (!start || !end || !((struct event *)start)->recorded || !((struct event *)end)->recorded)
-        return record(cudaErrorInvalidResourceHandle);
-    *ms = 0.0f;
-    return cudaSuccess;
+    if (!start || !end) return record(cudaErrorInvalidResourceHandle);
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, (uintptr_t)start);
+    put_u64(&b, (uintptr_t)end);
+    cudaError_t status = request(OP_EVENT_ELAPSED, &b, &reply);
+    if (status == cudaSuccess) memcpy(ms, reply, sizeof *ms);
+    free(reply);
+    return record(status);
 }
 
 EXPORT cudaError_t cudaEventDestroy(void *event) {
@@ -1216,26 +1315,79 @@ EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Per-thread default stream variants (nvcc --default-stream per-thread): the same calls here */
+/* Per-thread default stream variants (nvcc --default-stream per-thread): stream 0 is the per-thread stream */
 /* ------------------------------------------------------------------------ */
 
-#define SAME_AS(name, target) EXPORT __typeof__(target) name __attribute__((alias(#target)));
-SAME_AS(__cudaLaunchKernel_ptsz, __cudaLaunchKernel)
-SAME_AS(cudaLaunchKernel_ptsz, cudaLaunchKernel)
-SAME_AS(cudaMemcpy_ptds, cudaMemcpy)
-SAME_AS(cudaMemcpyAsync_ptsz, cudaMemcpyAsync)
-SAME_AS(cudaMemcpy2D_ptds, cudaMemcpy2D)
-SAME_AS(cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync)
-SAME_AS(cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol)
-SAME_AS(cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol)
-SAME_AS(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync)
-SAME_AS(cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync)
-SAME_AS(cudaMemset_ptds, cudaMemset)
-SAME_AS(cudaMemsetAsync_ptsz, cudaMemsetAsync)
-SAME_AS(cudaStreamSynchronize_ptsz, cudaStreamSynchronize)
-SAME_AS(cudaStreamQuery_ptsz, cudaStreamQuery)
-SAME_AS(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent)
-SAME_AS(cudaEventRecord_ptsz, cudaEventRecord)
+EXPORT cudaError_t __cudaLaunchKernel_ptsz(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                           void *stream) {
+    return launch(kernel, gridDim, blockDim, args, sharedMem, PER_THREAD(stream));
+}
+
+EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                         void *stream) {
+    return launch(func, gridDim, blockDim, args, sharedMem, PER_THREAD(stream));
+}
+
+EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, int kind) {
+    return copy(dst, src, count, kind, PER_THREAD_STREAM, SYNC, "cudaMemcpy");
+}
+
+EXPORT cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, int kind, void *stream) {
+    return copy(dst, src, count, kind, PER_THREAD(stream), ASYNC, "cudaMemcpyAsync");
+}
+
+EXPORT cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                     size_t height, int kind) {
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, PER_THREAD_STREAM, SYNC, "cudaMemcpy2D");
+}
+
+EXPORT cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                                          size_t height, int kind, void *stream) {
+    return copy_2d(dst, dpitch, src, spitch, width, height, kind, PER_THREAD(stream), ASYNC, "cudaMemcpy2DAsync");
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count, size_t offset, int kind) {
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, PER_THREAD_STREAM, SYNC, "cudaMemcpyToSymbol");
+}
+
+EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset, int kind) {
+    return copy_symbol(symbol, dst, count, offset, kind, 0, PER_THREAD_STREAM, SYNC, "cudaMemcpyFromSymbol");
+}
+
+EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count, size_t offset,
+                                                int kind, void *stream) {
+    return copy_symbol(symbol, (void *)src, count, offset, kind, 1, PER_THREAD(stream), ASYNC,
+                       "cudaMemcpyToSymbolAsync");
+}
+
+EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count, size_t offset, int kind,
+                                                  void *stream) {
+    return copy_symbol(symbol, dst, count, offset, kind, 0, PER_THREAD(stream), ASYNC, "cudaMemcpyFromSymbolAsync");
+}
+
+EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count) {
+    return fill(devPtr, value, count, PER_THREAD_STREAM, SYNC, "cudaMemset");
+}
+
+EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, void *stream) {
+    return fill(devPtr, value, count, PER_THREAD(stream), ASYNC, "cudaMemsetAsync");
+}
+
+EXPORT cudaError_t cudaStreamSynchronize_ptsz(void *stream) {
+    return wait_for(WAIT_STREAM, PER_THREAD(stream), "cudaStreamSynchronize");
+}
+
+EXPORT cudaError_t cudaStreamQuery_ptsz(void *stream) {
+    return wait_for(WAIT_STREAM, PER_THREAD(stream), "cudaStreamQuery");
+}
+
+EXPORT cudaError_t cudaStreamWaitEvent_ptsz(void *stream, void *event, unsigned int flags) {
+    return cudaStreamWaitEvent(PER_THREAD(stream), event, flags);
+}
+
+EXPORT cudaError_t cudaEventRecord_ptsz(void *event, void *stream) {
+    return cudaEventRecord(event, PER_THREAD(stream));
+}
 
 /* ------------------------------------------------------------------------ */
 /* Everything else NVIDIA's runtime exports: stop with the call's name and site */
