@@ -211,8 +211,7 @@ def _check_schedules(
             first = report
         schedule = describe_schedule(index, policy)
         new = union.add(report, schedule=schedule)
-        work = {key: report.stats[key] for key in ("steps", "thread_instructions")}
-        runs.append({**schedule, **work, "findings": len(report.findings), "new": new})
+        runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
         for key in totals:
             totals[key] += report.stats[key]
         if options["limits"].expired():

@@ -158,8 +158,8 @@ def test_an_internal_error_stops_the_program_and_is_kept(server, monkeypatch):
 
 
 def test_an_unsupported_call_is_recorded(server):
-    assert ask(server, Op.UNSUPPORTED, site("cudaMallocPitch"))[0] == CudaError.SUCCESS
-    assert server.errors == ["cudaMallocPitch is not supported by gpurace's simulated CUDA runtime; the program was stopped"]
+    assert ask(server, Op.UNSUPPORTED, site("cudaHostRegister"))[0] == CudaError.SUCCESS
+    assert server.errors == ["cudaHostRegister is not supported by gpurace's simulated CUDA runtime; the program was stopped"]
 
 
 def test_memory_requests(server):

@@ -17,7 +17,7 @@ share one `Device`:
 * `findings`: the `FindingSet` every finding of the run goes into, from the
   host side and from every checked launch; `launches` counts the launches so
   far, `checked_launches` those checked, and `simulated_seconds` is the time
-  they took on the virtual device (`SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND`);
+  they took on the virtual device (`SIMULATED_CLOCK_HZ`);
 * `check_options`: how each launch is checked (`detector`, `model`,
   `schedules`, `seed`, `max_steps`, `shadow_cells`, as `gpurace.check.check` takes them);
   `launch_filter` which launches are (`filters.LaunchFilter`), and
@@ -62,10 +62,11 @@ from gpurace.sim.memory.layout import (
 )
 from gpurace.sim.program import build_program
 
-SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND = 40 * 32 * 1_590_000_000
-"""The virtual device's nominal speed, for the times `cudaEventElapsedTime` reports: one warp instruction per
-cycle on each of its 40 SMs at 1.59 GHz (the SM count and clock rate the shim reports). Simulated time, not a
-GPU's: it counts the instructions the kernels executed, so the same program always reports the same times."""
+SIMULATED_CLOCK_HZ = 1_000_000
+"""The virtual device's clock: one scheduler step of the simulator is one cycle, and one microsecond (what
+`%clock` and `%globaltimer` read, and the clock rate the shim reports, 1 MHz). `cudaEventElapsedTime` reports
+the kernels' steps at this rate: simulated time, not a GPU's, the same in every run of a program; a kernel
+that spins until `clock()` has advanced by the clock rate times some milliseconds spins that long in it."""
 
 MAX_GLOBAL_ARENA_BYTES = 64 << 30
 CONST_ARENA_BYTES = 4 << 20
@@ -109,7 +110,7 @@ class Device:
         self.findings = FindingSet()
         self.launches = 0
         self.checked_launches = 0
-        self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND)
+        self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_CLOCK_HZ)
         self.heap = Heap(self.global_arena)
         self._kernels: dict[str, int] = {}
         for index, module in enumerate(self.modules):
@@ -214,6 +215,8 @@ class Device:
             place_module_variables(scratch, module)
         except MemoryError:
             raise UserError(self._too_large(module)) from None
+        except UserError as e:
+            raise UserError(f"{module.source_path}: {e}") from None
         placed: dict[str, Allocation] = {}
         for var in module.variables:
             if var.space not in ("global", "const") or var.linkage == "extern":

@@ -38,7 +38,7 @@ from gpurace.detect.findings import ERROR, Finding
 from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
-from gpurace.runtime.device import SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND, Device
+from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
@@ -106,8 +106,8 @@ def run_launch(
         findings = [_launch_error(invalid, site)]
         status = CudaError.INVALID_CONFIGURATION
     else:
-        findings, work = _execute(device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None)
-        device.simulated_seconds += work / SIMULATED_THREAD_INSTRUCTIONS_PER_SECOND
+        findings, steps = _execute(device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None)
+        device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
     if left_out_by is None:
         device.checked_launches += 1
@@ -124,7 +124,7 @@ def _execute(
 ) -> tuple[list[Finding], int]:
     """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
     command) or only simulated. The findings, of which the simulator's own decide the launch's CUDA error, and
-    the thread-instructions of the run whose memory the program keeps."""
+    the scheduler steps of the run whose memory the program keeps (its simulated time)."""
     module = device.module_of(mangled)
     memory = DeviceMemory(
         device.global_table,
@@ -141,14 +141,14 @@ def _execute(
     if checked:
         report = check(module, **launch, **device.check_options)
         first_run = report.stats.get("schedules", [report.stats])[0]  # one schedule: the report is its run's
-        findings, work = report.findings + init_check.finish(), first_run["thread_instructions"]
+        findings, steps = report.findings + init_check.finish(), first_run["steps"]
     else:
         # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
         same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
         result = simulate(module, **launch, **same_run)
-        findings, work = result.findings, result.stats.thread_instructions
+        findings, steps = result.findings, result.stats.steps
     init_check.commit()
-    return findings, work
+    return findings, steps
 
 
 def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: int) -> str | None:

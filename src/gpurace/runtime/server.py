@@ -43,6 +43,7 @@ from gpurace.runtime.protocol import (
 )
 from gpurace.runtime.protection import host_pages
 from gpurace.runtime.streams import Operation, Timeline
+from gpurace.sim.printf import DeviceOutput
 
 _NEEDS_LIVE_CONTEXT = frozenset(
     {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
@@ -247,8 +248,9 @@ class DeviceServer:
         frame = self.device.source_lines.frame(site)
         self.device.launches += 1
         footprint = LaunchFootprint(budget=self.device.limits.max_memory // 8)
+        output = DeviceOutput()
         try:
-            status = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint])
+            status = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output])
         except UserError as e:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
@@ -257,10 +259,11 @@ class DeviceServer:
         what = f"kernel {launch['kernel']} (launched {'at ' if where and not where.startswith('in ') else ''}{where})"
         self._issue(stream, Operation(what, None, footprint.footprint(), footprint.site, launch=launch), blocking=False)
         self.partial_footprints += not footprint.complete
+        printed = output.text().encode()
         if status in STICKY:
             self.sticky = CudaError(status)
-            return encode_reply(CudaError.SUCCESS)
-        return encode_reply(status)
+            return encode_reply(CudaError.SUCCESS, printed)
+        return encode_reply(status, printed)
 
     def _synchronize(self, r: Reader) -> bytes:
         what, handle = Wait(r.u32()), r.u64()

@@ -18,6 +18,7 @@ and `block` are None, `warp`, `lane` and `pc` -1, `op` the call's name and
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -75,6 +76,14 @@ def _system_object(path: str) -> bool:
     return path.startswith(_SYSTEM_DIRS)
 
 
+def _compiler_file(path: str) -> bool:
+    """Whether `path` is one of nvcc's intermediate files (`/tmp/tmpxft_..._app.cudafe1.cpp`): the debug
+    information of some inline and template host functions points there rather than at the user's source,
+    whose line it does not give; the frame that called them is the user's."""
+    name = os.path.basename(path)
+    return name.startswith("tmpxft_") and ".cudafe1." in name
+
+
 class SourceLines:
     """Turns wire sites into `HostFrame`s with `addr2line`, remembering each address's answer.
 
@@ -95,7 +104,7 @@ class SourceLines:
             if _system_object(path):
                 continue
             for function, loc in self._positions(path, address):
-                if loc is not None and not is_library_file(loc.file):
+                if loc is not None and not is_library_file(loc.file) and not _compiler_file(loc.file):
                     return HostFrame(site.call, function, loc)
                 fallback = fallback or (function, loc)
         function, loc = fallback or ("", None)

@@ -23,6 +23,7 @@ from gpurace.sim.engine import RUN, WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
+from gpurace.sim.printf import printf_handler
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
 
@@ -824,7 +825,7 @@ class Decoder:
         pc = self.pc
         nxt = pc + 1
         if callee == "vprintf":
-            return lambda idx: nxt  # output is not reproduced; printf has no effect on memory races
+            return printf_handler(self, args)
         if callee == "__assertfail":
 
             def assertfail(idx):

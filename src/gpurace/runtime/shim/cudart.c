@@ -245,6 +245,7 @@ enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
 #define CONSTANT_BYTES (64 << 10)
 #define SM_COUNT 40
 #define SIMULATED_REGISTERS_PER_THREAD 32
+#define PITCH_ALIGNMENT 512
 #define CUDA_VERSION_NUMBER 13000
 
 struct buf {
@@ -265,6 +266,12 @@ static struct {
 } rt = {.socket = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread cudaError_t last_error;
+static __thread uint32_t reply_bytes; /* the length of the payload of this thread's last reply */
+
+/* What kernels printed (the LAUNCH replies' payloads), written to stdout when a GPU's runtime would flush its
+   printf buffer: at the next launch, a synchronising call, a blocking copy, cudaDeviceReset and exit. Guarded
+   by rt.lock. */
+static struct buf device_output;
 
 static void die(const char *fmt, const char *detail) {
     fprintf(stderr, "gpurace: ");
@@ -384,6 +391,7 @@ static cudaError_t exchange(uint32_t op, struct buf *req, uint8_t **reply) {
     uint8_t *payload = malloc(length ? length : 1);
     if (!payload) die("%s", "out of host memory");
     recv_all(payload, length);
+    reply_bytes = length;
     for (uint32_t i = 0; i < nprotect; i++) {
         struct __attribute__((packed)) { uint64_t start, length; uint32_t prot; } r;
         recv_all(&r, sizeof r);
@@ -408,6 +416,18 @@ static cudaError_t request(uint32_t op, struct buf *req, uint8_t **reply) {
     pthread_mutex_unlock(&rt.lock);
     return status;
 }
+
+static void flush_device_output(void) {
+    pthread_mutex_lock(&rt.lock);
+    if (device_output.len) {
+        fwrite(device_output.data, 1, device_output.len, stdout);
+        fflush(stdout);
+        device_output.len = 0;
+    }
+    pthread_mutex_unlock(&rt.lock);
+}
+
+__attribute__((destructor)) static void gpurace_runtime_fini(void) { flush_device_output(); }
 
 /* Errors become the thread's last error (cudaGetLastError); launch failures stick to the device. */
 static int is_sticky(cudaError_t e) {
@@ -723,7 +743,14 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
     size_t start = b.len;
     for (size_t i = 0; i < nbytes; i++) put(&b, "", 1);
     for (uint32_t i = 0; i < k->nparams; i++) memcpy(b.data + start + k->offsets[i], args[i], k->sizes[i]);
-    return record(request(OP_LAUNCH, &b, NULL));
+    flush_device_output();
+    uint8_t *printed = NULL;
+    pthread_mutex_lock(&rt.lock);
+    cudaError_t status = exchange(OP_LAUNCH, &b, &printed);
+    put(&device_output, printed, reply_bytes);
+    pthread_mutex_unlock(&rt.lock);
+    free(printed);
+    return record(status);
 }
 
 EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -787,6 +814,17 @@ static cudaError_t release(void *ptr, uint32_t kind, const char *call) {
     return record(request(OP_FREE, &b, NULL));
 }
 
+/* Rows of `width` bytes padded to a multiple of the virtual device's texture pitch alignment (512 bytes, as
+   GPUs pad them), `height` of them in one allocation. */
+EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
+    if (!devPtr || !pitch) return record(cudaErrorInvalidValue);
+    size_t padded = (width + PITCH_ALIGNMENT - 1) / PITCH_ALIGNMENT * PITCH_ALIGNMENT;
+    if (height && padded > SIZE_MAX / height) return record(cudaErrorMemoryAllocation);
+    cudaError_t status = allocate(devPtr, padded * height, KIND_DEVICE, "cudaMallocPitch");
+    if (status == cudaSuccess) *pitch = padded;
+    return status;
+}
+
 EXPORT cudaError_t cudaFree(void *devPtr) { return release(devPtr, KIND_DEVICE, "cudaFree"); }
 
 EXPORT cudaError_t cudaFreeHost(void *ptr) { return release(ptr, KIND_HOST, "cudaFreeHost"); }
@@ -810,6 +848,7 @@ static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void
     put_u64(&b, (uintptr_t)stream);
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
+    if (async == SYNC) flush_device_output();
     cudaError_t status = request(OP_MEMCPY, &b, NULL);
     if (status == cudaSuccess) memmove(view(dst), view(src), count);
     return record(status);
@@ -934,6 +973,7 @@ EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *
 /* ------------------------------------------------------------------------ */
 
 static cudaError_t wait_for(uint32_t what, const void *handle, const char *call) {
+    flush_device_output(); /* the work waited for has run: what it printed comes out now, as from a GPU */
     if (rt.sticky) return rt.sticky;
     struct buf b = {0};
     put_u32(&b, what);
@@ -994,6 +1034,28 @@ EXPORT cudaError_t cudaStreamWaitEvent(void *stream, void *event, unsigned int f
     (void)flags;
     if (!event) return record(cudaErrorInvalidResourceHandle);
     return handles(OP_STREAM_WAIT_EVENT, stream, event);
+}
+
+/* A host function queued on a stream runs once the stream's earlier work is done, and the stream's later work
+   waits for it. That work is done already, so it runs here and now, in the calling thread, after the host has
+   waited for the stream (so the function is ordered after that work, and the program's later calls after it). */
+typedef void (*host_fn)(void *);
+typedef void (*stream_callback)(void *stream, cudaError_t status, void *user_data);
+
+EXPORT cudaError_t cudaLaunchHostFunc(void *stream, host_fn fn, void *userData) {
+    if (!fn) return record(cudaErrorInvalidValue);
+    cudaError_t status = wait_for(WAIT_STREAM, stream, "cudaLaunchHostFunc");
+    if (status != cudaSuccess) return status;
+    fn(userData);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamAddCallback(void *stream, stream_callback callback, void *userData, unsigned int flags) {
+    if (!callback || flags != 0) return record(cudaErrorInvalidValue);
+    cudaError_t status = wait_for(WAIT_STREAM, stream, "cudaStreamAddCallback");
+    if (status != cudaSuccess) return status;
+    callback(stream, cudaSuccess, userData);
+    return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaEventCreate(void **event) {
@@ -1193,7 +1255,7 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 10: *value = p.warpSize; break;
     case 11: *value = (int)p.memPitch; break;
     case 12: *value = p.regsPerBlock; break;
-    case 13: *value = 1590000; break; /* clock rate, kHz */
+    case 13: *value = 1000; break; /* clock rate, kHz: a scheduler step is one cycle, 1 us (device.py) */
     case 14: *value = (int)p.textureAlignment; break;
     case 15: *value = 1; break; /* copies overlap kernels */
     case 16: *value = p.multiProcessorCount; break;
@@ -1226,6 +1288,7 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
 }
 
 EXPORT cudaError_t cudaDeviceReset(void) {
+    flush_device_output();
     struct buf b = {0};
     put_site(&b, "cudaDeviceReset", NULL);
     cudaError_t status = request(OP_RESET, &b, NULL);
@@ -1233,6 +1296,38 @@ EXPORT cudaError_t cudaDeviceReset(void) {
     last_error = cudaSuccess;
     return status;
 }
+
+/* Limits are kept and reported; the simulator does not enforce them (its own stack and heap limits are
+   gpurace's, see the README). Defaults are a GPU's. */
+enum { LIMIT_STACK_SIZE, LIMIT_PRINTF_FIFO_SIZE, LIMIT_MALLOC_HEAP_SIZE, LIMIT_DEV_RUNTIME_SYNC_DEPTH,
+       LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT, LIMIT_MAX_L2_FETCH_GRANULARITY, LIMIT_PERSISTING_L2_CACHE_SIZE,
+       LIMIT_COUNT };
+static size_t limits[LIMIT_COUNT] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
+
+EXPORT cudaError_t cudaDeviceSetLimit(int limit, size_t value) {
+    if (limit < 0 || limit >= LIMIT_COUNT) return record(cudaErrorInvalidValue);
+    if (limit == LIMIT_PERSISTING_L2_CACHE_SIZE && value != 0) return record(cudaErrorInvalidValue); /* no such cache */
+    limits[limit] = value;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceGetLimit(size_t *value, int limit) {
+    if (!value || limit < 0 || limit >= LIMIT_COUNT) return record(cudaErrorInvalidValue);
+    *value = limits[limit];
+    return cudaSuccess;
+}
+
+/* Streams have no priorities here (cudaDevAttrStreamPrioritiesSupported is 0): the range is [0, 0]. */
+EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
+    if (leastPriority) *leastPriority = 0;
+    if (greatestPriority) *greatestPriority = 0;
+    return cudaSuccess;
+}
+
+/* There is no profiler to start or stop: accepted, as when no profiler is attached. */
+EXPORT cudaError_t cudaProfilerStart(void) { return cudaSuccess; }
+
+EXPORT cudaError_t cudaProfilerStop(void) { return cudaSuccess; }
 
 EXPORT cudaError_t cudaDriverGetVersion(int *version) {
     if (!version) return record(cudaErrorInvalidValue);
@@ -1387,6 +1482,15 @@ EXPORT cudaError_t cudaStreamWaitEvent_ptsz(void *stream, void *event, unsigned 
 
 EXPORT cudaError_t cudaEventRecord_ptsz(void *event, void *stream) {
     return cudaEventRecord(event, PER_THREAD(stream));
+}
+
+EXPORT cudaError_t cudaLaunchHostFunc_ptsz(void *stream, host_fn fn, void *userData) {
+    return cudaLaunchHostFunc(PER_THREAD(stream), fn, userData);
+}
+
+EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback callback, void *userData,
+                                              unsigned int flags) {
+    return cudaStreamAddCallback(PER_THREAD(stream), callback, userData, flags);
 }
 
 /* ------------------------------------------------------------------------ */

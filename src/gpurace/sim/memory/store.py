@@ -262,6 +262,13 @@ class Memory:
         address for `generic(sym)`) plus offset. Elements past the values stay 0.
         """
         size = type_size(ptx_type)
+        for v in values:
+            if isinstance(v, AddressOf) and v.symbol not in self._symbols:
+                raise UserError(
+                    f"the initial value of device variable {alloc.name!r} holds the address of {v.symbol!r}, a "
+                    "function (a virtual function table or a function pointer): device function pointers are not "
+                    "supported by gpurace's simulator"
+                )
         data = b"".join(self._encode(ptx_type, size, v) for v in values)
         if len(data) > alloc.size:
             raise UserError(f"initializer of {alloc.name!r} has {len(data)} bytes, the variable only {alloc.size}")
