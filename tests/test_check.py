@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -121,3 +122,13 @@ def test_a_barrier_skipped_by_exited_threads_is_one_divergence_finding(tmp_path,
     report = check(p, grid=1, block=64, args=["buf:64"], detector=detector)
     assert [f.kind for f in report.findings] == ["barrier-divergence"]
     assert report.findings[0].sites[0].loc.line == 6
+
+
+@pytest.mark.parametrize("detector", ["auto", "hb"])
+def test_a_flag_read_through_a_release_sequence_without_a_fence_names_the_missing_fence(detector):
+    kernel = Path(__file__).parent / "kernels" / "last_block_sum.cu"
+    report = check(kernel, grid=4, block=32, args=["buf:4:iota", "buf:4", "buf:1"], detector=detector)
+    (finding,) = report.findings
+    assert finding.kind == "data-race" and finding.space == "global"
+    assert [s.loc.line for s in finding.sites] == [18, 26]
+    assert finding.cause.startswith("missing fence after the flag read at ") and ":20: " in finding.cause

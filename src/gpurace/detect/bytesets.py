@@ -34,9 +34,10 @@ def word_layout(size: int) -> tuple[type, int]:
     return _WORDS[width], size // width
 
 
-def full_word(word: type, flag: int = 1) -> np.integer:
-    """The flag word of an access whose bytes are all flagged `flag` (1: written)."""
-    return word(int.from_bytes(bytes([flag]) * np.dtype(word).itemsize, "little"))
+def full_word(word: type, flag: int | np.ndarray = 1) -> np.integer | np.ndarray:
+    """The flag word of an access whose bytes are all flagged `flag` (1: written; an array: one per access)."""
+    ones = word(int.from_bytes(b"\x01" * np.dtype(word).itemsize, "little"))
+    return word(flag) * ones if np.isscalar(flag) else np.asarray(flag).astype(word) * ones
 
 
 def _word_indices(index: np.ndarray, size: int) -> np.ndarray:
@@ -53,9 +54,12 @@ def read_flags(flags: np.ndarray, index: np.ndarray, size: int) -> np.ndarray:
     return flags.view(word)[_word_indices(index, size)].reshape(len(index), count)
 
 
-def set_flags(flags: np.ndarray, index: np.ndarray, size: int, flag: int = 1) -> None:
-    word, _ = word_layout(size)
-    flags.view(word)[_word_indices(index, size)] = full_word(word, flag)
+def set_flags(flags: np.ndarray, index: np.ndarray, size: int, flag: int | np.ndarray = 1) -> None:
+    word, count = word_layout(size)
+    value = full_word(word, flag)
+    if count > 1 and np.ndim(value):
+        value = value[:, None]
+    flags.view(word)[_word_indices(index, size)] = value
 
 
 def flag_bytes(words: np.ndarray, size: int) -> np.ndarray:
@@ -94,9 +98,10 @@ class PageBits:
     def nbytes(self) -> int:
         return self.bits.nbytes
 
-    def add(self, starts: np.ndarray, size: int, flag: int = 1) -> None:
-        """Set the flags of every byte of the accesses of `size` bytes at `starts` (uint64) to `flag` (1 to 255:
-        any value but 0 means the byte is in the set; a caller may use it to say which access put it there)."""
+    def add(self, starts: np.ndarray, size: int, flag: int | np.ndarray = 1) -> None:
+        """Set the flags of every byte of the accesses of `size` bytes at `starts` (uint64) to `flag` (1 to 255,
+        or one such per access: any value but 0 means the byte is in the set; a caller may use it to say which
+        access put it there; of accesses to the same byte, the last one's flag stays)."""
         if not len(starts):
             return
         run = self._run_of_rows(starts)

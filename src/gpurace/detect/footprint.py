@@ -26,6 +26,10 @@ from gpurace.sim.memory.layout import Space
 MAX_INSTRUCTION_FLAGS = 255
 """Instructions told apart in one launch's footprint (a flag byte each); later ones share the last flag."""
 
+FLUSH_ACCESSES = 1 << 20
+"""Accesses buffered before their flags are set (in a few NumPy operations for all of them: per batch, the
+cost would be several operations for a few dozen accesses)."""
+
 
 @dataclass(frozen=True)
 class Spans:
@@ -98,7 +102,7 @@ class LaunchFootprint:
     keeps: `bind` is called once per schedule's run, and only the first
     run's accesses count. A launch that is never bound (one simulated
     without a check) records nothing. `footprint` ends the recording. The
-    flags stop growing at `budget` bytes: the footprint then holds the first
+    flags stop growing past `budget` bytes: the footprint then holds the first
     accesses only (`complete` is False), so fewer races are seen, never false ones.
     """
 
@@ -107,6 +111,8 @@ class LaunchFootprint:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.complete = True
+        self._buffered: dict[tuple[int, bool], list[tuple[np.ndarray, int]]] = {}  # (size, writes) -> (starts, flag)
+        self._buffered_count = 0
         self.reads = PageBits()
         self.writes = PageBits()
         self.ctx: DetectorContext | None = None
@@ -132,16 +138,27 @@ class LaunchFootprint:
             op = {AccessKind.READ: "read", AccessKind.WRITE: "write"}.get(ev.kind, "atomic")
             self._examples.setdefault(flag, (ev.pc, int(ev.threads[lanes][0]), op))
         starts = ev.addrs[lanes]
-        if ev.kind != AccessKind.WRITE:
-            self.reads.add(starts, ev.size, flag)
-        if ev.kind != AccessKind.READ:
-            self.writes.add(starts, ev.size, flag)
+        for writes in (False, True) if ev.kind == AccessKind.ATOMIC else (ev.kind == AccessKind.WRITE,):
+            self._buffered.setdefault((ev.size, writes), []).append((starts, flag))
+        self._buffered_count += len(starts)
+        if self._buffered_count >= FLUSH_ACCESSES:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Set the flags of the buffered accesses, a few NumPy operations for many batches."""
+        for (size, writes), batches in self._buffered.items():
+            starts = np.concatenate([s for s, _ in batches])
+            flags = np.repeat(np.array([f for _, f in batches], dtype=np.uint8), [len(s) for s, _ in batches])
+            (self.writes if writes else self.reads).add(starts, size, flags)
+        self._buffered.clear()
+        self._buffered_count = 0
         if self.reads.nbytes + self.writes.nbytes > self.budget:
             self.recording = self.complete = False
 
     def footprint(self) -> Footprint:
         """The launch's footprint, once it is over. The launch's program and geometry are let go (a footprint may
         be kept for many launches), so the sites of its instructions are made now."""
+        self._flush()
         if self.ctx is not None:
             program, geometry = self.ctx.program, self.ctx.geometry
             self._sites = {flag: make_site(program, geometry, *example) for flag, example in self._examples.items()}

@@ -533,7 +533,9 @@ class HappensBeforeDetector:
         for block, text in self.missed.get(t, ()):
             if block == int(geo.block_of[u]):
                 return text
-        if self.pend_has[t] and self.pend[t].block == int(geo.block_of[u]):
+        if self.pend_has[t] and (self.pend[t].block == int(geo.block_of[u]) or self.pend[t].knowledge.clock_of(u) > 0):
+            # The flag t read was released by u's block, or by a later link of a release sequence that carries
+            # what u did (read-modify-writes of a counter, as in the last-block reduction).
             return self._missing_fence_text(int(self.pend_pc[t]))
         if cause == Cause.INSUFFICIENT_SCOPE:
             narrow = pc_u if _is_cta(program.instructions[pc_u]) else ev.pc
