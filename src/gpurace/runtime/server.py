@@ -224,8 +224,7 @@ class DeviceServer:
     def _queue(self, site: WireSite, stream: int, reads: Spans, writes: Spans, blocking: bool) -> None:
         """A copy or memset that goes ahead, as an operation of the timeline; its races become findings."""
         frame = self.device.source_lines.frame(site)
-        where = frame.where()
-        what = f"{site.call} {'at ' if where and not where.startswith('in ') else ''}{where}".rstrip()
+        what = f"{site.call} {_at(frame.where())}".rstrip()
         op = Operation(what, None, Footprint(reads, writes), lambda _address, _write: frame.site())
         self._issue(stream, op, blocking)
 
@@ -255,8 +254,7 @@ class DeviceServer:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
         launch = launch_record(self.device, name, grid, block, frame)
-        where = launch["host"]
-        what = f"kernel {launch['kernel']} (launched {'at ' if where and not where.startswith('in ') else ''}{where})"
+        what = f"kernel {launch['kernel']} (launched {_at(launch['host'] or '')})"
         self._issue(stream, Operation(what, None, footprint.footprint(), footprint.site, launch=launch), blocking=False)
         self.partial_footprints += not footprint.complete
         printed = output.text().encode()
@@ -345,6 +343,11 @@ def unsupported_message(call: str, where: str | None) -> str:
     """Why the program was stopped at an unsupported call (`where`: its host line, when known)."""
     what = call if call.startswith("launch of kernel") else f"{call} is not supported by gpurace's simulated CUDA runtime"
     return f"{_prefix(where)}{what}; the program was stopped"
+
+
+def _at(where: str) -> str:
+    """`at app.cu:12` for a source line, `in main` for a function only, or "" when nothing is known."""
+    return f"at {where}" if where and not where.startswith("in ") else where
 
 
 def _prefix(where: str | None) -> str:

@@ -14,19 +14,19 @@ stream) as in the GPU race checkers we build on. The rules are CUDA's
 * the legacy default stream (stream 0, `cudaStreamLegacy`) waits for all
   earlier work of every blocking stream, and work issued later to a blocking
   stream waits for it; streams created with `cudaStreamNonBlocking` take no
-  part in this. The per-thread default stream (`cudaStreamPerThread`) is a
-  blocking stream. (Under `--default-stream per-thread`, stream 0 still
-  means the legacy stream here: more ordering than a GPU gives, so fewer
-  races reported, never false ones);
+  part in this. The per-thread default stream (`cudaStreamPerThread`, and
+  stream 0 in the calls of a program built with `--default-stream
+  per-thread`) is a blocking stream;
 * `cudaEventRecord` marks a point of a stream; `cudaStreamWaitEvent` makes a
   stream's later work wait for it; `cudaEventSynchronize`, a successful
   `cudaEventQuery`, `cudaStreamSynchronize`, `cudaStreamQuery` and
   `cudaDeviceSynchronize` make the host wait (every call returns success
   here, as everything already ran);
-* a call that is synchronous with respect to the host (`Operation.blocking`:
-  `cudaMemcpy` except device to device, `cudaMemset` of managed or page-locked
-  memory, an asynchronous copy into pageable memory, `cudaFree`) makes
-  the host wait for the operation itself.
+* a call that is synchronous with respect to the host (`issue(...,
+  blocking=True)`, as the device server decides: `cudaMemcpy` except device
+  to device, `cudaMemset` of managed or page-locked memory, an asynchronous
+  copy into pageable memory) makes the host wait for the operation itself,
+  and `cudaFree` for all the device's work.
 
 Two operations race when neither comes before the other and their
 footprints (`detect.footprint`) conflict: the same bytes, one at least a
