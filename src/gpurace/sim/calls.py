@@ -135,6 +135,7 @@ def ret_handler(dec):
         if info.recursive:
             for slot in own_regs:
                 state.regs[slot][idx] = stack.saved[("reg", slot)][d, idx]
+                state.dirty[slot] = True
             for slot in own_params:
                 state.param_buffer(slot)[idx] = stack.saved[("param", slot)][d, idx]
         state.frame_base[idx] = stack.frame[d, idx]

@@ -78,6 +78,17 @@ class RunStats:
     events: int = 0
 
 
+@dataclass
+class _ThreadsSeen:
+    """A look for livelock: the running threads, their pcs, the register slots written since the look before,
+    and a hash per thread of those slots' values."""
+
+    idx: np.ndarray
+    pcs: np.ndarray
+    slots: tuple[int, ...]
+    hash: np.ndarray
+
+
 class Engine:
     """Runs one launch of a `Program` over a `Memory`, feeding events to sinks."""
 
@@ -131,7 +142,7 @@ class Engine:
         self.absent_lanes = ~self.warp_or(geometry.warp_of, self.lane_bits(np.arange(n)))
         # Livelock detection.
         self.progress = False
-        self._last_fingerprint: np.ndarray | None = None
+        self._last_look: _ThreadsSeen | None = None
         self.stopped: str | None = None
         self._seq = 0
         self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
@@ -240,20 +251,38 @@ class Engine:
 
     # ------------------------------------------------------------------ livelock
 
-    def _fingerprint(self, idx: np.ndarray) -> np.ndarray:
-        h = self.pc[idx].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        for reg in self.state.regs:
-            h = (h ^ reg[idx].astype(np.uint64)) * np.uint64(0x100000001B3)
-        return h
+    def _unchanged(self, idx: np.ndarray) -> bool:
+        """Whether threads `idx` are where, and hold what, they did at the last look (the previous round without
+        memory progress); this look is kept for the next.
+
+        Incremental: only the register slots written since the last look (`ThreadState.dirty`) can differ,
+        and a hash per thread of their values stands for them. Two looks compare when the same slots were
+        written before each (a spin loop writes the same ones every time); otherwise the answer is "changed"
+        and the spin is found a look later, so the answer never errs toward a false livelock, and a look
+        costs the registers the loop writes, not all of them.
+        """
+        state = self.state
+        last = self._last_look
+        pcs = self.pc[idx]
+        slots = tuple(int(s) for s in np.flatnonzero(state.dirty))
+        state.dirty[:] = False
+        h = pcs.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for slot in slots:
+            h = (h ^ state.regs[slot][idx].astype(np.uint64)) * np.uint64(0x100000001B3)
+        same = (
+            last is not None
+            and last.slots == slots
+            and np.array_equal(last.idx, idx)
+            and np.array_equal(last.pcs, pcs)
+            and np.array_equal(last.hash, h)
+        )
+        self._last_look = _ThreadsSeen(idx, pcs, slots, h)
+        return same
 
     def _livelocked(self, running: np.ndarray) -> bool:
         """A round without memory progress that left every spinning thread exactly where it was."""
         idx = np.flatnonzero(running)
-        fp = self._fingerprint(idx)
-        last = self._last_fingerprint
-        self._last_fingerprint = np.zeros(self.geo.nthreads, dtype=np.uint64)
-        self._last_fingerprint[idx] = fp
-        if last is None or not np.array_equal(last[idx], fp):
+        if not self._unchanged(idx):
             return False
         pcs = np.unique(self.pc[idx])
         sites = [self.site(int(p), int(idx[np.argmax(self.pc[idx] == p)]), "spin") for p in pcs[:2]]

@@ -83,6 +83,8 @@ class ThreadState:
         self.program = program
         self.geometry = geometry
         self.regs: list[np.ndarray] = [np.zeros(n, dtype=dt) for dt in program.reg_types]
+        # Which register slots were written since the engine last looked (its livelock check compares only those).
+        self.dirty = np.zeros(len(program.reg_types), dtype=np.bool_)
         self.carry = np.zeros(n, dtype=np.bool_)
         self.frame_base = np.zeros(n, dtype=np.int64)  # local-memory frame of the current function
         self.params: list[np.ndarray | None] = [None] * len(program.param_sizes)
@@ -237,10 +239,12 @@ def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
         )
     arr_slot = state.slot(fn, op)
     regs = state.regs
+    dirty = state.dirty
     dt = regs[arr_slot].dtype
     signed = ptx_type in SIGNED_TYPES
 
     def write(idx, value):
+        dirty[arr_slot] = True
         arr = regs[arr_slot]
         if len(idx) == len(arr):
             np.copyto(arr, convert_width(value, dt, signed))
