@@ -1,6 +1,7 @@
-// Calls real programs make besides the common ones: pitched allocations copied with cudaMemcpy2D,
-// host functions and callbacks queued on a stream (each runs once the stream's work before it is done,
-// so it sees the kernel's result), device limits, stream priorities and the profiler's start and stop.
+// Calls real programs make besides the common ones: pitched allocations set with cudaMemset2D and copied
+// with cudaMemcpy2DAsync, host functions and callbacks queued on a stream (each runs once the stream's work
+// before it is done, so it sees the kernel's result), device limits, stream priorities and the profiler's
+// start and stop.
 // The pitch is the row width rounded up to 512 bytes, as a GPU pads it.
 // @stdout pitch 512
 // @stdout host function sees 105
@@ -34,6 +35,7 @@ int main() {
     size_t pitch;
     cudaMallocPitch(&rows, &pitch, W * sizeof(int), H);
     printf("pitch %zu\n", pitch);
+    cudaMemset2D(rows, pitch, 0, W * sizeof(int), H);
     cudaMallocHost(&host, W * H * sizeof(int));
     cudaStream_t s;
     cudaStreamCreate(&s);

@@ -209,3 +209,13 @@ def test_stream_and_event_handles_are_checked(server):
     assert ask(server, Op.EVENT_ELAPSED, u64(0x500) + u64(0x700)) == (CudaError.SUCCESS, struct.pack("<f", 0.0))
     assert ask(server, Op.STREAM_DESTROY, u64(0x600))[0] == CudaError.SUCCESS
     assert ask(server, Op.STREAM_WAIT_EVENT, u64(0x600) + u64(0x500))[0] == CudaError.INVALID_RESOURCE_HANDLE
+
+
+def test_a_2d_memset_is_checked_from_its_first_row_to_its_last(server):
+    d = malloc(server, 1000)
+    fields = lambda pitch, width, height: u64(d) + u64(pitch) + u32(0) + u64(width) + u64(height) + u64(0) + u32(0)
+    assert ask(server, Op.MEMSET_2D, fields(256, 200, 4) + site("cudaMemset2D"))[0] == CudaError.SUCCESS  # 968 bytes
+    assert ask(server, Op.MEMSET_2D, fields(256, 300, 2) + site("cudaMemset2D"))[0] == CudaError.INVALID_PITCH_VALUE
+    assert ask(server, Op.MEMSET_2D, fields(256, 100, 5) + site("cudaMemset2D"))[0] == CudaError.INVALID_VALUE
+    (finding,) = server.device.findings.sorted()
+    assert finding.kind == "out-of-bounds" and finding.cause.endswith("124 bytes past the end of `cudaMalloc#1` (1000 bytes)")

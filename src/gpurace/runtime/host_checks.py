@@ -104,6 +104,14 @@ class HostChecks:
     def memset(self, dst: int, count: int, site: WireSite) -> CudaError:
         return self._wrote(self._range(dst, count, Side.DEVICE, "sets", "destination", site.call, site), dst, count)
 
+    def memset_2d(self, dst: int, pitch: int, width: int, height: int, site: WireSite) -> CudaError:
+        """`height` rows of `width` bytes, `pitch` bytes apart; checked as the span from first to last row."""
+        if width > pitch:
+            return CudaError.INVALID_PITCH_VALUE
+        span = (height - 1) * pitch + width
+        status = self._range(dst, span, Side.DEVICE, "sets", "destination", site.call, site)
+        return self._wrote(status, dst + pitch * np.arange(height, dtype=np.uint64), width)
+
     def _wrote(self, status: CudaError, starts, width: int) -> CudaError:
         """`status`, after recording, when the call goes ahead, that it writes `width` bytes at each of `starts`
         (the shim then does), so that kernels reading them later read initialised memory."""

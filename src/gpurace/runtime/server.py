@@ -46,7 +46,7 @@ from gpurace.runtime.streams import Operation, Timeline
 from gpurace.sim.printf import DeviceOutput
 
 _NEEDS_LIVE_CONTEXT = frozenset(
-    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
+    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.MEMSET_2D, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
 )
 """Requests that a sticky launch error answers, without effect, until RESET."""
 
@@ -84,6 +84,7 @@ class DeviceServer:
             Op.STREAM_WAIT_EVENT: self._stream_wait_event,
             Op.EVENT_ELAPSED: self._event_elapsed,
             Op.HOST_ACCESS: self._host_access,
+            Op.MEMSET_2D: self._memset_2d,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -203,6 +204,17 @@ class DeviceServer:
             # cudaMemset is asynchronous, except into managed or page-locked host memory.
             blocking = not is_async and self._host_side(dst)
             self._queue(site, stream, Spans(), Spans(((dst, dst + count),)), blocking)
+        return encode_reply(status)
+
+    def _memset_2d(self, r: Reader) -> bytes:
+        dst, pitch, _value, width, height = r.u64(), r.u64(), r.u32(), r.u64(), r.u64()
+        stream, is_async, site = r.u64(), r.u32(), r.site()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        status = self.checks.memset_2d(dst, pitch, width, height, site)
+        if status is CudaError.SUCCESS:
+            writes = Spans(tuple((dst + i * pitch, dst + i * pitch + width) for i in range(height)))
+            self._queue(site, stream, Spans(), writes, not is_async and self._host_side(dst))
         return encode_reply(status)
 
     def _host_side(self, address: int) -> bool:

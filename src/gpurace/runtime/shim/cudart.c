@@ -216,6 +216,7 @@ enum {
     OP_STREAM_WAIT_EVENT = 16,
     OP_EVENT_ELAPSED = 17,
     OP_HOST_ACCESS = 18,
+    OP_MEMSET_2D = 19,
 };
 
 #define STOP (-1)
@@ -960,6 +961,34 @@ static cudaError_t fill(void *dst, int value, size_t count, void *stream, int as
     return record(status);
 }
 
+static cudaError_t fill_2d(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
+                           const char *call) {
+    if (rt.sticky) return rt.sticky;
+    if (width == 0 || height == 0) return cudaSuccess;
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)dst);
+    put_u64(&b, pitch);
+    put_u32(&b, (uint32_t)value);
+    put_u64(&b, width);
+    put_u64(&b, height);
+    put_u64(&b, (uintptr_t)stream);
+    put_u32(&b, (uint32_t)async);
+    put_site(&b, call, NULL);
+    cudaError_t status = request(OP_MEMSET_2D, &b, NULL);
+    if (status == cudaSuccess)
+        for (size_t row = 0; row < height; row++) memset(view((uint8_t *)dst + row * pitch), value, width);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
+    return fill_2d(devPtr, pitch, value, width, height, LEGACY_STREAM, SYNC, "cudaMemset2D");
+}
+
+EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
+                                     void *stream) {
+    return fill_2d(devPtr, pitch, value, width, height, stream, ASYNC, "cudaMemset2DAsync");
+}
+
 EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
     return fill(devPtr, value, count, LEGACY_STREAM, SYNC, "cudaMemset");
 }
@@ -1466,6 +1495,15 @@ EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count) {
 
 EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, void *stream) {
     return fill(devPtr, value, count, PER_THREAD(stream), ASYNC, "cudaMemsetAsync");
+}
+
+EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
+    return fill_2d(devPtr, pitch, value, width, height, PER_THREAD_STREAM, SYNC, "cudaMemset2D");
+}
+
+EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height,
+                                          void *stream) {
+    return fill_2d(devPtr, pitch, value, width, height, PER_THREAD(stream), ASYNC, "cudaMemset2DAsync");
 }
 
 EXPORT cudaError_t cudaStreamSynchronize_ptsz(void *stream) {
