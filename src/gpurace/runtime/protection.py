@@ -101,7 +101,6 @@ class Protection:
         self._queue.extend(_runs(everything[changed], new[changed]))
         self._pending = (pages, prot)
 
-
     def _in_closed(self, pages: np.ndarray) -> np.ndarray:
         """Whether each of `pages` is in a block closed for good (its protection never changes again)."""
         if not self._closed or not len(pages):
