@@ -132,3 +132,34 @@ def test_a_flag_read_through_a_release_sequence_without_a_fence_names_the_missin
     assert finding.kind == "data-race" and finding.space == "global"
     assert [s.loc.line for s in finding.sites] == [18, 26]
     assert finding.cause.startswith("missing fence after the flag read at ") and ":20: " in finding.cause
+
+
+TEMPLATES = """
+template <typename T, unsigned int N, bool Flag>
+__global__ void reduce(T *x) { if (Flag) x[threadIdx.x % N] += 1; }
+template __global__ void reduce<int, 256u, true>(int *);
+template __global__ void reduce<float, 128u, false>(float *);
+"""
+
+
+@pytest.mark.parametrize(
+    "typed, chosen",
+    [
+        ("reduce<int,256,true>", "reduce<int, 256u, true>"),
+        ("reduce<float, 128u, false>", "reduce<float, 128u, false>"),
+        ("_Z6reduceIfLj128ELb0EEvPT_", "reduce<float, 128u, false>"),
+    ],
+)
+def test_a_template_kernel_is_chosen_as_a_user_types_it(tmp_path, typed, chosen):
+    source = tmp_path / "templates.cu"
+    source.write_text(TEMPLATES)
+    assert check(source, kernel=typed, grid=1, block=32, args=["buf:256"]).kernel == chosen
+
+
+def test_a_name_shared_by_several_instantiations_is_an_error_that_lists_them(tmp_path):
+    source = tmp_path / "templates.cu"
+    source.write_text(TEMPLATES)
+    with pytest.raises(UserError, match=r"names several kernels .*\(reduce<int, 256u, true>, reduce<float, 128u, false>\)"):
+        check(source, kernel="reduce", grid=1, block=32, args=["buf:256"])
+    with pytest.raises(UserError, match="no kernel named 'reduce<int,255,true>'"):
+        check(source, kernel="reduce<int,255,true>", grid=1, block=32, args=["buf:256"])

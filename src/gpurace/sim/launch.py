@@ -11,6 +11,7 @@ their reservation is far larger than any kernel needs.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -91,22 +92,37 @@ def as_dims(value, what: str) -> Dims:
 
 
 def select_kernel(module: Module, name: str | None) -> str:
-    """The mangled name of the kernel to run: by demangled or mangled name, or the only one."""
+    """The mangled name of the kernel to run: by mangled name, by demangled name as a user types it (spaces and
+    integer literal suffixes do not matter: `reduce<int,256,true>` names `reduce<int, 256u, true>`), by its
+    name without template arguments when only one instantiation has it, or the only kernel. Several matches
+    are an error that lists them."""
     kernels = module.kernels
     if not kernels:
         raise UserError(f"{module.source_path or 'the input'} defines no kernel")
     infos = [(k.name, describe_kernel(module, k)) for k in kernels]
+    listing = ", ".join(info.name for _, info in infos)
     if name is None:
         if len(kernels) == 1:
             return kernels[0].name
-        listing = ", ".join(info.name for _, info in infos)
         raise UserError(f"{module.source_path} defines several kernels ({listing}); choose one with --kernel")
-    wanted = name.replace(" ", "")
-    for mangled, info in infos:
-        if wanted in (mangled, info.name.replace(" ", "")) or info.name.split("<")[0] == name:
-            return mangled
-    listing = ", ".join(info.name for _, info in infos)
+    wanted = _kernel_key(name)
+    matches = [mangled for mangled, info in infos if name == mangled or _kernel_key(info.name) == wanted]
+    if not matches and "<" not in name:
+        matches = [mangled for mangled, info in infos if info.name.split("<")[0] == name.strip()]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        names = ", ".join(info.name for mangled, info in infos if mangled in matches)
+        raise UserError(f"--kernel {name!r} names several kernels in {module.source_path} ({names}); give one in full")
     raise UserError(f"no kernel named {name!r} in {module.source_path} (kernels: {listing})")
+
+
+_INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")
+
+
+def _kernel_key(name: str) -> str:
+    """A kernel name as it is compared: no spaces, no integer literal suffixes (`256u` is `256`)."""
+    return _INT_SUFFIX.sub(r"\1", name.replace(" ", ""))
 
 
 def place_module_variables(mem: Memory, module: Module) -> None:
