@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from gpurace.frontend.compile import compile_to_ptx
+from gpurace.frontend.kernels import describe_kernels
+from gpurace.frontend.load import load_module
 from gpurace.frontend.source_params import parameter_names, strip_comments
 
 
@@ -46,3 +49,20 @@ def test_strip_comments_keeps_lines():
     stripped = strip_comments(text)
     assert stripped.count("\n") == text.count("\n")
     assert stripped.split() == ["a", "b"]
+
+
+def test_a_kernel_defined_in_an_included_file_has_its_parameter_names(tmp_path):
+    (tmp_path / "kernels.cu").write_text("__global__ void fill(int *counter, int amount) {\n    counter[0] = amount;\n}\n")
+    (tmp_path / "main.cu").write_text('#include "kernels.cu"\n')
+    module = load_module(tmp_path / "main.cu")
+    (info,) = describe_kernels(module)
+    assert [p.cpp_name for p in info.params] == ["counter", "amount"]
+
+
+def test_a_ptx_file_with_line_information_has_the_names_of_its_source(tmp_path):
+    source = tmp_path / "kernels.cu"
+    source.write_text("__global__ void fill(int *counter, int amount) {\n    counter[0] = amount;\n}\n")
+    ptx = tmp_path / "kernels.ptx"
+    ptx.write_text(compile_to_ptx(source).text)
+    (info,) = describe_kernels(load_module(ptx))
+    assert [p.cpp_name for p in info.params] == ["counter", "amount"]

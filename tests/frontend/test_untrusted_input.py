@@ -11,12 +11,16 @@ it is found, at the user's own file and line.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from gpurace.cli import cli
+from gpurace.frontend.compile import compile_to_ptx
 from gpurace.frontend.sandbox import defines_header, shell_safe
 
 # Each payload creates a file named PWNED in the current directory if a shell runs it.
@@ -93,3 +97,18 @@ def test_macros_become_defines_not_options() -> None:
 @pytest.mark.parametrize("path, safe", [("/tmp/a-b_c.d/k+1.cu", True), ("a b.cu", False), ("$(x).cu", False), ("-rf", False)])
 def test_shell_safe_paths(path: str, safe: bool) -> None:
     assert shell_safe(path) is safe
+
+
+def test_line_information_naming_a_device_is_not_read(tmp_path: Path) -> None:
+    """A crafted `.file "/dev/zero"` must not hang the report (which shows source lines) or the search for
+    parameter names: only regular files of bounded size are read. Run apart, with a time limit."""
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(int *x) { x[0] = threadIdx.x; }\n")
+    ptx = compile_to_ptx(source).text
+    crafted = tmp_path / "k.ptx"
+    crafted.write_text(re.sub(r'\.file\s+1\s+"[^"]*"', '.file 1 "/dev/zero"', ptx))
+    gpurace = [sys.executable, "-c", "from gpurace.cli import main; main()"]
+    command = [*gpurace, "check", str(crafted), "--grid", "1", "--block", "2", "--arg", "buf:1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("/dev/zero:1:17: error: data race on global memory (arg0 (int*)[+0])")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.debuginfo import read_named_source
 from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Vec
 from gpurace.frontend.source_params import parameter_names
 
@@ -95,6 +96,10 @@ class SyncSite:
     function: str
 
 
+MAX_DEFINING_FILES = 4
+"""Files read at most to find a kernel's parameter names."""
+
+
 def describe_kernels(module: Module) -> list[KernelInfo]:
     """A KernelInfo per `.entry` of the module, in PTX order."""
     return [describe_kernel(module, fn) for fn in module.kernels]
@@ -107,23 +112,37 @@ def describe_kernel(module: Module, fn: Function) -> KernelInfo:
         types = sig.param_types
     else:
         types = (None,) * len(fn.params)
-    names = _source_names(module, sig.name, len(fn.params))
+    names = _source_names(module, fn, sig.name, len(fn.params))
     params = tuple(ParamInfo(p.name, t, p.ptx_type, p.size, n) for p, t, n in zip(fn.params, types, names))
     return KernelInfo(sig.name, fn.name, params, static_shared_bytes(module, fn))
 
 
-def _source_names(module: Module, kernel_name: str, count: int) -> tuple[str | None, ...]:
-    """C++ parameter names from the module's source file (None each where unknown, or for PTX input)."""
+def _source_names(module: Module, fn: Function, kernel_name: str, count: int) -> tuple[str | None, ...]:
+    """C++ parameter names from the source that defines the kernel (None each where unknown): the module's
+    source file, else the file its own code's line information points to (a kernel defined in a `#include`d
+    `.cu` file, or PTX compiled with line information)."""
+    for path in _defining_files(module, fn):
+        source = read_named_source(path)
+        names = parameter_names(source, kernel_name, count) if source is not None else None
+        if names:
+            return names
+    return (None,) * count
+
+
+def _defining_files(module: Module, fn: Function) -> list[str]:
+    """Where a kernel's definition may be: the module's source (not a `.ptx` file), then the files of the
+    kernel's own (not inlined) line information, in order of first appearance."""
+    files = []
     path = module.source_path
-    unknown = (None,) * count
-    if path is None or os.fspath(path).endswith(".ptx"):
-        return unknown
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            source = f.read()
-    except OSError:
-        return unknown
-    return parameter_names(source, kernel_name, count) or unknown
+    if path is not None and not os.fspath(path).endswith(".ptx"):
+        files.append(os.fspath(path))
+    for ins in fn.body:
+        loc = ins.loc
+        if loc is not None and loc.inlined_at is None and loc.file not in files:
+            files.append(loc.file)
+            if len(files) > MAX_DEFINING_FILES:
+                break
+    return files
 
 
 def static_shared_bytes(module: Module, kernel: Function) -> int:

@@ -39,7 +39,7 @@ from rich.text import Text
 
 from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Finding, Site
 from gpurace.frontend.demangle import demangle_signature
-from gpurace.frontend.ptx.debuginfo import display_path, resolve_source
+from gpurace.frontend.ptx.debuginfo import display_path, read_named_source
 from gpurace.frontend.ptx.ir import SourceLoc
 from gpurace.report.locations import frames, function_label
 from gpurace.report.model import (
@@ -277,8 +277,5 @@ class SourceCache:
         return self._files[name]
 
     def _read(self, name: str) -> list[str] | None:
-        try:
-            with open(resolve_source(name, self._checked), encoding="utf-8", errors="replace") as f:
-                return f.read().splitlines()
-        except OSError:
-            return None
+        text = read_named_source(name, self._checked)
+        return text.splitlines() if text is not None else None

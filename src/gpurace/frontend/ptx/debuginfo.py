@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -259,6 +260,25 @@ def _library_roots() -> tuple[str, ...]:
 # --------------------------------------------------------------------------
 # How a source file is written
 # --------------------------------------------------------------------------
+
+
+MAX_SOURCE_BYTES = 64 << 20
+"""The largest source file read to show lines or find parameter names."""
+
+
+def read_named_source(name: str, checked: str | None = None) -> str | None:
+    """The text of the source file line information names (`resolve_source`), or None when it is not a regular
+    file of at most MAX_SOURCE_BYTES or cannot be read. Line information is untrusted input: a crafted `.file`
+    may name a device (`/dev/zero`) or a huge file, which must not hang or exhaust the report."""
+    path = resolve_source(name, checked)
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
+            return None
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(MAX_SOURCE_BYTES)
+    except OSError:
+        return None
 
 
 def resolve_source(name: str, checked: str | None = None) -> str:
