@@ -134,3 +134,10 @@ def test_host_code_touching_device_memory_crashes_as_on_a_gpu():
     assert result.status == 128 + 11  # SIGSEGV
     (finding,) = result.findings
     assert finding.cause.startswith("the host writes `cudaMalloc#1` (256 bytes) at offset 8")
+
+
+def test_an_uninitialised_read_names_the_line_that_allocated_the_memory():
+    (finding,) = run(PROGRAMS / "uninitialized_malloc.cu").findings
+    where = f"{display_path(str(PROGRAMS / 'uninitialized_malloc.cu'))}:24"
+    assert finding.details["allocated_at"] == where
+    assert finding.cause.endswith(f"(`cudaMalloc#1` was allocated at {where})")

@@ -141,7 +141,8 @@ def _execute(
     if checked:
         report = check(module, **launch, **device.check_options)
         first_run = report.stats.get("schedules", [report.stats])[0]  # one schedule: the report is its run's
-        findings, steps = report.findings + init_check.finish(), first_run["steps"]
+        unwritten = [_with_allocating_line(device, f) for f in init_check.finish()]
+        findings, steps = report.findings + unwritten, first_run["steps"]
     else:
         # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
         same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
@@ -149,6 +150,17 @@ def _execute(
         findings, steps = result.findings, result.stats.steps
     init_check.commit()
     return findings, steps
+
+
+def _with_allocating_line(device: Device, finding: Finding) -> Finding:
+    """An uninitialised read of `cudaMalloc` memory, with the host line that allocated it (cause and details)."""
+    block = device.heap.block_at(finding.address.address) if finding.address is not None else None
+    if block is not None:
+        where = device.source_lines.frame(block.allocated_at).where()
+        if where:
+            finding.cause += f" (`{block.allocation.name}` was allocated {'' if where.startswith('in ') else 'at '}{where})"
+            finding.details["allocated_at"] = where
+    return finding
 
 
 def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: int) -> str | None:
