@@ -4,7 +4,7 @@ Under `gpurace exec`, operations that the program's streams, events and
 synchronising calls leave unordered race where their footprints overlap
 and one of them writes (`runtime.streams`). A copy's or a memset's
 footprint is a few ranges (`Spans`); a launch's is collected while it runs
-by `LaunchFootprint`, an event sink, as two `PageBits` of the global
+by `LaunchFootprint`, an event sink, as two `PageBits` of the global and constant
 memory it read and wrote. Each byte's flag in those says which instruction
 last accessed it (a small number per instruction, 1 to 255), so a race
 between a launch and another operation is reported at the very source line
