@@ -205,3 +205,18 @@ def test_an_rpath_that_would_load_nvidias_runtime_is_refused(tmp_path):
     check_runtime(program, {**dynamic, DT_RUNPATH: ["$ORIGIN/lib"]}, "compute_75")  # searched after gpurace's
     with pytest.raises(UserError, match="it loads libcudart.so.12, and gpurace provides CUDA 13's runtime"):
         check_runtime(program, {DT_NEEDED: ["libcudart.so.12"]}, "compute_75")
+
+
+def test_a_kernel_without_ptx_in_a_program_that_has_some_stops_it_at_the_launch(tmp_path):
+    nvcc = str(find_nvcc())
+    main, other = tmp_path / "main.o", tmp_path / "other.o"
+    compile_unit = [nvcc, "-cudart", "shared", "-g", "-lineinfo", "-c"]
+    subprocess.run([*compile_unit, *DOCUMENTED[4:], str(PROGRAMS / "two_units.cu"), "-o", str(main)], check=True)
+    sass_only = ["-gencode", "arch=compute_75,code=sm_75"]
+    subprocess.run([*compile_unit, *sass_only, str(PROGRAMS / "parts/two_units_kernels.cu"), "-o", str(other)], check=True)
+    program = tmp_path / "mixed"
+    subprocess.run([nvcc, "-cudart", "shared", str(main), str(other), "-o", str(program)], check=True)
+    result = exec_program(program, capture_output=True)
+    assert result.exit_code() == 2 and result.launches == 1
+    (error,) = result.errors
+    assert "launch of kernel read_theirs(int*), whose device code gpurace does not have" in error

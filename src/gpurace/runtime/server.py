@@ -14,6 +14,7 @@ run) is recorded in `errors` and ends it with exit status 2.
 
 from __future__ import annotations
 
+import re
 import select
 import socket
 import struct
@@ -22,6 +23,7 @@ import time
 from gpurace.detect.bytesets import PAGE_SHIFT
 from gpurace.detect.footprint import Footprint, LaunchFootprint, Spans
 from gpurace.errors import UserError
+from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import launch_record, run_launch
@@ -353,8 +355,17 @@ class DeviceServer:
 
 def unsupported_message(call: str, where: str | None) -> str:
     """Why the program was stopped at an unsupported call (`where`: its host line, when known)."""
-    what = call if call.startswith("launch of kernel") else f"{call} is not supported by gpurace's simulated CUDA runtime"
+    if call.startswith("launch of kernel"):  # the shim names the kernel by its mangled name
+        what = re.sub(r"\b_Z\w+", lambda m: _readable_kernel(m.group()), call)
+    else:
+        what = f"{call} is not supported by gpurace's simulated CUDA runtime"
     return f"{_prefix(where)}{what}; the program was stopped"
+
+
+def _readable_kernel(mangled: str) -> str:
+    """`read_theirs(int*)` for `_Z11read_theirsPi`."""
+    sig = demangle_signature(mangled)
+    return f"{sig.name}({', '.join(sig.param_types)})" if sig.param_types is not None else sig.name
 
 
 def _at(where: str) -> str:

@@ -726,7 +726,9 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
     if (!k) return record(cudaErrorInvalidDeviceFunction);
     if (!k->known) {
         char call[512];
-        snprintf(call, sizeof call, "launch of kernel %s, whose device code is not in the sources gpurace compiled",
+        snprintf(call, sizeof call,
+                 "launch of kernel %s, whose device code gpurace does not have (no PTX for it in the sources it "
+                 "compiled or in the program's fatbinary)",
                  k->name);
         unsupported(call, &site);
     }
