@@ -48,7 +48,7 @@ def test_copies_inside_allocations_are_allowed(device, checks):
     assert checks.copy(d, HOST, 256, H2D, site("cudaMemcpy")) is CudaError.SUCCESS
     assert checks.copy(HOST, d + 128, 128, D2H, site("cudaMemcpy")) is CudaError.SUCCESS
     assert checks.copy(device.variables[0]["table"].base, d, 64, D2D, site("cudaMemcpy")) is CudaError.SUCCESS
-    assert checks.memset(d, 256, site("cudaMemset")) is CudaError.SUCCESS
+    assert checks.memset(d, 256, 256, 1, site("cudaMemset")) is CudaError.SUCCESS
     assert kinds(device) == []
 
 
@@ -71,7 +71,7 @@ def test_a_copy_of_freed_memory_is_a_use_after_free(device, checks):
     d = malloc(device, 64)
     assert checks.free(d, MemoryKind.DEVICE, site("cudaFree")) is CudaError.SUCCESS
     assert checks.copy(HOST, d, 4, D2H, site("cudaMemcpy")) is CudaError.INVALID_VALUE
-    assert checks.memset(d, 4, site("cudaMemset")) is CudaError.INVALID_VALUE
+    assert checks.memset(d, 4, 4, 1, site("cudaMemset")) is CudaError.INVALID_VALUE
     assert kinds(device) == ["use-after-free"]  # the same (unknown) line: merged
     assert device.findings.sorted()[0].count == 2
 
@@ -107,7 +107,7 @@ def test_an_unknown_direction_is_an_error_without_a_finding(device, checks):
 
 
 def test_memset_of_host_memory(device, checks):
-    assert checks.memset(HOST, 4, site("cudaMemset")) is CudaError.INVALID_VALUE
+    assert checks.memset(HOST, 4, 4, 1, site("cudaMemset")) is CudaError.INVALID_VALUE
     assert kinds(device) == ["invalid-device-pointer"]
 
 
@@ -166,7 +166,7 @@ def test_calls_that_go_ahead_record_the_device_bytes_they_write(device, checks):
     tracked = device.heap.written.unwritten.contains
     assert tracked(np.array([d, managed], dtype=np.uint64)).tolist() == [True, False]  # the host writes managed memory
     assert checks.copy(d, HOST, 2048, H2D, site("cudaMemcpy")) is CudaError.INVALID_VALUE  # not done: nothing written
-    assert checks.memset(d, 16, site("cudaMemset")) is CudaError.SUCCESS
+    assert checks.memset(d, 16, 16, 1, site("cudaMemset")) is CudaError.SUCCESS
     assert checks.copy_2d(d + 256, 256, HOST, 16, 16, 2, H2D, site("cudaMemcpy2D")) is CudaError.SUCCESS
     probe = np.array([d, d + 16, d + 256, d + 272, d + 512, d + 528], dtype=np.uint64)
     assert tracked(probe).tolist() == [False, True, False, True, False, True]

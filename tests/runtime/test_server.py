@@ -166,7 +166,7 @@ def test_memory_requests(server):
     d = malloc(server, 64)
     assert memcpy(server, d, HOST, 64, MemcpyKind.HOST_TO_DEVICE) == CudaError.SUCCESS
     assert memcpy(server, d, HOST, 65, MemcpyKind.HOST_TO_DEVICE) == CudaError.INVALID_VALUE
-    assert ask(server, Op.MEMSET, u64(d) + u32(0) + u64(64) + u64(0) + u32(0) + site("cudaMemset"))[0] == CudaError.SUCCESS
+    assert ask(server, Op.MEMSET, u64(d) + u64(64) + u32(0) + u64(64) + u64(1) + u64(0) + u32(0) + site("cudaMemset"))[0] == CudaError.SUCCESS
     assert ask(server, Op.FREE, u64(d) + u32(MemoryKind.DEVICE) + site("cudaFree"))[0] == CudaError.SUCCESS
     assert ask(server, Op.MALLOC, u64(1 << 40) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))[0] == CudaError.MEMORY_ALLOCATION
 
@@ -214,8 +214,16 @@ def test_stream_and_event_handles_are_checked(server):
 def test_a_2d_memset_is_checked_from_its_first_row_to_its_last(server):
     d = malloc(server, 1000)
     fields = lambda pitch, width, height: u64(d) + u64(pitch) + u32(0) + u64(width) + u64(height) + u64(0) + u32(0)
-    assert ask(server, Op.MEMSET_2D, fields(256, 200, 4) + site("cudaMemset2D"))[0] == CudaError.SUCCESS  # 968 bytes
-    assert ask(server, Op.MEMSET_2D, fields(256, 300, 2) + site("cudaMemset2D"))[0] == CudaError.INVALID_PITCH_VALUE
-    assert ask(server, Op.MEMSET_2D, fields(256, 100, 5) + site("cudaMemset2D"))[0] == CudaError.INVALID_VALUE
+    assert ask(server, Op.MEMSET, fields(256, 200, 4) + site("cudaMemset2D"))[0] == CudaError.SUCCESS  # 968 bytes
+    assert ask(server, Op.MEMSET, fields(256, 300, 2) + site("cudaMemset2D"))[0] == CudaError.INVALID_PITCH_VALUE
+    assert ask(server, Op.MEMSET, fields(256, 100, 5) + site("cudaMemset2D"))[0] == CudaError.INVALID_VALUE
     (finding,) = server.device.findings.sorted()
     assert finding.kind == "out-of-bounds" and finding.cause.endswith("124 bytes past the end of `cudaMalloc#1` (1000 bytes)")
+
+
+def test_host_visibility_holds_for_every_byte_of_a_block_not_only_its_start(server):
+    managed = struct.unpack("<Q", ask(server, Op.MALLOC, u64(64) + u32(MemoryKind.MANAGED) + site("cudaMallocManaged"))[1])[0]
+    device = malloc(server, 64)
+    assert server.device.host_visible(managed) and server.device.host_visible(managed + 60)
+    assert not server.device.host_visible(device) and not server.device.host_visible(device + 8)
+    assert not server.device.host_visible(managed + 4096)  # past the block: no allocation

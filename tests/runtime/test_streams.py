@@ -23,7 +23,7 @@ def site(name: str) -> Site:
 def op(name: str, lo: int = 0, hi: int = 16, writes: bool = True) -> Operation:
     touched = Spans(((lo, hi),))
     footprint = Footprint(Spans(), touched) if writes else Footprint(touched, Spans())
-    return Operation(name, None, footprint, lambda _address, _write: site(name))
+    return Operation(name, footprint, lambda _address, _write: site(name))
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_footprints_beyond_the_memory_budget_are_let_go():
     def page_op(name: str) -> Operation:
         written = PageBits()
         written.add(np.array([0x10000], dtype=np.uint64), 4)
-        return Operation(name, None, Footprint(Spans(), written), lambda _address, _write: site(name))
+        return Operation(name, Footprint(Spans(), written), lambda _address, _write: site(name))
 
     t = Timeline(lambda address: (Address("buf", address, address), "global"), budget=2 * PAGE_SIZE)
     for handle in (A, B, QUIET, EVENT):

@@ -28,7 +28,7 @@ class Buffer:
 
 def show(fmt: bytes, layout: str, *values, strings=None) -> str:
     buffer = Buffer(layout, *values, strings=strings)
-    return format_text(fmt, _Arguments(buffer, 0x1000), buffer.string)
+    return format_text(fmt, _Arguments(buffer.bytes, 0x1000), buffer.string)
 
 
 def test_integers_take_four_bytes_and_long_ones_eight_at_their_alignment():

@@ -37,6 +37,11 @@ class Spans:
 
     ranges: tuple[tuple[int, int], ...] = ()
 
+    @classmethod
+    def rows(cls, start: int, pitch: int, width: int, height: int) -> Spans:
+        """`height` rows of `width` bytes, `pitch` bytes apart (a 2D copy or memset)."""
+        return cls(tuple((start + i * pitch, start + i * pitch + width) for i in range(height)))
+
     def first_in(self, start: int, end: int) -> int | None:
         """The lowest byte of [start, end) in the set, or None."""
         inside = [max(lo, start) for lo, hi in self.ranges if max(lo, start) < min(hi, end)]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from gpurace.frontend.demangle import demangle_signature
-from gpurace.frontend.ptx.debuginfo import read_named_source
+from gpurace.frontend.ptx.debuginfo import read_named_source, resolve_source
 from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Vec
 from gpurace.frontend.source_params import parameter_names
 
@@ -122,11 +122,27 @@ def _source_names(module: Module, fn: Function, kernel_name: str, count: int) ->
     source file, else the file its own code's line information points to (a kernel defined in a `#include`d
     `.cu` file, or PTX compiled with line information)."""
     for path in _defining_files(module, fn):
-        source = read_named_source(path)
-        names = parameter_names(source, kernel_name, count) if source is not None else None
+        names = _names_in(path, kernel_name, count)
         if names:
             return names
     return (None,) * count
+
+
+def _names_in(name: str, kernel_name: str, count: int) -> tuple[str | None, ...] | None:
+    """`parameter_names` in the file line information calls `name`, read once per version of the file (a
+    kernel is described at every launch, and a program launches it thousands of times)."""
+    path = resolve_source(name)
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return _names_in_version(path, info.st_mtime_ns, info.st_size, kernel_name, count)
+
+
+@lru_cache(maxsize=256)
+def _names_in_version(path: str, _mtime_ns: int, _size: int, kernel_name: str, count: int) -> tuple[str | None, ...] | None:
+    source = read_named_source(path)
+    return parameter_names(source, kernel_name, count) if source is not None else None
 
 
 def _defining_files(module: Module, fn: Function) -> list[str]:

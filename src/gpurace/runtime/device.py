@@ -148,6 +148,16 @@ class Device:
                 return arena
         return None
 
+    def host_visible(self, address: int) -> bool:
+        """Whether host code may touch the device memory at `address`: managed and page-locked blocks, and
+        `__managed__` variables (not `cudaMalloc` memory, nor other variables, nor memory in no allocation)."""
+        arena = self.arena_of(address)
+        alloc = arena.table.find(address) if arena is not None else None
+        if alloc is None:
+            return False
+        block = self.heap.blocks.get(alloc.base)
+        return block.host_visible if block is not None else alloc.base in self.host_visible_variables
+
     def describe_address(self, address: int) -> tuple[Address, str]:
         """The allocation and offset of a byte of device memory, and its memory space, as findings name them."""
         arena = self.arena_of(address)

@@ -55,6 +55,7 @@ class Heap:
     def __init__(self, arena: Arena):
         self.arena = arena
         self.blocks: dict[int, Block] = {}
+        self.host_visible: dict[int, Block] = {}  # the live blocks the host may touch (managed, page-locked), by base
         self.written = DeviceWrites()
         self.protection = Protection()
 
@@ -70,6 +71,8 @@ class Heap:
         if kind is MemoryKind.DEVICE:
             self.written.allocated(alloc.base, alloc.size)
             self.protection.closed(alloc)
+        else:
+            self.host_visible[alloc.base] = block
         return block
 
     def block_at(self, address: int) -> Block | None:
@@ -83,16 +86,13 @@ class Heap:
 
     def free(self, block: Block, site: WireSite) -> None:
         block.freed_at = site
+        self.host_visible.pop(block.allocation.base, None)
         self.protection.closed(block.allocation)
         self.arena.release(block.allocation.base, block.allocation.size)
         self.written.freed(block.allocation.base, block.allocation.size)
 
     def live(self) -> list[Block]:
         return [b for b in self.blocks.values() if b.freed_at is None]
-
-    def host_visible(self) -> list[Block]:
-        """The live blocks the host may touch (managed and page-locked memory)."""
-        return [b for b in self.live() if b.host_visible]
 
     def free_all(self, site: WireSite) -> None:
         for block in self.live():

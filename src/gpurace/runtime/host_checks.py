@@ -40,6 +40,7 @@ from gpurace.runtime.arena import Arena
 from gpurace.runtime.device import Device
 from gpurace.runtime.heap import ALLOCATING_CALL, Block
 from gpurace.runtime.protocol import CudaError, MemcpyKind, MemoryKind, WireSite
+from gpurace.runtime.sites import at_where
 from gpurace.sim.memory.layout import Allocation
 from gpurace.words import plural
 
@@ -101,11 +102,9 @@ class HostChecks:
         ]
         return next((s for s in statuses if s is not CudaError.SUCCESS), CudaError.SUCCESS)
 
-    def memset(self, dst: int, count: int, site: WireSite) -> CudaError:
-        return self._wrote(self._range(dst, count, Side.DEVICE, "sets", "destination", site.call, site), dst, count)
-
-    def memset_2d(self, dst: int, pitch: int, width: int, height: int, site: WireSite) -> CudaError:
-        """`height` rows of `width` bytes, `pitch` bytes apart; checked as the span from first to last row."""
+    def memset(self, dst: int, pitch: int, width: int, height: int, site: WireSite) -> CudaError:
+        """`height` rows of `width` bytes, `pitch` bytes apart (`cudaMemset`: one row); checked as the span from
+        the first row to the last."""
         if width > pitch:
             return CudaError.INVALID_PITCH_VALUE
         span = (height - 1) * pitch + width
@@ -250,7 +249,7 @@ class HostChecks:
                 **({"allocated_at": self._where(block.allocated_at)} if block else {}),
             )
             return CudaError.INVALID_VALUE
-        if side is Side.HOST and not self._host_visible(alloc, block):
+        if side is Side.HOST and not self.device.host_visible(address):
             self._report(
                 "invalid-copy-direction",
                 f"{how}: the {role} is device memory (`{alloc.name}`), not host memory",
@@ -261,11 +260,6 @@ class HostChecks:
             )
             return CudaError.INVALID_VALUE
         return CudaError.SUCCESS
-
-    def _host_visible(self, alloc: Allocation, block: Block | None) -> bool:
-        if block is not None:
-            return block.host_visible
-        return alloc.base in self.device.host_visible_variables
 
     def _what_is(self, address: int) -> str:
         """How a pointer that starts no allocation looks, for an invalid free."""
@@ -283,8 +277,7 @@ class HostChecks:
 
     def _where(self, site: WireSite) -> str:
         """`at prog.cu:12` (or `in main`, or `earlier` when the site is unknown), for causes."""
-        where = self.device.source_lines.frame(site).where()
-        return where if where.startswith("in ") else f"at {where}" if where else "earlier"
+        return at_where(self.device.source_lines.frame(site).where()) or "earlier"
 
     def _report(
         self,

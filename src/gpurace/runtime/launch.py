@@ -40,7 +40,7 @@ from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
 from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
-from gpurace.runtime.sites import HostFrame
+from gpurace.runtime.sites import HostFrame, at_where
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
@@ -158,7 +158,7 @@ def _with_allocating_line(device: Device, finding: Finding) -> Finding:
     if block is not None:
         where = device.source_lines.frame(block.allocated_at).where()
         if where:
-            finding.cause += f" (`{block.allocation.name}` was allocated {'' if where.startswith('in ') else 'at '}{where})"
+            finding.cause += f" (`{block.allocation.name}` was allocated {at_where(where)})"
             finding.details["allocated_at"] = where
     return finding
 

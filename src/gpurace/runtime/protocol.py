@@ -53,8 +53,7 @@ translation unit.
 | FREE | `u64 address, u32 kind`, site | - |
 | MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | - (status 0: the shim copies) |
 | MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | - (status 0: the shim copies) |
-| MEMSET | `u64 dst, u32 value, u64 count, u64 stream, u32 async`, site | - (status 0: the shim sets) |
-| MEMSET_2D | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site | - (status 0: the shim sets) |
+| MEMSET | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site (`cudaMemset` is one row: pitch = width = count, height 1) | - (status 0: the shim sets) |
 | LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream`, site, `u32 length` + parameter bytes | what the kernel printed (UTF-8, the whole payload) |
 | SYNCHRONIZE | `u32 what (Wait), u64 handle` (the stream or event; 0 for the device), site | - |
 | STREAM_CREATE | `u64 handle, u32 flags` (the shim's new handle; `cudaStreamNonBlocking` = 1) | - |
@@ -118,7 +117,6 @@ class Op(IntEnum):
     STREAM_WAIT_EVENT = 16
     EVENT_ELAPSED = 17
     HOST_ACCESS = 18
-    MEMSET_2D = 19
 
 
 class Wait(IntEnum):

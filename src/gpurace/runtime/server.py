@@ -44,11 +44,12 @@ from gpurace.runtime.protocol import (
     encode_reply,
 )
 from gpurace.runtime.protection import host_pages
+from gpurace.runtime.sites import at_where
 from gpurace.runtime.streams import Operation, Timeline
 from gpurace.sim.printf import DeviceOutput
 
 _NEEDS_LIVE_CONTEXT = frozenset(
-    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.MEMSET_2D, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
+    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
 )
 """Requests that a sticky launch error answers, without effect, until RESET."""
 
@@ -86,7 +87,6 @@ class DeviceServer:
             Op.STREAM_WAIT_EVENT: self._stream_wait_event,
             Op.EVENT_ELAPSED: self._event_elapsed,
             Op.HOST_ACCESS: self._host_access,
-            Op.MEMSET_2D: self._memset_2d,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -192,39 +192,25 @@ class DeviceServer:
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         status = self.checks.copy_2d(dst, dpitch, src, spitch, width, height, direction, site)
         if status is CudaError.SUCCESS:
-            reads = Spans(tuple((src + i * spitch, src + i * spitch + width) for i in range(height)))
-            writes = Spans(tuple((dst + i * dpitch, dst + i * dpitch + width) for i in range(height)))
+            reads, writes = Spans.rows(src, spitch, width, height), Spans.rows(dst, dpitch, width, height)
             self._queue(site, stream, reads, writes, self._copy_blocks(dst, src, direction, bool(is_async)))
         return encode_reply(status)
 
     def _memset(self, r: Reader) -> bytes:
-        dst, _value, count, stream, is_async, site = r.u64(), r.u32(), r.u64(), r.u64(), r.u32(), r.site()
-        if not self.timeline.known_stream(stream):
-            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
-        status = self.checks.memset(dst, count, site)
-        if status is CudaError.SUCCESS:
-            # cudaMemset is asynchronous, except into managed or page-locked host memory.
-            blocking = not is_async and self._host_side(dst)
-            self._queue(site, stream, Spans(), Spans(((dst, dst + count),)), blocking)
-        return encode_reply(status)
-
-    def _memset_2d(self, r: Reader) -> bytes:
         dst, pitch, _value, width, height = r.u64(), r.u64(), r.u32(), r.u64(), r.u64()
         stream, is_async, site = r.u64(), r.u32(), r.site()
         if not self.timeline.known_stream(stream):
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
-        status = self.checks.memset_2d(dst, pitch, width, height, site)
+        status = self.checks.memset(dst, pitch, width, height, site)
         if status is CudaError.SUCCESS:
-            writes = Spans(tuple((dst + i * pitch, dst + i * pitch + width) for i in range(height)))
-            self._queue(site, stream, Spans(), writes, not is_async and self._host_side(dst))
+            # cudaMemset is asynchronous, except into managed or page-locked host memory.
+            blocking = not is_async and self._host_side(dst)
+            self._queue(site, stream, Spans(), Spans.rows(dst, pitch, width, height), blocking)
         return encode_reply(status)
 
     def _host_side(self, address: int) -> bool:
         """Whether `address` is memory the host can touch: pageable memory, or managed or page-locked memory."""
-        if self.device.arena_of(address) is None:
-            return True
-        block = self.device.heap.block_at(address)
-        return block.host_visible if block is not None else address in self.device.host_visible_variables
+        return self.device.arena_of(address) is None or self.device.host_visible(address)
 
     def _copy_blocks(self, dst: int, src: int, direction: int, is_async: bool) -> bool:
         """Whether the host waits for a copy to end (the runtime API's "API synchronization behavior"):
@@ -238,13 +224,13 @@ class DeviceServer:
     def _queue(self, site: WireSite, stream: int, reads: Spans, writes: Spans, blocking: bool) -> None:
         """A copy or memset that goes ahead, as an operation of the timeline; its races become findings."""
         frame = self.device.source_lines.frame(site)
-        what = f"{site.call} {_at(frame.where())}".rstrip()
-        op = Operation(what, None, Footprint(reads, writes), lambda _address, _write: frame.site())
+        what = f"{site.call} {at_where(frame.where())}".rstrip()
+        op = Operation(what, Footprint(reads, writes), lambda _address, _write: frame.site())
         self._issue(stream, op, blocking)
 
     def _issue(self, stream: int, op: Operation, blocking: bool) -> None:
         """Queue `op` on the timeline; its races become findings."""
-        visible = [b.allocation for b in self.device.heap.host_visible()]
+        visible = [b.allocation for b in self.device.heap.host_visible.values()]
         op.host_use = host_pages(op.footprint, visible) if visible else None
         self.device.findings.extend(self.timeline.issue(stream, op, blocking))
 
@@ -268,8 +254,8 @@ class DeviceServer:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
         launch = launch_record(self.device, name, grid, block, frame)
-        what = f"kernel {launch['kernel']} (launched {_at(launch['host'] or '')})"
-        self._issue(stream, Operation(what, None, footprint.footprint(), footprint.site, launch=launch), blocking=False)
+        what = f"kernel {launch['kernel']} (launched {at_where(launch['host'] or '')})"
+        self._issue(stream, Operation(what, footprint.footprint(), footprint.site, launch=launch), blocking=False)
         self.partial_footprints += not footprint.complete
         printed = output.text().encode()
         if status in STICKY:
@@ -366,11 +352,6 @@ def _readable_kernel(mangled: str) -> str:
     """`read_theirs(int*)` for `_Z11read_theirsPi`."""
     sig = demangle_signature(mangled)
     return f"{sig.name}({', '.join(sig.param_types)})" if sig.param_types is not None else sig.name
-
-
-def _at(where: str) -> str:
-    """`at app.cu:12` for a source line, `in main` for a function only, or "" when nothing is known."""
-    return f"at {where}" if where and not where.startswith("in ") else where
 
 
 def _prefix(where: str | None) -> str:

@@ -37,6 +37,12 @@ Position = tuple[str, SourceLoc | None]
 """One level of an inlining chain: the function (demangled, "" when unknown) and its source line, if known."""
 
 
+def at_where(where: str) -> str:
+    """A `HostFrame.where()` as causes say it: `at app.cu:12` for a source line, `in main` for a function only,
+    "" when nothing is known."""
+    return f"at {where}" if where and not where.startswith("in ") else where
+
+
 @dataclass(frozen=True)
 class HostFrame:
     """A call site resolved: the calling function (demangled) and the source line, when debug information has them."""

@@ -84,17 +84,17 @@ class Stream:
 
 @dataclass
 class Operation:
-    """One queued operation: what it is, where, on which stream, its clock and footprint.
+    """One queued operation: what it is, its footprint, and, once `Timeline.issue` queued it, its stream and clock.
 
     `site(address, write)` gives the `Site` of the access to `address`: the
     host call for a copy or memset, the kernel instruction for a launch.
     """
 
     what: str
-    stream: Stream
     footprint: Footprint
     site: Callable[[int, bool], Site | None]
     launch: dict | None = None
+    stream: Stream | None = None
     clock: Clock = field(default_factory=dict)
     host_use: tuple | None = None  # (pages written, pages only read) of host-visible memory, for `protection`
 
@@ -158,8 +158,10 @@ class Timeline:
         self._host_learns(self.events.get(event, {}))
 
     def host_waits_for_device(self) -> None:
+        clock: Clock = {}
         for stream in self._every_stream:
-            self._host_learns(stream.clock)
+            clock = _join(clock, stream.clock)
+        self._host_learns(clock)
 
     def _host_learns(self, clock: Clock) -> None:
         self.host = _join(self.host, clock)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.errors import PreconditionViolated, UserError
-from gpurace.sim.memory import Space
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX
 
 _MAX_TEXT = 512  # bytes of an annotation's text read for a message
@@ -87,11 +86,7 @@ def verifier_only_handler(dec, callee: str):
 
 def annotation_text(eng, address: int, g: int) -> str:
     """The NUL-terminated string at generic `address`, as thread `g` sees it (at most `_MAX_TEXT` bytes)."""
-    addrs = np.uint64(address) + np.arange(_MAX_TEXT, dtype=np.uint64)
-    threads = np.full(_MAX_TEXT, g, dtype=np.int64)
-    acc = eng.mem.resolve(Space.GENERIC, addrs, threads, eng.geo.block_of[threads], 1)
-    raw = eng.mem.load(acc, 1).astype(np.uint8).tobytes()
-    return raw.split(b"\0", 1)[0].decode("utf-8", errors="replace") or "the annotation"
+    return eng.thread_string(g, address, _MAX_TEXT).decode("utf-8", errors="replace") or "the annotation"
 
 
 def _arguments(dec, args: list[str]):

@@ -47,7 +47,7 @@ from gpurace.words import plural
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
-from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD
+from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD, Space
 from gpurace.sim.program import Program
 from gpurace.sim.schedule import SeededSchedule
 from gpurace.sim.state import ThreadState
@@ -163,6 +163,18 @@ class Engine:
 
     def site(self, pc: int, g: int, op: str, scope: str | None = None) -> Site:
         return make_site(self.program, self.geo, pc, g, op, scope)
+
+    def thread_bytes(self, g: int, address: int, n: int) -> bytes:
+        """The `n` bytes at generic `address` as thread `g` sees them (0 where nothing is), for messages and
+        output made from the kernel's own strings (annotations, `printf`); no access event."""
+        addrs = np.uint64(address) + np.arange(n, dtype=np.uint64)
+        threads = np.full(n, g, dtype=np.int64)
+        acc = self.mem.resolve(Space.GENERIC, addrs, threads, self.geo.block_of[threads], 1)
+        return self.mem.load(acc, 1).astype(np.uint8).tobytes()
+
+    def thread_string(self, g: int, address: int, limit: int) -> bytes:
+        """The NUL-terminated string at generic `address` as thread `g` sees it, at most `limit` bytes."""
+        return self.thread_bytes(g, address, limit).split(b"\0", 1)[0]
 
     def report(self, kind: str, cause: str, sites: list[Site], *, severity: str = ERROR, space=None, count=1, **details) -> None:
         self.findings.add(Finding(kind, severity, cause, tuple(sites), space=space, details=details), count)

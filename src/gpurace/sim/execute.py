@@ -823,7 +823,6 @@ class Decoder:
     def _builtin_call(self, callee: str, args: list[str]) -> Handler:
         eng = self.eng
         pc = self.pc
-        nxt = pc + 1
         if callee == "vprintf":
             return printf_handler(self, args)
         if callee == "__assertfail":

@@ -17,10 +17,9 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
-
-from gpurace.sim.memory.layout import Space
 
 MAX_OUTPUT_BYTES = 1 << 20
 MAX_STRING_BYTES = 4096
@@ -46,8 +45,8 @@ def printf_handler(dec, args: list[str]):
         formats = dec.state.param_buffer(format_slot)[idx, :8].copy().view(np.uint64)[:, 0]
         buffers = dec.state.param_buffer(buffer_slot)[idx, :8].copy().view(np.uint64)[:, 0]
         for g, fmt, buf in zip(idx.tolist(), formats.tolist(), buffers.tolist()):
-            reader = _Reader(eng, g)
-            text = format_text(reader.string(fmt), _Arguments(reader, buf), reader.string)
+            string_at = partial(eng.thread_string, g, limit=MAX_STRING_BYTES)
+            text = format_text(string_at(fmt), _Arguments(partial(eng.thread_bytes, g), buf), string_at)
             printed += len(text.encode())
             if printed > MAX_OUTPUT_BYTES:
                 break
@@ -101,34 +100,18 @@ def format_text(fmt: bytes, arguments: _Arguments, string_at: Callable[[int], by
     return "".join(out)
 
 
-class _Reader:
-    """Reads the memory thread `g` sees at generic addresses."""
-
-    def __init__(self, eng, g: int):
-        self.eng = eng
-        self.g = g
-
-    def bytes(self, address: int, n: int) -> bytes:
-        addrs = np.uint64(address) + np.arange(n, dtype=np.uint64)
-        threads = np.full(n, self.g, dtype=np.int64)
-        acc = self.eng.mem.resolve(Space.GENERIC, addrs, threads, self.eng.geo.block_of[threads], 1)
-        return self.eng.mem.load(acc, 1).astype(np.uint8).tobytes()
-
-    def string(self, address: int) -> bytes:
-        return self.bytes(address, MAX_STRING_BYTES).split(b"\0", 1)[0]
-
-
 class _Arguments:
-    """The arguments of one call, read in order from its buffer, each at its natural alignment."""
+    """The arguments of one call, read in order from its buffer (with `reads(address, n)`), each at its natural
+    alignment."""
 
-    def __init__(self, reader: _Reader, address: int):
-        self.reader = reader
+    def __init__(self, reads: Callable[[int, int], bytes], address: int):
+        self.reads = reads
         self.address = address
         self.offset = 0
 
     def _take(self, size: int) -> bytes:
         self.offset = -(-self.offset // size) * size
-        raw = self.reader.bytes(self.address + self.offset, size)
+        raw = self.reads(self.address + self.offset, size)
         self.offset += size
         return raw
 

@@ -216,7 +216,6 @@ enum {
     OP_STREAM_WAIT_EVENT = 16,
     OP_EVENT_ELAPSED = 17,
     OP_HOST_ACCESS = 18,
-    OP_MEMSET_2D = 19,
 };
 
 #define STOP (-1)
@@ -948,23 +947,9 @@ EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
     return cudaSuccess;
 }
 
-static cudaError_t fill(void *dst, int value, size_t count, void *stream, int async, const char *call) {
-    if (rt.sticky) return rt.sticky;
-    if (count == 0) return cudaSuccess;
-    struct buf b = {0};
-    put_u64(&b, (uintptr_t)dst);
-    put_u32(&b, (uint32_t)value);
-    put_u64(&b, count);
-    put_u64(&b, (uintptr_t)stream);
-    put_u32(&b, (uint32_t)async);
-    put_site(&b, call, NULL);
-    cudaError_t status = request(OP_MEMSET, &b, NULL);
-    if (status == cudaSuccess) memset(view(dst), value, count);
-    return record(status);
-}
-
-static cudaError_t fill_2d(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
-                           const char *call) {
+/* `height` rows of `width` bytes, `pitch` bytes apart (cudaMemset: one row). */
+static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
+                        const char *call) {
     if (rt.sticky) return rt.sticky;
     if (width == 0 || height == 0) return cudaSuccess;
     struct buf b = {0};
@@ -976,27 +961,27 @@ static cudaError_t fill_2d(void *dst, size_t pitch, int value, size_t width, siz
     put_u64(&b, (uintptr_t)stream);
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
-    cudaError_t status = request(OP_MEMSET_2D, &b, NULL);
+    cudaError_t status = request(OP_MEMSET, &b, NULL);
     if (status == cudaSuccess)
         for (size_t row = 0; row < height; row++) memset(view((uint8_t *)dst + row * pitch), value, width);
     return record(status);
 }
 
 EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
-    return fill_2d(devPtr, pitch, value, width, height, LEGACY_STREAM, SYNC, "cudaMemset2D");
+    return fill(devPtr, pitch, value, width, height, LEGACY_STREAM, SYNC, "cudaMemset2D");
 }
 
 EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
                                      void *stream) {
-    return fill_2d(devPtr, pitch, value, width, height, stream, ASYNC, "cudaMemset2DAsync");
+    return fill(devPtr, pitch, value, width, height, stream, ASYNC, "cudaMemset2DAsync");
 }
 
 EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
-    return fill(devPtr, value, count, LEGACY_STREAM, SYNC, "cudaMemset");
+    return fill(devPtr, count, value, count, 1, LEGACY_STREAM, SYNC, "cudaMemset");
 }
 
 EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *stream) {
-    return fill(devPtr, value, count, stream, ASYNC, "cudaMemsetAsync");
+    return fill(devPtr, count, value, count, 1, stream, ASYNC, "cudaMemsetAsync");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1492,20 +1477,20 @@ EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol,
 }
 
 EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count) {
-    return fill(devPtr, value, count, PER_THREAD_STREAM, SYNC, "cudaMemset");
+    return fill(devPtr, count, value, count, 1, PER_THREAD_STREAM, SYNC, "cudaMemset");
 }
 
 EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, void *stream) {
-    return fill(devPtr, value, count, PER_THREAD(stream), ASYNC, "cudaMemsetAsync");
+    return fill(devPtr, count, value, count, 1, PER_THREAD(stream), ASYNC, "cudaMemsetAsync");
 }
 
 EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
-    return fill_2d(devPtr, pitch, value, width, height, PER_THREAD_STREAM, SYNC, "cudaMemset2D");
+    return fill(devPtr, pitch, value, width, height, PER_THREAD_STREAM, SYNC, "cudaMemset2D");
 }
 
 EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height,
                                           void *stream) {
-    return fill_2d(devPtr, pitch, value, width, height, PER_THREAD(stream), ASYNC, "cudaMemset2DAsync");
+    return fill(devPtr, pitch, value, width, height, PER_THREAD(stream), ASYNC, "cudaMemset2DAsync");
 }
 
 EXPORT cudaError_t cudaStreamSynchronize_ptsz(void *stream) {
