@@ -45,7 +45,8 @@ then its release/acquire edges count fully (they may hide a race, never report
 one). Accesses that fit no pattern are ordinary synchronisation for `hb`.
 
 Memory: (a) keeps, per lock and 4-byte word, the join of the release knowledge
-of the sections that read or wrote it, per (block, scope) class (PreDataR's
+of the sections that read or wrote it, per scope class (all gpu-wide sections;
+per block, its gpu-wide and its block-wide ones: `WordKnowledge`; PreDataR's
 lock-location clocks); (b) keeps, per lock, the completed sections of each
 thread that took it (WCP's Acq/Rel queues, only for threads that take part in
 locks). WCP keeps a cursor per pair of threads into those queues; here the
@@ -119,6 +120,30 @@ class DoneSection:
 
 
 @dataclass
+class WordKnowledge:
+    """Rule (a)'s lock-location knowledge for one word, by scope class: the join of the release knowledge of
+    every gpu-wide section (`wide`), and per block of its gpu-wide (`wide_of`) and block-wide (`narrow`)
+    sections. A later section's query joins at most two of them (`overlapping`), so its cost does not grow
+    with the number of blocks that took the lock."""
+
+    wide: Knowledge | None = None
+    wide_of: dict[int, Knowledge] = field(default_factory=dict)
+    narrow: dict[int, Knowledge] = field(default_factory=dict)
+
+    def add(self, block: int, wide: bool, snap: Knowledge) -> None:
+        if wide:
+            self.wide = snap if self.wide is None else snap.join(self.wide)
+        table = self.wide_of if wide else self.narrow
+        prev = table.get(block)
+        table[block] = snap if prev is None else snap.join(prev)
+
+    def overlapping(self, block: int, wide: bool) -> list[Knowledge]:
+        """The knowledge of the sections whose scope overlaps a section of `block` with scope `wide` (`_overlap`)."""
+        found = [self.wide if wide else self.wide_of.get(block), self.narrow.get(block)]
+        return [k for k in found if k is not None]
+
+
+@dataclass
 class LockHistory:
     """A confirmed lock: lock-location knowledge for rule (a), released sections for rule (b).
 
@@ -127,8 +152,8 @@ class LockHistory:
     release, as arrays so that a release finds the threads it may not know yet in one comparison."""
 
     free: int
-    reads: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
-    writes: dict[int, dict[tuple[int, bool], Knowledge]] = field(default_factory=dict)
+    reads: dict[int, WordKnowledge] = field(default_factory=dict)
+    writes: dict[int, WordKnowledge] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
     takers: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
     latest: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
@@ -274,12 +299,12 @@ class GwcpDetector(HappensBeforeDetector):
         self.last_lock_pc = int(self.lock_pc[g])
         self._order_releases(g, cs, hist)
         snap = self._snapshot(self.hknow[g], g, clock)
-        key = (cs.block, cs.wide)
         for words, table in ((cs.reads, hist.reads), (cs.writes, hist.writes)):
             for w in words:
-                entry = table.setdefault(w, {})
-                prev = entry.get(key)
-                entry[key] = snap if prev is None else snap.join(prev)
+                entry = table.get(w)
+                if entry is None:
+                    entry = table[w] = WordKnowledge()
+                entry.add(cs.block, cs.wide, snap)
         hist.add(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, clock, snap))
 
     def _order_releases(self, g: int, cs: CriticalSection, hist: LockHistory) -> None:
@@ -329,8 +354,8 @@ class GwcpDetector(HappensBeforeDetector):
                         k
                         for table in tables
                         for w in words
-                        for (blk, wide), k in table.get(w, {}).items()
-                        if _overlap(blk, wide, cs.block, cs.wide)
+                        if (entry := table.get(w)) is not None
+                        for k in entry.overlapping(cs.block, cs.wide)
                     ]
                     if found:
                         self.know[g] = join_all(found).join(self.know[g])
