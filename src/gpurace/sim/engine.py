@@ -127,6 +127,11 @@ class Engine:
         self.pc = np.full(n, program.entry.entry, dtype=np.int64)
         self.status = np.zeros(n, dtype=np.int8)
         self.yielded = np.zeros(n, dtype=np.bool_)
+        # The threads a step may pick from: a superset of the eligible ones (running, not yielded), so that a
+        # step costs the threads still in play, not the launch; None: all of them, recomputed on the next pick.
+        self._live: np.ndarray | None = None
+        # The groups that yielded this round: at its end they are exactly the running threads.
+        self.yield_log: list[np.ndarray] = []
         self.exit_pc = np.full(n, -1, dtype=np.int64)
         # Barrier waits: id, expected count (0 = the whole block), predicate for bar.red.
         self.bar_id = np.zeros(n, dtype=np.int32)
@@ -211,13 +216,15 @@ class Engine:
         group_pc = 0
         while True:
             if group is None:
-                eligible = (status == RUN) & ~yielded
-                ncand = int(np.count_nonzero(eligible))
+                live = self._live
+                live = np.flatnonzero((status == RUN) & ~yielded) if live is None else live[(status[live] == RUN) & ~yielded[live]]
+                self._live = live
+                ncand = len(live)
                 if ncand == 0:
                     if not self._between_rounds():
                         return
                     continue
-                group_pc, group = self._pick(eligible)
+                group_pc, group = self._pick(live)
             r = handlers[group_pc](group)
             stats.steps += 1
             stats.thread_instructions += len(group)
@@ -240,23 +247,44 @@ class Engine:
                     continue
             group = None
 
-    def _pick(self, eligible: np.ndarray) -> tuple[int, np.ndarray]:
-        pcs = self.pc
+    def _pick(self, live: np.ndarray) -> tuple[int, np.ndarray]:
+        """(pc, threads) to run next among the eligible threads `live` (ascending)."""
         if self.schedule is None:
-            p = int(pcs[eligible].min())
-            return p, np.flatnonzero(eligible & (pcs == p))
-        return self.schedule.pick(pcs, eligible, self.stats.steps)
+            pcs = self.pc[live]
+            p = int(pcs.min())
+            return p, live[pcs == p]
+        return self.schedule.pick(self.pc, live, self.stats.steps)
+
+    def resume(self, idx: np.ndarray) -> None:
+        """Threads `idx` (ascending) leave a wait and run again, in this round."""
+        self.status[idx] = RUN
+        live = self._live
+        if live is None:
+            return
+        if 8 * (len(idx) + len(live)) > len(self.status):
+            self._live = None  # as cheap to find them all again
+            return
+        pos = np.minimum(np.searchsorted(live, idx), max(len(live) - 1, 0))
+        new = idx[live[pos] != idx] if len(live) else idx
+        self._live = np.sort(np.concatenate((live, new)))
 
     def _between_rounds(self) -> bool:
-        """No eligible thread: start a new round, resolve waits, or finish. False ends the run."""
-        running = self.status == RUN
-        if running.any():
+        """No eligible thread: start a new round, resolve waits, or finish. False ends the run.
+
+        Every thread still running has yielded this round, so the yield log names them all."""
+        log = self.yield_log  # handlers hold this list: emptied in place
+        running = np.sort(np.concatenate(log)) if log else np.zeros(0, dtype=np.int64)
+        log.clear()
+        running = running[self.status[running] == RUN]
+        if len(running):
             self.stats.rounds += 1
             if not self.progress and self._livelocked(running):
                 return False
             self.progress = False
-            self.yielded[:] = False
+            self.yielded[running] = False
+            self._live = running
             return True
+        self._live = None
         if (self.status == DONE).all():
             return False
         return self._resolve_stuck()
@@ -291,9 +319,8 @@ class Engine:
         self._last_look = _ThreadsSeen(idx, pcs, slots, h)
         return same
 
-    def _livelocked(self, running: np.ndarray) -> bool:
-        """A round without memory progress that left every spinning thread exactly where it was."""
-        idx = np.flatnonzero(running)
+    def _livelocked(self, idx: np.ndarray) -> bool:
+        """A round without memory progress that left every spinning thread (`idx`) exactly where it was."""
         if not self._unchanged(idx):
             return False
         pcs = np.unique(self.pc[idx])
@@ -442,7 +469,7 @@ class Engine:
                 [self.site(int(self.pc[w]), w, "barrier"), self.site(int(self.exit_pc[e]), e, "exit")],
             )
         self._complete_bar_red(released)
-        self.status[released] = RUN
+        self.resume(released)
         self.pc[released] = pcs + 1
         self.progress = True
         self.emit(SyncEvent(self.next_seq(), "barrier", released, geo.block_of[released], pcs))
@@ -528,10 +555,18 @@ class Engine:
         np.bitwise_or.at(self.exited_lanes, self.geo.warp_of[idx], self.lane_bits(idx))
         self.progress = True
         self.emit(ExitEvent(self.next_seq(), pc, idx))
-        if (self.status == WARP).any():
+        if (self.status[self.warp_mates(idx)] == WARP).any():
             from gpurace.sim.execute import recheck_warp_waiters
 
             recheck_warp_waiters(self)
+
+    def warp_mates(self, idx: np.ndarray) -> np.ndarray:
+        """Every thread of the warps of `idx` (a warp is up to 32 consecutive thread ids of one block)."""
+        geo = self.geo
+        firsts = np.unique(idx - geo.lane[idx])
+        ids = (firsts[:, None] + np.arange(32)).ravel()
+        ends = np.repeat((geo.block_of[firsts] + 1) * geo.block_size, 32)
+        return ids[ids < ends]
 
     # ------------------------------------------------------------------ stuck
 

@@ -19,7 +19,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
 from gpurace.sim import annotations
 from gpurace.sim.alu import compile_alu
-from gpurace.sim.engine import RUN, WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
+from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
@@ -726,10 +726,12 @@ class Decoder:
             return lambda idx: target
         yielded = self.eng.yielded
         pcs = self.eng.pc
+        log = self.eng.yield_log
 
         def backward(idx):
             pcs[idx] = target
             yielded[idx] = True
+            log.append(idx)
             return None
 
         return backward
@@ -763,11 +765,13 @@ class Decoder:
         self.operands(1)  # the duration: a hint, as far as the scheduler is concerned
         yielded = self.eng.yielded
         pcs = self.eng.pc
+        log = self.eng.yield_log
         nxt = self.pc + 1
 
         def nanosleep(idx):
             pcs[idx] = nxt
             yielded[idx] = True
+            log.append(idx)
             return None
 
         return nanosleep
@@ -962,7 +966,7 @@ class Decoder:
                 eng.wait_mask[wait] = eff[~ready]
             if len(go):
                 compute(go, eff[ready], allidx)
-                eng.status[go] = RUN
+                eng.resume(go)
                 eng.pc[go] = pc + 1
                 eng.progress = True
                 groups = geo.warp_of[go].astype(np.int64) * (1 << 32) + eff[ready].astype(np.int64)
@@ -1141,7 +1145,7 @@ def recheck_warp_waiters(eng) -> None:
     if len(coll):
         # Re-run the collective: exits may have completed its mask.
         stale = (eng.wait_mask[coll] & eng.exited_lanes[eng.geo.warp_of[coll]]) != 0
-        eng.status[coll[stale]] = RUN
+        eng.resume(coll[stale])
     ws = waiting[kinds == WAIT_WARPSYNC]
     if len(ws) == 0:
         return
@@ -1158,7 +1162,7 @@ def recheck_warp_waiters(eng) -> None:
     if len(go) == 0:
         return
     pcs = eng.pc[go].copy()
-    eng.status[go] = RUN
+    eng.resume(go)
     eng.pc[go] = pcs + 1
     eng.progress = True
     groups = eng.geo.warp_of[go].astype(np.int64) * (1 << 32) + masks[ready].astype(np.int64)

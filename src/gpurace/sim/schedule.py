@@ -72,15 +72,16 @@ class SeededSchedule:
         self.held_until = np.where(held, self.rng.integers(1, MAX_DELAY + 1, geometry.nwarps), 0)
         self.rest_at: int | None = None  # a synchronisation pc whose first warp ran: the others there follow fused
 
-    def pick(self, pcs: np.ndarray, eligible: np.ndarray, step: int) -> tuple[int, np.ndarray]:
-        """(pc, threads) to run next among the `eligible` threads (see the module docstring)."""
+    def pick(self, pcs: np.ndarray, live: np.ndarray, step: int) -> tuple[int, np.ndarray]:
+        """(pc, threads) to run next among the eligible threads `live` (ascending; see the module docstring)."""
         warp_of = self.geo.warp_of
-        ready = eligible & (self.held_until[warp_of] <= step)
-        if not ready.any():
-            ready = eligible  # every runnable warp is held back: holds never stop the launch
+        ready = live[self.held_until[warp_of[live]] <= step]
+        if not len(ready):
+            ready = live  # every runnable warp is held back: holds never stop the launch
         while True:
-            p = int(pcs[ready].min())
-            group = np.flatnonzero(ready & (pcs == p))
+            at = pcs[ready]
+            p = int(at.min())
+            group = ready[at == p]
             if not self.sync_pcs[p]:
                 return p, group
             if p == self.rest_at:
@@ -89,8 +90,8 @@ class SeededSchedule:
             warps = warp_of[group]
             w = warps[np.argmin(self.rank[warps])]
             if self.rng.random() < self.hold_chance:
-                others = ready & (warp_of != w)
-                if others.any():
+                others = ready[warp_of[ready] != w]
+                if len(others):
                     self._hold(w, step)  # preempted before the synchronisation point
                     ready = others
                     continue
