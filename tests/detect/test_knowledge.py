@@ -56,3 +56,20 @@ def test_knows_reads_clocks_and_barrier_phases():
     assert not k.knows(7, 4, block=0, phase=0, u_phase_now=0)
     assert k.knows(9, 10, block=1, phase=1, u_phase_now=2)  # made before barrier 2 of block 1, which 9 passed
     assert not k.knows(9, 10, block=1, phase=1, u_phase_now=1)
+
+
+def test_a_join_with_an_object_it_was_made_of_returns_it_from_either_side():
+    held = join_all(Knowledge({u * 1000: 5}, {u: 1}) for u in range(40))  # large and sparse
+    grown = held.join(Knowledge({7: 1}))
+    assert grown is not held
+    assert grown.join(held) is grown and held.join(grown) is grown
+    assert grown.clock_of(7) == 1 and grown.clock_of(39_000) == 5 and grown.phases == held.phases
+
+
+def test_joins_compare_entries_once_the_objects_a_join_was_made_of_are_gone():
+    grown = join_all(Knowledge({u * 1000: 5}) for u in range(40)).join(Knowledge({7: 1}))
+    assert all(ref() is None for ref in grown.made_of)
+    same = join_all(Knowledge({u * 1000: 5}) for u in range(40))
+    assert grown.join(same) is grown and same.join(grown).threads == grown.threads
+    newer = grown.join(Knowledge({0: 9}))
+    assert newer is not grown and newer.clock_of(0) == 9 and newer.clock_of(7) == 1

@@ -68,7 +68,7 @@ lock holder's own accesses before the barrier.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -87,7 +87,9 @@ class LockRelease(Release):
     wcp: Knowledge = field(default_factory=Knowledge)
 
     def including(self, other: Release) -> Release:
-        return replace(self, knowledge=self.knowledge.join(other.knowledge), wcp=self.wcp.join(other.wcp))
+        return LockRelease(
+            self.knowledge.join(other.knowledge), self.thread, self.block, self.scope, self.pc, self.wcp.join(other.wcp)
+        )
 
 
 @dataclass
@@ -203,6 +205,9 @@ class GwcpDetector(HappensBeforeDetector):
         self.lock_pc = np.full(n, -1, dtype=np.int32)
         self.last_lock_pc = -1
         self._lock_ordered: set[tuple[int, int]] = set()
+        # The snapshot of each section the current access released, by thread (base, clock, snapshot): the
+        # release it publishes is the same one (`_make_release`).
+        self._closing: dict[int, tuple[Knowledge | None, int, Knowledge]] = {}
 
     # ------------------------------------------------------------------ events
 
@@ -215,6 +220,7 @@ class GwcpDetector(HappensBeforeDetector):
         super().on_event(ev)
 
     def _access(self, ev: AccessBatch) -> None:
+        self._closing.clear()
         if ev.strong and ev.kind != AccessKind.READ:
             self._lock_ops(ev)
         if self.in_cs[ev.threads].any():
@@ -245,13 +251,20 @@ class GwcpDetector(HappensBeforeDetector):
             acquires = (ev.values != ev.stored) & np.isin(ev.addrs, np.fromiter(self.locks, dtype=np.uint64, count=len(self.locks)))
         else:
             acquires = np.zeros(n, dtype=np.bool_)
-        for i in np.flatnonzero(acquires | self.has_open[ev.threads]):
-            g, addr = int(ev.threads[i]), int(ev.addrs[i])
-            cs = next((c for c in self.open.get(g, ()) if c.lock == addr), None)
+        lanes = np.flatnonzero(acquires | self.has_open[ev.threads])
+        columns = (lanes, ev.threads[lanes], ev.addrs[lanes], acquires[lanes])
+        for i, g, addr, acquire in zip(*(col.tolist() for col in columns)):
+            cs = self._open_section(g, addr)
             if cs is not None:
-                self._release_or_abandon(ev, i, g, cs, bool(acquires[i]))
-            elif acquires[i]:
+                self._release_or_abandon(ev, i, g, cs, acquire)
+            elif acquire:
                 self._open(ev, i, g, addr)
+
+    def _open_section(self, g: int, lock: int) -> CriticalSection | None:
+        for cs in self.open.get(g, ()):
+            if cs.lock == lock:
+                return cs
+        return None
 
     def _open(self, ev: AccessBatch, i: int, g: int, addr: int) -> None:
         free = int(ev.values[i])
@@ -286,10 +299,12 @@ class GwcpDetector(HappensBeforeDetector):
             self._close(g, cs, clock)
         sections = self.open[g]
         sections.remove(cs)
-        if not sections:
+        if sections:
+            self.in_cs[g] = any(c.held for c in sections)
+        else:
             del self.open[g]
             self.has_open[g] = False
-        self.in_cs[g] = any(c.held for c in sections)
+            self.in_cs[g] = False
 
     def _close(self, g: int, cs: CriticalSection, clock: int) -> None:
         """A released section: rule (b) first (it adds to what this release publishes), then rule (a)'s lock-location knowledge."""
@@ -298,7 +313,9 @@ class GwcpDetector(HappensBeforeDetector):
             hist = self.locks[cs.lock] = LockHistory(cs.free)
         self.last_lock_pc = int(self.lock_pc[g])
         self._order_releases(g, cs, hist)
-        snap = self._snapshot(self.hknow[g], g, clock)
+        base = self.hknow[g]
+        snap = self._snapshot(base, g, clock)
+        self._closing[g] = (base, clock, snap)
         for words, table in ((cs.reads, hist.reads), (cs.writes, hist.writes)):
             for w in words:
                 entry = table.get(w)
@@ -341,8 +358,8 @@ class GwcpDetector(HappensBeforeDetector):
     def _critical_accesses(self, ev: AccessBatch) -> None:
         """Rule (a) for the lanes inside critical sections: become GWCP-after the earlier sections that conflict."""
         write = ev.kind != AccessKind.READ
-        for i in np.flatnonzero(self.in_cs[ev.threads]):
-            g, addr = int(ev.threads[i]), int(ev.addrs[i])
+        lanes = np.flatnonzero(self.in_cs[ev.threads])
+        for g, addr in zip(ev.threads[lanes].tolist(), ev.addrs[lanes].tolist()):
             words = _words(addr, ev.size)
             for cs in self.open[g]:
                 if not cs.held or (cs.lock >> 2) in words:
@@ -384,7 +401,9 @@ class GwcpDetector(HappensBeforeDetector):
             self.know[g] = rel.wcp.join(p)
 
     def _make_release(self, g: int, clock: int, block: int, rank: int, pc: int, addr: int) -> Release:
-        h = self._snapshot(self.hknow[g], g, clock)
+        base = self.hknow[g]
+        closed = self._closing.get(g)
+        h = closed[2] if closed is not None and closed[0] is base and closed[1] == clock else self._snapshot(base, g, clock)
         p = self._snapshot(self.know[g], g, None) if addr in self.locks else h
         return LockRelease(h, g, block, rank, pc, p)
 

@@ -42,7 +42,7 @@ for barrier-only kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -83,7 +83,7 @@ class Release:
 
     def including(self, other: Release) -> Release:
         """This release, also carrying what `other` published (release sequences, merged pending reads)."""
-        return replace(self, knowledge=self.knowledge.join(other.knowledge))
+        return Release(self.knowledge.join(other.knowledge), self.thread, self.block, self.scope, self.pc)
 
 
 class HappensBeforeDetector:
@@ -245,7 +245,10 @@ class HappensBeforeDetector:
                 u = first + int(lane)
                 if u != g:
                     threads[u] = int(row[lane])
-        own = Knowledge(threads, {int(self.geo.block_of[g]): int(self.phase[g])})
+        phase = int(self.phase[g])
+        # Phase 0 orders nothing (`Knowledge.knows` wants a phase above the access's): leaving it out lets a
+        # thread that learns nothing new publish the very object it holds.
+        own = Knowledge(threads, {int(self.geo.block_of[g]): phase} if phase else {})
         return own if base is None else base.join(own)
 
     def _scope_text(self, what: str, pc: int, default: str) -> str:
@@ -262,22 +265,23 @@ class HappensBeforeDetector:
 
     def _publish(self, ev: AccessBatch, lanes: np.ndarray, scope_rank: int, release_op: bool) -> None:
         """Strong writes: release patterns publish the writer's knowledge on the location."""
+        threads = ev.threads[lanes]
+        if release_op:
+            clocks, ranks, pcs = self.clock[threads], np.full(len(lanes), scope_rank), np.full(len(lanes), ev.pc)
+            self.clock[threads] += 1
+        else:
+            fenced = self.fence_scope[threads] >= 0
+            lanes, threads = lanes[fenced], threads[fenced]
+            clocks, pcs = self.fence_clock[threads], self.fence_pc[threads]
+            ranks = np.minimum(self.fence_scope[threads], scope_rank)
+        columns = (threads, clocks, self.geo.block_of[threads], ranks, pcs, ev.addrs[lanes])
         new_keys = []
-        for i in lanes:
-            g = int(ev.threads[i])
-            if release_op:
-                clock, rank, pc = int(self.clock[g]), scope_rank, ev.pc
-                self.clock[g] += 1
-            elif self.fence_scope[g] >= 0:
-                clock, rank, pc = int(self.fence_clock[g]), min(int(self.fence_scope[g]), scope_rank), int(self.fence_pc[g])
-            else:
-                continue
-            block = int(self.geo.block_of[g])
-            addr = int(ev.addrs[i])
+        for g, clock, block, rank, pc, addr in zip(*(col.tolist() for col in columns)):
             rel = self._make_release(g, clock, block, rank, pc, addr)
-            if addr not in self.released:
+            seq = self.released.get(addr)
+            if seq is None:
+                seq = self.released[addr] = {}
                 new_keys.append(addr)
-            seq = self.released.setdefault(addr, {})
             if ev.kind != AccessKind.ATOMIC:
                 seq.clear()  # a plain strong store starts a new release sequence
             key = block if rank <= SCOPE_RANK["cluster"] else None
@@ -286,48 +290,46 @@ class HappensBeforeDetector:
                 rel = rel.including(prev)
             seq[key] = rel
         if new_keys:
-            self._released_keys = np.append(self._released_keys, np.array(new_keys, dtype=np.uint64))
+            self._released_keys = np.concatenate([self._released_keys, np.array(new_keys, dtype=np.uint64)])
 
     def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
-        """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence."""
-        read_rank = SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"])
-        order = np.argsort(ev.addrs[lanes], kind="stable")
-        addrs_sorted = ev.addrs[lanes][order]
-        starts = np.flatnonzero(np.append(True, addrs_sorted[1:] != addrs_sorted[:-1]))
-        ends = np.append(starts[1:], len(order))
-        for lo, hi in zip(starts, ends):
-            addr = addrs_sorted[lo]
-            threads = ev.threads[lanes[order[lo:hi]]]
-            blocks = self.geo.block_of[threads]
-            for rel in self.released[int(addr)].values():
-                m = threads != rel.thread
-                foreign = m & (blocks != rel.block)
-                if foreign.any() and (rel.scope <= SCOPE_RANK["cluster"] or read_rank <= SCOPE_RANK["cluster"]):
-                    narrow = ("the release", rel.pc) if rel.scope <= SCOPE_RANK["cluster"] else ("the flag read", ev.pc)
-                    text = self._scope_text(narrow[0], narrow[1], "membar.cta")
-                    for g in threads[foreign]:
-                        self._note_missed(int(g), rel.block, text)
-                    m &= ~foreign
-                gs = threads[m]
-                if len(gs) == 0:
-                    continue
-                if acquire_op or self.model == "scord":
-                    for g in gs:
-                        self._absorb(int(g), rel)
-                else:
-                    self._set_pending(gs, rel, addr, ev.pc)
+        """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence.
 
-    def _set_pending(self, gs: np.ndarray, rel: Release, addr, pc: int) -> None:
-        """Remember the release each thread read until its acquire fence; a newer read of the same location
-        replaces the older (its release sequence includes it), reads of different locations merge."""
-        other = self.pend_has[gs] & (self.pend_loc[gs] != addr)
-        for g in gs[other]:
-            old: Release = self.pend[g]
-            self.pend[g] = rel.including(old)
-        fresh = gs[~other]
-        self.pend[fresh] = rel
+        Each lane meets the releases of its location's sequence (one per scope class) in turn; lanes are
+        distinct threads, so the lanes are handled together, one release of each location at a time."""
+        cluster = SCOPE_RANK["cluster"]
+        narrow_read = SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]) <= cluster
+        addrs, threads = ev.addrs[lanes], ev.threads[lanes]
+        blocks = self.geo.block_of[threads]
+        locations, inv = np.unique(addrs, return_inverse=True)
+        seqs = [list(self.released[a].values()) for a in locations.tolist()]
+        for k in range(max(map(len, seqs))):
+            at = [s[k] if k < len(s) else None for s in seqs]
+            rel = _objects(at)[inv]
+            who = np.array([(r.thread, r.block, r.scope) if r is not None else (-1, -1, 0) for r in at], dtype=np.int64)[inv]
+            m = (who[:, 0] >= 0) & (threads != who[:, 0])
+            narrow = m & (blocks != who[:, 1]) & ((who[:, 2] <= cluster) | narrow_read)
+            for i in np.flatnonzero(narrow).tolist():
+                r = rel[i]
+                what, pc = ("the release", r.pc) if r.scope <= cluster else ("the flag read", ev.pc)
+                self._note_missed(int(threads[i]), r.block, self._scope_text(what, pc, "membar.cta"))
+            take = np.flatnonzero(m & ~narrow)
+            if acquire_op or self.model == "scord":
+                for g, r in zip(threads[take].tolist(), rel[take].tolist()):
+                    self._absorb(g, r)
+            elif len(take):
+                self._set_pending(threads[take], rel[take], addrs[take], ev.pc)
+
+    def _set_pending(self, gs: np.ndarray, rels: np.ndarray, addrs: np.ndarray, pc: int) -> None:
+        """Remember the release each thread (`gs`, distinct) read until its acquire fence: a newer read of the
+        same location replaces the older (its release sequence includes it), reads of different locations merge."""
+        other = self.pend_has[gs] & (self.pend_loc[gs] != addrs)
+        for g, rel in zip(gs[other].tolist(), rels[other].tolist()):
+            self.pend[g] = rel.including(self.pend[g])
+        fresh = ~other
+        self.pend[gs[fresh]] = rels[fresh]
         self.pend_has[gs] = True
-        self.pend_loc[gs] = addr
+        self.pend_loc[gs] = addrs
         self.pend_pc[gs] = pc
 
     def _missing_fence_text(self, pc: int) -> str:
@@ -389,8 +391,9 @@ class HappensBeforeDetector:
         serial = np.zeros(len(ev.threads), dtype=np.bool_)
         if ev.kind == AccessKind.ATOMIC and len(publishing):
             # Read-modify-writes of one batch take effect lane by lane: a lane reads what the lane before it
-            # on the same address wrote, so on addresses where some lane releases, go in batch order.
-            serial = np.isin(ev.addrs, ev.addrs[publishing])
+            # on the same address wrote, so where a lane releases on an address that other lanes access too,
+            # go in batch order.
+            serial = _shared_release_addresses(ev.addrs, publishing)
             publishes = np.zeros(len(ev.threads), dtype=np.bool_)
             publishes[publishing] = True
             for i in np.flatnonzero(serial):
@@ -487,11 +490,11 @@ class HappensBeforeDetector:
             same_warp = geo.warp_of[t] == geo.warp_of[u]
             ordered |= same_warp & (self.wknown[t, geo.lane[u].astype(np.int64)] >= c)
         rest = np.flatnonzero(~ordered)
-        know = self.know if know is None else know
-        for i in rest:
-            k = know[int(t[i])]
-            if k is not None and k.knows(int(u[i]), int(c[i]), int(geo.block_of[u[i]]), int(ph[i]), int(self.phase[u[i]])):
-                ordered[i] = True
+        if len(rest):
+            know = self.know if know is None else know
+            ur = u[rest]
+            pairs = zip(*(col.tolist() for col in (t[rest], ur, c[rest], geo.block_of[ur], ph[rest], self.phase[ur])))
+            ordered[rest] = [(k := know[tt]) is not None and k.knows(uu, cc, b, p, pn) for tt, uu, cc, b, p, pn in pairs]
         return ordered
 
     def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False) -> None:
@@ -555,6 +558,24 @@ class HappensBeforeDetector:
             stride = self.mem.shared.stride
             return (1 << 62) | ((byte // stride) << 32) | (byte % stride)
         return GLOBAL_BASE + self.global_pages.offset(byte)
+
+
+def _shared_release_addresses(addrs: np.ndarray, publishing: np.ndarray) -> np.ndarray:
+    """The lanes whose address some lane of `publishing` releases on and another lane of the batch also
+    accesses: only those see the batch's own lanes take effect in turn (a lane alone on its address reads
+    what was there before the batch), so only they need going one by one."""
+    hot = np.flatnonzero(np.isin(addrs, addrs[publishing]))
+    _, inv, counts = np.unique(addrs[hot], return_inverse=True, return_counts=True)
+    out = np.zeros(len(addrs), dtype=np.bool_)
+    out[hot[counts[inv] > 1]] = True
+    return out
+
+
+def _objects(items: list) -> np.ndarray:
+    """A 1-d object array of `items` (np.array would look inside them)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 _ATOMIC_OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})

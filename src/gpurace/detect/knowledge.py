@@ -12,10 +12,18 @@ array over that range instead, where a join is one `np.maximum`.
 Objects are immutable: joins build new ones (or return one of the two
 unchanged when it already holds the other), so threads share them by
 reference. Clocks are int32: a clock grows by at most one per scheduler step.
+
+Along a lock handed from thread to thread nearly every join finds one side
+already holding the other, and proving that walks the smaller side. A joined
+object therefore remembers, weakly, the two objects it was made of
+(`made_of`): joining it again with one of them (the snapshot a lock holder
+publishes, with the previous holder's release it was built from) returns it
+at once.
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,6 +51,7 @@ class Knowledge:
     dense: np.ndarray | None = None
     lo: int = 0
     known: int = 0  # threads a dense object names
+    made_of: tuple[weakref.ref, ...] = field(default=(), repr=False)  # the two objects a join made this one of
 
     # ------------------------------------------------------------------ reading
 
@@ -71,7 +80,7 @@ class Knowledge:
             out[inside] = d[i[inside]]
         elif self.threads:
             get = self.threads.get
-            out[:] = [get(int(u), -1) for u in ids] if len(ids) < 4 * len(self.threads) else self._sparse_lookup(ids)
+            out[:] = [get(u, -1) for u in ids.tolist()] if len(ids) < 4 * len(self.threads) else self._sparse_lookup(ids)
         return out
 
     def _sparse_lookup(self, ids: np.ndarray) -> np.ndarray:
@@ -112,8 +121,10 @@ class Knowledge:
 
     def join(self, other: Knowledge | None) -> Knowledge:
         """The least upper bound; one of the two itself when it already holds the other."""
-        if other is None or other is self:
+        if other is None or other is self or self._made_from(other):
             return self
+        if other._made_from(self):
+            return other
         phases, pside = _join_dicts(self.phases, other.phases)
         if self.dense is None and other.dense is None:
             threads, tside = _join_dicts(self.threads, other.threads)
@@ -124,9 +135,17 @@ class Knowledge:
             return (self, other)[tside]
         if dense is not None:
             known = (self, other)[tside]._count() if tside is not None else int(np.count_nonzero(dense >= 0))
-            return Knowledge({}, phases, dense, lo, known)
-        made = Knowledge(threads, phases)
+            return Knowledge({}, phases, dense, lo, known, self._parts(other))
+        made = Knowledge(threads, phases, made_of=self._parts(other))
         return made._densified() if len(threads) > DENSE_AT else made
+
+    def _parts(self, other: Knowledge) -> tuple[weakref.ref, ...]:
+        return weakref.ref(self), weakref.ref(other)
+
+    def _made_from(self, other: Knowledge) -> bool:
+        """Whether a join made this object of `other` (so it holds it)."""
+        made_of = self.made_of
+        return bool(made_of) and (made_of[0]() is other or made_of[1]() is other)
 
     def _join_threads(self, other: Knowledge) -> tuple[dict[int, int], np.ndarray | None, int, int | None]:
         """(threads, dense, lo, 0 or 1 when self or other already holds the result) where one side is dense."""
@@ -158,13 +177,15 @@ class Knowledge:
         lo, hi = self._bounds()
         if hi - lo > SPREAD * len(self.threads):
             return self
-        return Knowledge({}, self.phases, self._window(lo, hi), lo, len(self.threads))
+        return Knowledge({}, self.phases, self._window(lo, hi), lo, len(self.threads), self.made_of)
 
 
 def _join_dicts(a: dict[int, int], b: dict[int, int]) -> tuple[dict[int, int], int | None]:
     """(the pointwise maximum, 0 or 1 when `a` or `b` already is it): walks the smaller dict only."""
     which = 0 if len(a) >= len(b) else 1
     big, small = (a, b) if which == 0 else (b, a)
+    if small.items() <= big.items():
+        return big, which
     ups = {k: v for k, v in small.items() if big.get(k, -1) < v}
     if not ups:
         return big, which
