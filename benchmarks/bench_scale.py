@@ -12,8 +12,8 @@ instead of one plain simulation.
 
 Kernels (256 threads per block):
 
-- `saxpy`: converged arithmetic, no synchronisation;
-- `reduction`: a shared-memory tree reduction, a barrier per step;
+- `saxpy`: converged arithmetic, no synchronisation (`bench_sim.py`'s);
+- `reduction`: a shared-memory tree reduction, a barrier per step (`bench_sim.py`'s);
 - `histogram`: shared-memory atomics into 64 bins, then global atomics;
 - `lock_leader`: each block's thread 0 takes one device-wide spin lock (the
   serial depth is the number of blocks);
@@ -30,41 +30,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench_sim import SAXPY_LOOP, TREE_REDUCE
 from harness import compile_all, measure
 
 BLOCK = 256
 
 KERNELS = {
-    "saxpy": r"""
-        __global__ void saxpy(float a, const float* x, float* y, int n)
-        {
-            int i = blockIdx.x * blockDim.x + threadIdx.x;
-            if (i < n) {
-                float v = x[i];
-                float acc = y[i];
-        #pragma unroll 1
-                for (int k = 0; k < 8; ++k)
-                    acc = a * v + acc * 0.5f;
-                y[i] = acc;
-            }
-        }
-    """,
-    "reduction": r"""
-        __global__ void reduction(const float* in, float* out)
-        {
-            __shared__ float partial[256];
-            unsigned tid = threadIdx.x;
-            partial[tid] = in[blockIdx.x * blockDim.x + tid];
-            __syncthreads();
-            for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-                if (tid < s)
-                    partial[tid] += partial[tid + s];
-                __syncthreads();
-            }
-            if (tid == 0)
-                out[blockIdx.x] = partial[0];
-        }
-    """,
+    "saxpy": SAXPY_LOOP,
+    "reduction": TREE_REDUCE,
     "histogram": r"""
         __global__ void histogram(const unsigned* in, unsigned* bins)
         {
