@@ -14,6 +14,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
 from gpurace.runtime.device import Device
+from gpurace.runtime.launch import launch_record
 from gpurace.runtime.protocol import (
     HOST_FAULT,
     PROT_NONE,
@@ -96,14 +97,14 @@ def register(server) -> tuple[int, bytes]:
 
 
 def fake_launch(monkeypatch, result):
-    """Make `run_launch` return (or raise) `result`, recording its calls."""
+    """Make `run_launch` return (or raise) `result` with the launch's record, recording its calls."""
     calls = []
 
     def run_launch(device, name, grid, block, shared_bytes, params, frame, sinks=()):
         calls.append((name, grid, block, shared_bytes, params, frame.call))
         if isinstance(result, Exception):
             raise result
-        return result
+        return result, launch_record(device, name, grid, block, frame)
 
     monkeypatch.setattr(server_module, "run_launch", run_launch)
     return calls

@@ -92,9 +92,10 @@ def launch_record(device: Device, mangled: str, grid, block, site: HostFrame) ->
 def run_launch(
     device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
     params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (),
-) -> int:
+) -> tuple[int, dict]:
     """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
-    `cudaError_t` the program gets for it. `sinks` watch its run (the first schedule's, when checked).
+    `cudaError_t` the program gets for it, and the launch as its findings name it (`launch_record`).
+    `sinks` watch its run (the first schedule's, when checked).
 
     `device.launches` already counts this launch. A launch the simulator
     cannot run raises a UserError (the program is then stopped).
@@ -116,7 +117,7 @@ def run_launch(
             device.findings.add(finding, finding.count)
     if device.on_launch is not None:
         device.on_launch(LaunchOutcome(launch, left_out_by, len(findings)))
-    return status
+    return status, launch
 
 
 def _execute(

@@ -26,7 +26,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
-from gpurace.runtime.launch import launch_record, run_launch
+from gpurace.runtime.launch import run_launch
 from gpurace.runtime.protocol import (
     HEADER,
     HOST_FAULT,
@@ -249,11 +249,10 @@ class DeviceServer:
         footprint = LaunchFootprint(budget=self.device.limits.max_memory // 8)
         output = DeviceOutput()
         try:
-            status = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output])
+            status, launch = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output])
         except UserError as e:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
-        launch = launch_record(self.device, name, grid, block, frame)
         what = f"kernel {launch['kernel']} (launched {at_where(launch['host'] or '')})"
         self._issue(stream, Operation(what, footprint.footprint(), footprint.site, launch=launch), blocking=False)
         self.partial_footprints += not footprint.complete
