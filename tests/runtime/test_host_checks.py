@@ -154,6 +154,15 @@ def test_leaks_are_the_allocations_still_live(device, checks):
     assert f.kind == "leak" and f.cause == "64 bytes allocated by cudaMalloc were never freed"
 
 
+def test_registered_host_memory_is_the_programs_own_and_no_leak(device, checks):
+    malloc(device, 64)
+    status, block = checks.register(HOST + 8, 64, 0, site("cudaHostRegister"))
+    assert status is CudaError.SUCCESS and block.allocation.base % 4096 == 8
+    checks.leaks()
+    (f,) = device.findings.sorted()
+    assert f.cause == "64 bytes allocated by cudaMalloc were never freed"
+
+
 def test_freed_addresses_are_never_handed_out_again(device):
     first = malloc(device, 64)
     device.heap.free(device.heap.blocks[first], site("cudaFree"))

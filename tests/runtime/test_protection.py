@@ -53,3 +53,10 @@ def test_a_closed_block_stays_closed_whatever_the_pending_work_does():
     p.pending_work([(np.array([page(8)]), np.zeros(0, dtype=np.int64))])
     p.pending_work([])
     assert p.take() == [(DEVICE.base, PAGE_SIZE, PROT_NONE)]
+
+
+def test_a_block_that_starts_inside_a_page_is_closed_page_by_page():
+    registered = Allocation("cudaHostRegister#3", BASE + 16 * PAGE_SIZE + 16, PAGE_SIZE, Space.GLOBAL)
+    p = Protection()
+    p.closed(registered)
+    assert p.take() == [(BASE + 16 * PAGE_SIZE, 2 * PAGE_SIZE, PROT_NONE)]

@@ -77,8 +77,13 @@ def ask(server: DeviceServer, op: Op, payload: bytes) -> tuple[int, bytes]:
     return status, payload
 
 
+def allocation(size: int, kind: MemoryKind, call: str, flags: int = 0, host: int = 0) -> bytes:
+    """A MALLOC payload."""
+    return u64(size) + u32(kind) + u32(flags) + u64(host) + site(call)
+
+
 def malloc(server, size: int) -> int:
-    status, payload = ask(server, Op.MALLOC, u64(size) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))
+    status, payload = ask(server, Op.MALLOC, allocation(size, MemoryKind.DEVICE, "cudaMalloc"))
     assert status == CudaError.SUCCESS
     return struct.unpack("<Q", payload)[0]
 
@@ -169,7 +174,7 @@ def test_memory_requests(server):
     assert memcpy(server, d, HOST, 65, MemcpyKind.HOST_TO_DEVICE) == CudaError.INVALID_VALUE
     assert ask(server, Op.MEMSET, u64(d) + u64(64) + u32(0) + u64(64) + u64(1) + u64(0) + u32(0) + site("cudaMemset"))[0] == CudaError.SUCCESS
     assert ask(server, Op.FREE, u64(d) + u32(MemoryKind.DEVICE) + site("cudaFree"))[0] == CudaError.SUCCESS
-    assert ask(server, Op.MALLOC, u64(1 << 40) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))[0] == CudaError.MEMORY_ALLOCATION
+    assert ask(server, Op.MALLOC, allocation(1 << 40, MemoryKind.DEVICE, "cudaMalloc"))[0] == CudaError.MEMORY_ALLOCATION
 
 
 def test_kernel_attributes(server):
@@ -190,7 +195,7 @@ def test_serving_ends_when_the_program_closes_its_end_or_the_deadline_passes(ser
 
 
 def test_device_memory_is_closed_to_the_host_and_an_access_there_crashes(server):
-    status, payload, records = ask_protecting(server, Op.MALLOC, u64(100) + u32(MemoryKind.DEVICE) + site("cudaMalloc"))
+    status, payload, records = ask_protecting(server, Op.MALLOC, allocation(100, MemoryKind.DEVICE, "cudaMalloc"))
     (d,) = struct.unpack("<Q", payload)
     assert status == CudaError.SUCCESS and records == [(d, 4096, PROT_NONE)]
     assert ask(server, Op.HOST_ACCESS, u64(d + 8) + u32(1) + site("write"))[0] == HOST_FAULT
@@ -223,8 +228,104 @@ def test_a_2d_memset_is_checked_from_its_first_row_to_its_last(server):
 
 
 def test_host_visibility_holds_for_every_byte_of_a_block_not_only_its_start(server):
-    managed = struct.unpack("<Q", ask(server, Op.MALLOC, u64(64) + u32(MemoryKind.MANAGED) + site("cudaMallocManaged"))[1])[0]
+    managed = struct.unpack("<Q", ask(server, Op.MALLOC, allocation(64, MemoryKind.MANAGED, "cudaMallocManaged"))[1])[0]
     device = malloc(server, 64)
     assert server.device.host_visible(managed) and server.device.host_visible(managed + 60)
     assert not server.device.host_visible(device) and not server.device.host_visible(device + 8)
     assert not server.device.host_visible(managed + 4096)  # past the block: no allocation
+
+
+def register_host(server, host: int, size: int, flags: int = 0) -> tuple[int, int | None]:
+    """cudaHostRegister's status, and the device address of the registered memory."""
+    status, payload = ask(server, Op.MALLOC, allocation(size, MemoryKind.REGISTERED, "cudaHostRegister", flags, host))
+    return status, struct.unpack("<Q", payload)[0] if payload else None
+
+
+def unregister_host(server, host: int) -> int:
+    return ask(server, Op.FREE, u64(host) + u32(MemoryKind.REGISTERED) + site("cudaHostUnregister"))[0]
+
+
+def test_registered_host_memory_keeps_its_offset_in_the_page_and_its_exact_bounds(server):
+    status, d = register_host(server, HOST + 0x10, 10000)
+    assert status == CudaError.SUCCESS and d % 4096 == 0x10
+    assert server.device.host_visible(d) and server.device.host_visible(d + 9999)
+    assert not server.device.host_visible(d + 10000)  # past the range, though in the same page
+    assert memcpy(server, d, HOST + 0x10000, 10000, MemcpyKind.HOST_TO_DEVICE) == CudaError.SUCCESS
+    assert memcpy(server, d, HOST + 0x10000, 10001, MemcpyKind.HOST_TO_DEVICE) == CudaError.INVALID_VALUE
+    (finding,) = server.device.findings.sorted()
+    assert finding.cause.endswith("1 byte past the end of `cudaHostRegister#1` (10000 bytes)")
+
+
+def test_overlapping_registrations_are_refused_without_a_finding(server):
+    assert register_host(server, HOST, 256)[0] == CudaError.SUCCESS
+    assert register_host(server, HOST + 255, 16) == (CudaError.HOST_MEMORY_ALREADY_REGISTERED, None)
+    assert register_host(server, HOST - 16, 17) == (CudaError.HOST_MEMORY_ALREADY_REGISTERED, None)
+    assert register_host(server, HOST + 256, 16)[0] == CudaError.SUCCESS  # the same page, other bytes
+    assert register_host(server, HOST - 16, 16)[0] == CudaError.SUCCESS
+    pinned = struct.unpack("<Q", ask(server, Op.MALLOC, allocation(64, MemoryKind.HOST, "cudaMallocHost"))[1])[0]
+    assert register_host(server, pinned + 8, 8)[0] == CudaError.HOST_MEMORY_ALREADY_REGISTERED
+    assert register_host(server, malloc(server, 64), 8)[0] == CudaError.INVALID_VALUE  # device memory
+    assert server.device.findings.sorted() == []
+
+
+@pytest.mark.parametrize(
+    "pointer, status, words",
+    [
+        (HOST, CudaError.SUCCESS, None),
+        (HOST + 4, CudaError.INVALID_VALUE, "4 bytes into the host memory `cudaHostRegister#1` (256 bytes)"),
+        (HOST + 0x9000, CudaError.HOST_MEMORY_NOT_REGISTERED, "which cudaHostRegister did not register"),
+    ],
+)
+def test_unregistering(server, pointer, status, words):
+    register_host(server, HOST, 256)
+    assert unregister_host(server, pointer) == status
+    findings = server.device.findings.sorted()
+    if words is None:
+        assert findings == []
+    else:
+        (finding,) = findings
+        assert finding.kind == "invalid-free" and words in finding.cause
+
+
+def test_a_registration_ends_once(server):
+    register_host(server, HOST, 256)
+    assert unregister_host(server, HOST) == CudaError.SUCCESS
+    assert unregister_host(server, HOST) == CudaError.HOST_MEMORY_NOT_REGISTERED
+    (finding,) = server.device.findings.sorted()
+    assert "whose registration (`cudaHostRegister#1` (256 bytes)) already ended" in finding.cause
+    assert register_host(server, HOST, 256)[0] == CudaError.SUCCESS  # the memory may be registered again
+
+
+def test_registered_memory_is_not_freed_by_cudafree(server):
+    _, d = register_host(server, HOST, 256)
+    assert ask(server, Op.FREE, u64(d) + u32(MemoryKind.DEVICE) + site("cudaFree"))[0] == CudaError.INVALID_VALUE
+    (finding,) = server.device.findings.sorted()
+    assert finding.cause.endswith(f"it must be unregistered with cudaHostUnregister of its host pointer 0x{HOST:x}")
+    assert server.device.heap.registered_at(HOST) is not None
+
+
+def test_pinned_memory_is_not_unregistered(server):
+    pinned = struct.unpack("<Q", ask(server, Op.MALLOC, allocation(64, MemoryKind.HOST, "cudaHostAlloc"))[1])[0]
+    assert unregister_host(server, pinned) == CudaError.INVALID_VALUE
+    (finding,) = server.device.findings.sorted()
+    assert finding.kind == "invalid-free" and finding.cause.endswith("it must be freed with cudaFreeHost")
+
+
+def test_host_flags_are_those_of_page_locked_memory_and_say_it_is_mapped(server):
+    _, d = register_host(server, HOST, 256, flags=1)
+    pinned = struct.unpack("<Q", ask(server, Op.MALLOC, allocation(64, MemoryKind.HOST, "cudaHostAlloc", flags=4))[1])[0]
+    assert ask(server, Op.HOST_FLAGS, u64(d + 100)) == (CudaError.SUCCESS, u32(1 | 2))
+    assert ask(server, Op.HOST_FLAGS, u64(pinned)) == (CudaError.SUCCESS, u32(4 | 2))
+    assert ask(server, Op.HOST_FLAGS, u64(malloc(server, 64)))[0] == CudaError.INVALID_VALUE
+    assert ask(server, Op.HOST_FLAGS, u64(HOST))[0] == CudaError.INVALID_VALUE
+
+
+def test_pending_work_on_registered_memory_closes_its_pages_and_a_host_access_there_races(server):
+    _, d = register_host(server, HOST + 0x10, 3 * 4096)
+    assert ask(server, Op.STREAM_CREATE, u64(0x600) + u32(1))[0] == CudaError.SUCCESS
+    copy = u64(d + 5000) + u64(HOST + 0x10000) + u64(8) + u32(MemcpyKind.HOST_TO_DEVICE) + u64(0x600) + u32(1)
+    status, _, records = ask_protecting(server, Op.MEMCPY, copy + site("cudaMemcpyAsync"))
+    assert status == CudaError.SUCCESS and records == [((d + 5000) & ~4095, 4096, PROT_NONE)]
+    assert ask(server, Op.HOST_ACCESS, u64(d + 5000) + u32(0) + site("read"))[0] == CudaError.SUCCESS
+    (race,) = server.device.findings.sorted()
+    assert race.kind == "data-race" and (race.address.allocation, race.address.offset) == ("cudaHostRegister#1", 5000)

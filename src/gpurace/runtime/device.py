@@ -8,7 +8,7 @@ share one `Device`:
   at `CONST_BASE`), the very memory the program's host code reads and writes;
 * `global_table` / `const_table`: the `AllocationTable`s of those arenas:
   module variables first, then every `cudaMalloc`/`cudaMallocManaged`/
-  `cudaMallocHost` in call order. Freed allocations stay in the tables (their
+  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. Freed allocations stay in the tables (their
   addresses are never reused, so a late access is told apart from a new
   allocation); `heap.freed(allocation)` says which;
 * `modules`: the PTX modules of the program's sources, `module_of(mangled)`

@@ -1,7 +1,8 @@
-"""The program's own allocations (`cudaMalloc`, `cudaMallocManaged`, `cudaMallocHost`) and what became of them.
+"""The program's own allocations (`cudaMalloc`, `cudaMallocManaged`, `cudaMallocHost`), the host memory it
+registers (`cudaHostRegister`), and what became of them.
 
 Each is placed in the global arena after everything before it, with a red
-zone, at the start of a page, so that no two share a page (the host's access
+zone, at the start of a page (registered memory: see below), so that no two share a page (the host's access
 to each is then controlled page by page: `protection.py`), and its address
 is never handed out again: a copy or a kernel access
 through a stale pointer lands in a freed block, which is reported as a use
@@ -13,12 +14,22 @@ ordinary programs, and one that runs out gets `cudaErrorMemoryAllocation`.
 `protection` says which of their pages the program's host code may touch
 (`protection.py`). `written` records which bytes of `cudaMalloc` memory hold a value (copies,
 memsets and kernels write them), for the uninitialised-read check
-(`detect.initcheck`). Managed and page-locked host memory count as written
+(`detect.initcheck`). Managed, page-locked and registered host memory count as written
 from the start: the host may write them directly, which gpurace cannot see.
+
+Registered host memory is the program's own (`malloc`, the stack, ...):
+its block is where the device sees it, and the shim makes the program's
+pages the block's (see "Registered host memory" in `shim/cudart.c`). The
+block keeps the offset the host address has in its page, so that both
+share their whole pages, and its bounds are exactly the range registered:
+a kernel access past it is out of bounds, as a GPU's would fault. Live
+registrations never overlap (`registered_at` finds the one holding a host
+address), and a registration ends with `cudaHostUnregister`, like a free.
 """
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from gpurace.detect.initcheck import DeviceWrites
@@ -31,21 +42,25 @@ ALLOCATING_CALL = {
     MemoryKind.DEVICE: "cudaMalloc",
     MemoryKind.MANAGED: "cudaMallocManaged",
     MemoryKind.HOST: "cudaMallocHost",
+    MemoryKind.REGISTERED: "cudaHostRegister",
 }
 
 
 @dataclass
 class Block:
-    """One allocation of the program: where it is, its kind, and where it was allocated and freed."""
+    """One allocation of the program: where it is, its kind, and where it was allocated and freed; `flags` are
+    those cudaHostAlloc or cudaHostRegister was given, and `host` is where registered memory is in the program."""
 
     allocation: Allocation
     kind: MemoryKind
     allocated_at: WireSite
     freed_at: WireSite | None = None
+    flags: int = 0
+    host: int | None = None
 
     @property
     def host_visible(self) -> bool:
-        """Managed and page-locked host memory is host memory too; `cudaMalloc` memory is not."""
+        """Managed, page-locked and registered host memory is host memory too; `cudaMalloc` memory is not."""
         return self.kind is not MemoryKind.DEVICE
 
 
@@ -56,17 +71,17 @@ class Heap:
         self.arena = arena
         self.blocks: dict[int, Block] = {}
         self.host_visible: dict[int, Block] = {}  # the live blocks the host may touch (managed, page-locked), by base
+        self._registered: list[Block] = []  # the live registrations, by host address
+        self.unregistered: dict[int, Block] = {}  # the latest ended registration of each host address
         self.written = DeviceWrites()
         self.protection = Protection()
 
-    def allocate(self, size: int, kind: MemoryKind, site: WireSite) -> Block | None:
+    def allocate(self, size: int, kind: MemoryKind, site: WireSite, flags: int = 0) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
-        name = f"{ALLOCATING_CALL[kind]}#{len(self.blocks) + 1}"
-        try:
-            alloc = self.arena.table.place(name, size, PAGE_SIZE)
-        except MemoryError:
+        alloc = self._place(size, kind)
+        if alloc is None:
             return None
-        block = Block(alloc, kind, site)
+        block = Block(alloc, kind, site, flags=flags)
         self.blocks[alloc.base] = block
         if kind is MemoryKind.DEVICE:
             self.written.allocated(alloc.base, alloc.size)
@@ -74,6 +89,32 @@ class Heap:
         else:
             self.host_visible[alloc.base] = block
         return block
+
+    def register(self, host: int, size: int, flags: int, site: WireSite) -> Block | None:
+        """The block of the `size` bytes of host memory at `host`, which no live registration overlaps
+        (`registered_at`), or None when the arena has no room for it."""
+        alloc = self._place(size, MemoryKind.REGISTERED, offset=host % PAGE_SIZE)
+        if alloc is None:
+            return None
+        block = Block(alloc, MemoryKind.REGISTERED, site, flags=flags, host=host)
+        self.blocks[alloc.base] = block
+        self.host_visible[alloc.base] = block
+        bisect.insort(self._registered, block, key=_host_start)
+        return block
+
+    def registered_at(self, host: int, size: int = 1) -> Block | None:
+        """The live registration that overlaps [host, host + size), if any."""
+        i = bisect.bisect_left(self._registered, host + size, key=_host_start) - 1
+        if i >= 0 and _host_start(self._registered[i]) + self._registered[i].allocation.size > host:
+            return self._registered[i]
+        return None
+
+    def _place(self, size: int, kind: MemoryKind, offset: int = 0) -> Allocation | None:
+        name = f"{ALLOCATING_CALL[kind]}#{len(self.blocks) + 1}"
+        try:
+            return self.arena.table.place(name, size, PAGE_SIZE, offset=offset)
+        except MemoryError:
+            return None
 
     def block_at(self, address: int) -> Block | None:
         """The block whose bytes include `address`, freed or not."""
@@ -85,7 +126,11 @@ class Heap:
         return block is not None and block.freed_at is not None
 
     def free(self, block: Block, site: WireSite) -> None:
+        """Free `block` (or end its registration) at `site`."""
         block.freed_at = site
+        if block.host is not None:
+            self._registered.remove(block)
+            self.unregistered[block.host] = block
         self.host_visible.pop(block.allocation.base, None)
         self.protection.closed(block.allocation)
         self.arena.release(block.allocation.base, block.allocation.size)
@@ -97,3 +142,7 @@ class Heap:
     def free_all(self, site: WireSite) -> None:
         for block in self.live():
             self.free(block, site)
+
+
+def _host_start(block: Block) -> int:
+    return block.host

@@ -16,12 +16,22 @@ thread:
 * `invalid-device-pointer`: `cudaMemset` of memory that is not device memory;
 * `invalid-free`: `cudaFree`/`cudaFreeHost` of anything but the start of a
   live allocation of its kind (double free, interior or host pointer, a
-  variable, `cudaFreeHost` of `cudaMalloc` memory);
+  variable, `cudaFreeHost` of `cudaMalloc` memory), and `cudaHostUnregister`
+  of anything but a pointer `cudaHostRegister` registered and that is still
+  registered (`cudaErrorHostMemoryNotRegistered`, or `cudaErrorInvalidValue`
+  for a pointer into a registration or into page-locked memory, as NVIDIA's
+  runtime returns them);
 * `invalid-host-access`, `use-after-free`: host code itself touching
   `cudaMalloc` memory, or freed memory (caught by page protection,
   `protection.py`);
 * `leak` (only when asked, at exit): allocations never freed, one finding
   per allocating line, with a count.
+
+`cudaHostRegister` itself reports nothing: its errors
+(`cudaErrorHostMemoryAlreadyRegistered` for a range that overlaps a live
+registration or is page-locked memory already, `cudaErrorInvalidValue` for
+device memory) go back to the program only, since programs register memory
+that may be registered already and take the error as "done".
 
 A copy or memset that goes ahead records the device bytes it writes
 (`Heap.written`), so that the uninitialised-read check of the kernels that
@@ -60,6 +70,15 @@ class Side(Enum):
     DEVICE = "device"
     EITHER = "either"
 
+
+_PAGE_LOCKED = (MemoryKind.HOST, MemoryKind.REGISTERED)
+
+_RELEASED_BY = {  # the kind of release call (FREE's kind) that ends a block of each kind
+    MemoryKind.DEVICE: MemoryKind.DEVICE,
+    MemoryKind.MANAGED: MemoryKind.DEVICE,
+    MemoryKind.HOST: MemoryKind.HOST,
+    MemoryKind.REGISTERED: MemoryKind.REGISTERED,
+}
 
 SIDES = {  # direction -> (destination side, source side)
     MemcpyKind.HOST_TO_HOST: (Side.HOST, Side.HOST),
@@ -119,7 +138,59 @@ class HostChecks:
             self.device.heap.written.host_wrote(starts, starts + np.uint64(width))
         return status
 
+    def register(self, host: int, size: int, flags: int, site: WireSite) -> tuple[CudaError, Block | None]:
+        """`cudaHostRegister` of [host, host + size): the block that maps it for the device, or the error."""
+        heap = self.device.heap
+        if self.device.arena_of(host) is not None:
+            block = heap.block_at(host)
+            pinned = block is not None and block.freed_at is None and block.kind in _PAGE_LOCKED
+            return (CudaError.HOST_MEMORY_ALREADY_REGISTERED if pinned else CudaError.INVALID_VALUE), None
+        if heap.registered_at(host, size) is not None:
+            return CudaError.HOST_MEMORY_ALREADY_REGISTERED, None
+        block = heap.register(host, size, flags, site)
+        return (CudaError.SUCCESS, block) if block is not None else (CudaError.MEMORY_ALLOCATION, None)
+
+    def unregister(self, host: int, site: WireSite) -> CudaError:
+        """`cudaHostUnregister(host)`: the registration that starts at `host` ends; anything else is an invalid free."""
+        heap = self.device.heap
+        block = heap.registered_at(host)
+        if block is not None and block.host == host:
+            heap.free(block, site)
+            return CudaError.SUCCESS
+        if block is not None:
+            self._report(
+                "invalid-free",
+                f"{site.call} of 0x{host:x}, {plural(host - block.host, 'byte')} into the host memory "
+                f"{_named(block.allocation)} that cudaHostRegister registered {self._where(block.allocated_at)}, "
+                "not its start",
+                site,
+                alloc=block.allocation,
+                address=block.allocation.base + host - block.host,
+                allocated_at=self._where(block.allocated_at),
+            )
+            return CudaError.INVALID_VALUE
+        other = heap.blocks.get(host)
+        if other is not None and other.freed_at is None:
+            self._wrong_release(other, site)
+            return CudaError.INVALID_VALUE
+        self._not_registered(host, site)
+        return CudaError.HOST_MEMORY_NOT_REGISTERED
+
+    def _not_registered(self, host: int, site: WireSite) -> None:
+        """`site` unregisters `host`, which is not registered: no longer, or never."""
+        ended = self.device.heap.unregistered.get(host)
+        if ended is None:
+            cause = f"{site.call} of 0x{host:x}, which cudaHostRegister did not register"
+            self._report("invalid-free", cause, site, address=host)
+            return
+        cause = (
+            f"{site.call} of 0x{host:x}, whose registration ({_named(ended.allocation)}) already ended "
+            f"{self._where(ended.freed_at)}"
+        )
+        self._report("invalid-free", cause, site, address=host, allocated_at=self._where(ended.allocated_at))
+
     def free(self, address: int, kind: MemoryKind, site: WireSite) -> CudaError:
+        """`cudaFree` (`kind` DEVICE) or `cudaFreeHost` (HOST) of `address`."""
         heap = self.device.heap
         block = heap.blocks.get(address)
         if block is None:
@@ -137,20 +208,23 @@ class HostChecks:
                 freed_at=self._where(block.freed_at),
             )
             return CudaError.INVALID_VALUE
-        if (kind is MemoryKind.HOST) != (block.kind is MemoryKind.HOST):
-            self._report(
-                "invalid-free",
-                f"{site.call} of `{alloc.name}`, memory that {ALLOCATING_CALL[block.kind]} allocated "
-                f"{self._where(block.allocated_at)}: it must be freed with "
-                f"{'cudaFreeHost' if block.kind is MemoryKind.HOST else 'cudaFree'}",
-                site,
-                alloc=alloc,
-                address=address,
-                allocated_at=self._where(block.allocated_at),
-            )
+        if _RELEASED_BY[block.kind] is not kind:
+            self._wrong_release(block, site)
             return CudaError.INVALID_VALUE
         heap.free(block, site)
         return CudaError.SUCCESS
+
+    def _wrong_release(self, block: Block, site: WireSite) -> None:
+        """`site`'s call frees or unregisters the live `block` (at its base address), which another call must."""
+        alloc, where = block.allocation, self._where(block.allocated_at)
+        if block.kind is MemoryKind.REGISTERED:
+            what = f"the device address of host memory that cudaHostRegister registered {where}"
+            how = f"unregistered with cudaHostUnregister of its host pointer 0x{block.host:x}"
+        else:
+            what = f"memory that {ALLOCATING_CALL[block.kind]} allocated {where}"
+            how = f"freed with {'cudaFreeHost' if block.kind is MemoryKind.HOST else 'cudaFree'}"
+        cause = f"{site.call} of `{alloc.name}`, {what}: it must be {how}"
+        self._report("invalid-free", cause, site, alloc=alloc, address=alloc.base, allocated_at=where)
 
     def host_fault(self, address: int, write: bool, block: Block | None, site: WireSite) -> None:
         """The host code touched `address`, in device memory (`block`'s, or in no block) or in freed memory: a
@@ -191,6 +265,8 @@ class HostChecks:
     def leaks(self) -> None:
         """A `leak` finding for every allocation still live (call when the program has ended)."""
         for block in self.device.heap.live():
+            if block.kind is MemoryKind.REGISTERED:  # the program's own memory, which it frees itself
+                continue
             alloc = block.allocation
             self._report(
                 "leak",

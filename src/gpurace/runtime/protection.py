@@ -15,8 +15,10 @@ code's accesses there caught (the shim's SIGSEGV handler sends HOST_ACCESS):
 * a page where an access was just caught is accessible again until the next
   change of the pending operations, so that the program goes on.
 
-Every heap block starts a page and shares none (`heap.py`), so a page
-belongs to one allocation. Changes reach the shim with the next reply, as
+No two heap blocks share a page (`heap.py`), so a page belongs to one
+allocation. Registered host memory is protected through the program's own
+pages too: the shim applies each change to the arena's pages to the
+program's pages that are the same memory. Changes reach the shim with the next reply, as
 (start, length, protection) records.
 """
 
@@ -74,10 +76,11 @@ class Protection:
         return out
 
     def closed(self, alloc: Allocation) -> None:
-        """The host may no longer touch `alloc` at all (device memory, or freed memory)."""
-        pages = -(-alloc.size // PAGE_SIZE)
-        bisect.insort(self._closed, (alloc.base >> PAGE_SHIFT, (alloc.base >> PAGE_SHIFT) + pages))
-        self._queue.append((alloc.base, pages * PAGE_SIZE, PROT_NONE))
+        """The host may no longer touch `alloc` at all (device memory, or freed memory): its pages, which it
+        shares with no other block."""
+        first, last = alloc.base >> PAGE_SHIFT, ((alloc.end - 1) >> PAGE_SHIFT) + 1
+        bisect.insort(self._closed, (first, last))
+        self._queue.append((first << PAGE_SHIFT, (last - first) * PAGE_SIZE, PROT_NONE))
 
     def opened(self, page: int) -> None:
         """An access to `page` was caught and dealt with: let the program go on there for now."""

@@ -2,7 +2,7 @@
 
 `gpurace exec` runs the program as a child process against gpurace's own
 `libcudart.so.13` (the shim, `runtime/shim/cudart.c`). The shim keeps no
-device state of its own: every CUDA call that concerns the device becomes a
+device state of its own (but where registered host memory lies): every CUDA call that concerns the device becomes a
 request to the gpurace process (the device server, `runtime/server.py`),
 which owns the allocations, checks every copy against them, runs each kernel
 launch in the simulator with detection, and answers with a `cudaError_t`.
@@ -15,7 +15,11 @@ them, and the shim maps them at the addresses the simulator gives those
 spaces (`GLOBAL_BASE` and `CONST_BASE`), so a device pointer has the same
 value in the program and in the simulator, host code can read managed memory
 directly, and copies are plain `memcpy` by the shim once the server has
-approved them. The environment tells the shim where things are (the shim
+approved them. Host memory the program registers (`cudaHostRegister`) is
+given a block of the global arena too (`heap.Heap.register`), and the shim
+makes the program's own memory the arena's there (see the shim's
+"Registered host memory"), so that kernels reach it through the device
+pointer and the host sees their writes. The environment tells the shim where things are (the shim
 removes these variables, so programs the program starts do not inherit them):
 
     GPURACE_RUNTIME_FD    the socket to the server (a connected AF_UNIX stream socket)
@@ -49,8 +53,8 @@ translation unit.
 | HELLO | `u32 pid` | - |
 | REGISTER_FUNCTION | `u64 module, u64 host_fun, str device_name` | `u32 nparams`, then `u32 offset, u32 size` per parameter |
 | REGISTER_VAR | `u64 module, u64 host_var, u64 size, u32 flags (VarFlag), str device_name` | `u64 device_address` |
-| MALLOC | `u64 size, u32 kind (MemoryKind)`, site | `u64 address` |
-| FREE | `u64 address, u32 kind`, site | - |
+| MALLOC | `u64 size, u32 kind (MemoryKind), u32 flags, u64 host`, site: `flags` are cudaHostAlloc's (HOST) or cudaHostRegister's (REGISTERED), else 0; `host` is the registered memory's address (REGISTERED), else 0 | `u64 address` (REGISTERED: the device address of `host`) |
+| FREE | `u64 address, u32 kind`, site (REGISTERED: `address` is the host pointer given to cudaHostUnregister) | - |
 | MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | - (status 0: the shim copies) |
 | MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | - (status 0: the shim copies) |
 | MEMSET | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site (`cudaMemset` is one row: pitch = width = count, height 1) | - (status 0: the shim sets) |
@@ -65,6 +69,7 @@ translation unit.
 | FUNC_ATTRIBUTES | `u64 host_fun` | `u64 static_shared_bytes, u64 const_bytes, u64 local_bytes` |
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
 | HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
+| HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -117,6 +122,7 @@ class Op(IntEnum):
     STREAM_WAIT_EVENT = 16
     EVENT_ELAPSED = 17
     HOST_ACCESS = 18
+    HOST_FLAGS = 19
 
 
 class Wait(IntEnum):
@@ -131,6 +137,12 @@ class MemoryKind(IntEnum):
     DEVICE = 0  # cudaMalloc
     MANAGED = 1  # cudaMallocManaged
     HOST = 2  # cudaMallocHost / cudaHostAlloc (page-locked host memory, which kernels can reach by UVA)
+    REGISTERED = 3  # cudaHostRegister: the program's own memory, page-locked and mapped for the device
+
+
+HOST_MAPPED = 2
+"""`cudaHostAllocMapped` and `cudaHostRegisterMapped`: with unified addressing every page-locked block is mapped,
+so cudaHostGetFlags reports this bit whatever the program asked for (as NVIDIA's runtime does)."""
 
 
 class VarFlag(IntFlag):
@@ -165,6 +177,8 @@ class CudaError(IntEnum):
     LAUNCH_OUT_OF_RESOURCES = 701
     LAUNCH_TIMEOUT = 702
     ASSERT = 710
+    HOST_MEMORY_ALREADY_REGISTERED = 712
+    HOST_MEMORY_NOT_REGISTERED = 713
     HARDWARE_STACK_ERROR = 714
     ILLEGAL_INSTRUCTION = 715
     MISALIGNED_ADDRESS = 716

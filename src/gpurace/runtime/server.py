@@ -2,7 +2,9 @@
 
 It runs in the gpurace process, one request at a time, until the program's
 end closes the socket. Memory calls are checked (`host_checks`) and, when
-allowed, carried out by the shim in the shared arenas; kernel launches run
+allowed, carried out by the shim in the shared arenas (host memory the
+program registers is given a block there, which the shim makes the
+program's memory: `heap.Heap.register`); kernel launches run
 in the simulator (`launch.run_launch`) on the same memory. Each copy, memset
 and launch is an operation on a stream of the `streams.Timeline`, which
 reports those that the program's streams and events leave unordered and that
@@ -30,6 +32,7 @@ from gpurace.runtime.launch import run_launch
 from gpurace.runtime.protocol import (
     HEADER,
     HOST_FAULT,
+    HOST_MAPPED,
     REPLY,
     STICKY,
     STOP,
@@ -87,6 +90,7 @@ class DeviceServer:
             Op.STREAM_WAIT_EVENT: self._stream_wait_event,
             Op.EVENT_ELAPSED: self._event_elapsed,
             Op.HOST_ACCESS: self._host_access,
+            Op.HOST_FLAGS: self._host_flags,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -164,16 +168,30 @@ class DeviceServer:
     # ------------------------------------------------------------------ memory
 
     def _malloc(self, r: Reader) -> bytes:
-        size, kind, site = r.u64(), MemoryKind(r.u32()), r.site()
-        block = self.device.heap.allocate(size, kind, site)
+        size, kind, flags, host, site = r.u64(), MemoryKind(r.u32()), r.u32(), r.u64(), r.site()
+        if kind is MemoryKind.REGISTERED:
+            status, block = self.checks.register(host, size, flags, site)
+        else:
+            block = self.device.heap.allocate(size, kind, site, flags)
+            status = CudaError.SUCCESS if block is not None else CudaError.MEMORY_ALLOCATION
         if block is None:
-            return encode_reply(CudaError.MEMORY_ALLOCATION)
+            return encode_reply(status)
         return encode_reply(CudaError.SUCCESS, struct.pack("<Q", block.allocation.base))
 
     def _free(self, r: Reader) -> bytes:
         address, kind, site = r.u64(), MemoryKind(r.u32()), r.site()
+        if kind is MemoryKind.REGISTERED:
+            return encode_reply(self.checks.unregister(address, site))
         self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
         return encode_reply(self.checks.free(address, kind, site))
+
+    def _host_flags(self, r: Reader) -> bytes:
+        """cudaHostGetFlags of page-locked memory (any address inside it): its flags, mapped with unified addressing."""
+        block = self.device.heap.block_at(r.u64())
+        page_locked = block is not None and block.kind in (MemoryKind.HOST, MemoryKind.REGISTERED)
+        if not page_locked or block.freed_at is not None:
+            return encode_reply(CudaError.INVALID_VALUE)
+        return encode_reply(CudaError.SUCCESS, struct.pack("<I", block.flags | HOST_MAPPED))
 
     def _memcpy(self, r: Reader) -> bytes:
         dst, src, count, direction, stream, is_async, site = r.u64(), r.u64(), r.u64(), r.u32(), r.u64(), r.u32(), r.site()

@@ -1,9 +1,10 @@
 /* gpurace's libcudart.so.13: the CUDA runtime a program runs against under `gpurace exec`.
  *
- * It keeps no device state: every call about device memory or kernels is a
- * request to the gpurace process (the device server), which owns the
- * allocations, checks every copy, runs each launch in its simulator and
- * answers with a cudaError_t. The wire format is documented in
+ * It keeps no device state (but which of the program's pages are registered
+ * host memory): every call about device memory or kernels is a request to
+ * the gpurace process (the device server), which owns the allocations,
+ * checks every copy, runs each launch in its simulator and answers with a
+ * cudaError_t. The wire format is documented in
  * `gpurace/runtime/protocol.py`; the opcodes and layouts here must match it.
  *
  * Device memory is two memory files that the server created and this
@@ -16,6 +17,8 @@
  * sent to the server (HOST_ACCESS): host code touching device memory, or
  * memory a kernel or copy may still be using (`gpurace/runtime/protection.py`).
  * This runtime's own copies go through a second, unprotected mapping.
+ * Host memory the program registers (cudaHostRegister) becomes memory of the
+ * global arena too ("Registered host memory" below).
  * Calls with no device meaning (device properties, error strings) are
  * answered here. Calls this runtime does not implement stop the program
  * (exit 2) after telling the server which call it was and where
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -68,6 +72,14 @@ enum {
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+};
+
+/* cudaHostRegister's flags. */
+enum {
+    cudaHostRegisterPortable = 1,
+    cudaHostRegisterMapped = 2,
+    cudaHostRegisterIoMemory = 4,
+    cudaHostRegisterReadOnly = 8,
 };
 
 enum { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
@@ -216,12 +228,13 @@ enum {
     OP_STREAM_WAIT_EVENT = 16,
     OP_EVENT_ELAPSED = 17,
     OP_HOST_ACCESS = 18,
+    OP_HOST_FLAGS = 19,
 };
 
 #define STOP (-1)
 #define HOST_FAULT 1
 
-enum { KIND_DEVICE = 0, KIND_MANAGED = 1, KIND_HOST = 2 };
+enum { KIND_DEVICE = 0, KIND_MANAGED = 1, KIND_HOST = 2, KIND_REGISTERED = 3 };
 enum { WAIT_DEVICE = 0, WAIT_STREAM = 1, WAIT_EVENT = 2 };
 enum { SYNC = 0, ASYNC = 1 };
 
@@ -247,6 +260,7 @@ enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
 #define SIMULATED_REGISTERS_PER_THREAD 32
 #define PITCH_ALIGNMENT 512
 #define CUDA_VERSION_NUMBER 13000
+#define PAGE 4096 /* the page size of x86-64 Linux, and of the server's page protection (PAGE_SIZE) */
 
 struct buf {
     uint8_t *data;
@@ -258,12 +272,14 @@ static struct {
     uintptr_t global_base, const_base;
     size_t global_bytes, const_bytes;
     uint8_t *global_alias; /* the same memory as global_base, never protected: this runtime's own view of it */
+    int global_fd;         /* the global arena's memory file, kept to map registered host memory onto it */
+    unsigned long global_inode;
     int compute_capability;
     size_t shared_optin;
     pthread_mutex_t lock; /* one request at a time on the socket; also guards the tables below */
     cudaError_t sticky;   /* an error that ended a launch: every later call returns it until cudaDeviceReset */
     char exe[PATH_MAX];
-} rt = {.socket = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+} rt = {.socket = -1, .global_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
 static __thread cudaError_t last_error;
 static __thread uint32_t reply_bytes; /* the length of the payload of this thread's last reply */
@@ -298,6 +314,15 @@ static void put_str(struct buf *b, const char *s) {
     uint32_t n = s ? (uint32_t)strlen(s) : 0;
     put_u32(b, n);
     put(b, s, n);
+}
+
+/* `array` with room for more than `count` elements of `elem` bytes (`cap` of them). */
+static void *grow(void *array, size_t *cap, size_t count, size_t elem) {
+    if (count < *cap) return array;
+    *cap = *cap ? *cap * 2 : 16;
+    array = realloc(array, *cap * elem);
+    if (!array) die("%s", "out of host memory");
+    return array;
 }
 
 /* The call stack of the program where it called this runtime: return addresses, this library's own left out. */
@@ -375,6 +400,8 @@ static void recv_all(void *p, size_t n) {
     }
 }
 
+static void protect_registered(uintptr_t start, size_t length, int prot);
+
 /* Send request `op` with payload `req` (freed) and wait for the reply; its payload goes to `reply`
    (malloc'd, the caller frees it) when `reply` is not NULL. Callers hold rt.lock. */
 static cudaError_t exchange(uint32_t op, struct buf *req, uint8_t **reply) {
@@ -398,6 +425,7 @@ static cudaError_t exchange(uint32_t op, struct buf *req, uint8_t **reply) {
         if (r.start < rt.global_base || r.start - rt.global_base + r.length > rt.global_bytes ||
             mprotect((void *)(uintptr_t)r.start, r.length, (int)r.prot) != 0)
             die("%s", "cannot protect the simulated device memory as the gpurace process asked");
+        protect_registered(r.start, r.length, (int)r.prot);
     }
     if (status == STOP) { /* gpurace cannot go on with this program and has said why */
         fflush(NULL);
@@ -465,8 +493,10 @@ static uint64_t env_number(const char *name, int base) {
     return v;
 }
 
+/* Map an arena at its fixed address; `alias` (when not NULL) receives a second mapping, and `keep` the memory
+   file (closed otherwise). */
 static void map_arena(const char *fd_var, const char *base_var, const char *bytes_var, uintptr_t *base,
-                      size_t *bytes, uint8_t **alias) {
+                      size_t *bytes, uint8_t **alias, int *keep) {
     int fd = (int)env_number(fd_var, 10);
     *base = (uintptr_t)env_number(base_var, 16);
     *bytes = (size_t)env_number(bytes_var, 10);
@@ -481,7 +511,12 @@ static void map_arena(const char *fd_var, const char *base_var, const char *byte
         *alias = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (*alias == MAP_FAILED) die("%s", "cannot map the simulated device memory a second time (memory limit?)");
     }
-    close(fd);
+    if (keep) {
+        fcntl(fd, F_SETFD, FD_CLOEXEC); /* programs this one starts are not under gpurace */
+        *keep = fd;
+    } else {
+        close(fd);
+    }
 }
 
 /* This runtime's own view of `p`: through the unprotected mapping when it is device memory. */
@@ -491,12 +526,16 @@ static void *view(const void *p) {
     return (void *)p;
 }
 
-/* The program's host code touched a protected page of device memory: ask the server whether that is a bug
-   (it records the finding) and go on, or crash as the access would on a GPU's host. The site's first frame
-   is the faulting instruction itself (its address + 1, as frames are return addresses). */
+static uintptr_t registered_device_address(uintptr_t address);
+
+/* The program's host code touched a protected page of device memory (or of registered host memory, which is
+   device memory too): ask the server whether that is a bug (it records the finding) and go on, or crash as
+   the access would on a GPU's host. The site's first frame is the faulting instruction itself (its address
+   + 1, as frames are return addresses). */
 static void on_fault(int sig, siginfo_t *info, void *context) {
     uintptr_t address = (uintptr_t)info->si_addr;
-    if (address < rt.global_base || address - rt.global_base >= rt.global_bytes) {
+    if (address < rt.global_base || address - rt.global_base >= rt.global_bytes) address = registered_device_address(address);
+    if (!address) {
         signal(sig, SIG_DFL); /* not ours: the program's own crash, which happens again on return */
         return;
     }
@@ -521,8 +560,12 @@ static void start(void) {
     if (readlink("/proc/self/exe", rt.exe, sizeof rt.exe - 1) < 0) rt.exe[0] = 0;
     rt.socket = (int)env_number("GPURACE_RUNTIME_FD", 10);
     map_arena("GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES", &rt.global_base, &rt.global_bytes,
-              &rt.global_alias);
-    map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes, NULL);
+              &rt.global_alias, &rt.global_fd);
+    map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes, NULL,
+              NULL);
+    struct stat file;
+    if (fstat(rt.global_fd, &file) != 0) die("%s", "cannot inspect the simulated device memory");
+    rt.global_inode = (unsigned long)file.st_ino;
     struct sigaction action = {.sa_sigaction = on_fault, .sa_flags = SA_SIGINFO | SA_NODEFER};
     sigemptyset(&action.sa_mask);
     sigaction(SIGSEGV, &action, NULL);
@@ -548,6 +591,217 @@ static int in_arena(const void *p) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* Registered host memory                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* cudaHostRegister maps memory the program allocated itself (malloc, the stack, a static array) for the
+ * device. Kernels reach only the arenas, so the server gives the range a block of the global arena that
+ * starts at the same offset in its page (heap.py), and cudaHostGetDevicePointer returns its address (the
+ * virtual device reports cudaDevAttrCanUseHostPointerForRegisteredMem 0: the host pointer is not a device
+ * pointer). The program's memory then *is* the block's, so that nothing goes stale:
+ *
+ * - the pages wholly inside the range are remapped onto the block's pages of the arena's memory file, after
+ *   their bytes were copied there: the program's pointer and the device pointer are one memory, never
+ *   copied again. The protection the server gives the block's pages is given to these pages too, so the
+ *   host code's accesses there are checked against pending work as on page-locked memory (on_fault).
+ * - the range's bytes in its first and last page share those pages with other data of the program (malloc's
+ *   bookkeeping, other variables, another registration), which must stay where it is: they are kept in step
+ *   by copying, around every call that reads or writes device memory (sync_edges), each byte that changed
+ *   since the last copy towards the side that did not change it. The device sees what the host wrote before
+ *   the call, and the host sees what the call wrote when it returns; host accesses to these bytes are not
+ *   checked against pending work (fewer races seen, never false ones).
+ *
+ * cudaHostUnregister (and cudaDeviceReset, which ends every registration) gives the program private memory
+ * again, holding the block's bytes, before the server frees the block. Memory that is shared with another
+ * mapping (MAP_SHARED) cannot be remapped without breaking that sharing, so registering it stops the program.
+ * Guarded by rt.lock. */
+struct registration {
+    uintptr_t host, device; /* the start of the range in the program, and on the device */
+    size_t size;
+    uintptr_t inner, inner_end; /* the pages wholly inside the range (program addresses); both host + size when none */
+    uint8_t *shadow;            /* the bytes outside them, as last copied: [host, inner), then [inner_end, host + size) */
+};
+
+static struct registration *registrations;
+static size_t nregistrations, registrations_cap;
+
+static uintptr_t page_down(uintptr_t a) { return a & ~(uintptr_t)(PAGE - 1); }
+static uintptr_t page_up(uintptr_t a) { return page_down(a + PAGE - 1); }
+
+/* The live registration whose range holds [p, p + n), or NULL. */
+static struct registration *registration_of(uintptr_t p, size_t n) {
+    for (size_t i = 0; i < nregistrations; i++) {
+        struct registration *r = &registrations[i];
+        if (p >= r->host && p - r->host < r->size && n <= r->size - (p - r->host)) return r;
+    }
+    return NULL;
+}
+
+/* `p` as the device sees it: the device address of registered memory when [p, p + n) is in one registration
+   (so that a copy to or from it is a copy of page-locked memory, checked and ordered as one), else `p`. */
+static void *device_side(const void *p, size_t n) {
+    pthread_mutex_lock(&rt.lock);
+    struct registration *r = registration_of((uintptr_t)p, n ? n : 1);
+    uintptr_t device = r ? r->device + ((uintptr_t)p - r->host) : (uintptr_t)p;
+    pthread_mutex_unlock(&rt.lock);
+    return (void *)device;
+}
+
+/* The device address of a byte of the pages a registration shares with the arena (the only program pages
+   this runtime protects), or 0. Called by on_fault. */
+static uintptr_t registered_device_address(uintptr_t address) {
+    uintptr_t device = 0;
+    pthread_mutex_lock(&rt.lock);
+    for (size_t i = 0; i < nregistrations && !device; i++) {
+        struct registration *r = &registrations[i];
+        if (address >= r->inner && address < r->inner_end) device = r->device + (address - r->host);
+    }
+    pthread_mutex_unlock(&rt.lock);
+    return device;
+}
+
+/* The server protected [start, start + length) of the arena: the program's pages that are the same memory
+   get the same protection. A failure means the program unmapped them (it freed the memory without
+   unregistering it), which leaves nothing to protect. Callers hold rt.lock. */
+static void protect_registered(uintptr_t start, size_t length, int prot) {
+    for (size_t i = 0; i < nregistrations; i++) {
+        struct registration *r = &registrations[i];
+        uintptr_t first = r->device + (r->inner - r->host), last = first + (r->inner_end - r->inner);
+        uintptr_t lo = start > first ? start : first, hi = start + length < last ? start + length : last;
+        if (lo < hi) mprotect((void *)(r->inner + (lo - first)), hi - lo, prot);
+    }
+}
+
+/* Whether [p, p + n) is mapped in this process (msync fails on pages that are not): a registration's memory
+   may have been freed and unmapped by the program, which may stop using it without unregistering it. */
+static int mapped(uintptr_t p, size_t n) {
+    return n == 0 || msync((void *)page_down(p), p + n - page_down(p), MS_ASYNC) == 0;
+}
+
+/* Bring `n` bytes kept in two places in step: each byte the host changed since `shadow` was taken goes to the
+   device, each byte the device changed goes to the host. */
+static void sync_span(uint8_t *host, uint8_t *device, uint8_t *shadow, size_t n) {
+    if (!mapped((uintptr_t)host, n) || (!memcmp(host, shadow, n) && !memcmp(device, shadow, n))) return;
+    for (size_t i = 0; i < n; i++) {
+        if (host[i] != shadow[i])
+            device[i] = shadow[i] = host[i];
+        else if (device[i] != shadow[i])
+            host[i] = shadow[i] = device[i];
+    }
+}
+
+/* Keep the copied bytes of every registration in step (see above). Callers hold rt.lock. */
+static void sync_edges_locked(void) {
+    for (size_t i = 0; i < nregistrations; i++) {
+        struct registration *r = &registrations[i];
+        size_t head = r->inner - r->host, tail = r->host + r->size - r->inner_end;
+        sync_span((uint8_t *)r->host, view((void *)r->device), r->shadow, head);
+        sync_span((uint8_t *)r->inner_end, view((void *)(r->device + (r->inner_end - r->host))), r->shadow + head, tail);
+    }
+}
+
+/* Around every call that reads or writes device memory. */
+static void sync_edges(void) {
+    pthread_mutex_lock(&rt.lock);
+    sync_edges_locked();
+    pthread_mutex_unlock(&rt.lock);
+}
+
+/* One mapping of this process, as /proc/self/maps lists it. */
+struct mapping {
+    uintptr_t lo, hi;
+    char perms[5];
+    unsigned long long offset;
+    unsigned long inode;
+};
+
+/* The mappings of this process that overlap [start, end), in address order, into `out` (malloc'd); their count. */
+static size_t mappings(uintptr_t start, uintptr_t end, struct mapping **out) {
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char *line = NULL;
+    size_t cap = 0, n = 0, room = 0;
+    *out = NULL;
+    if (!maps) die("%s", "cannot read /proc/self/maps, which registering host memory needs");
+    while (getline(&line, &cap, maps) > 0) {
+        struct mapping m;
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx %4s %llx %*s %lu", &lo, &hi, m.perms, &m.offset, &m.inode) != 5) continue;
+        if (hi <= start || lo >= end) continue;
+        m.lo = lo, m.hi = hi;
+        *out = grow(*out, &room, n, sizeof m);
+        (*out)[n++] = m;
+    }
+    free(line);
+    fclose(maps);
+    return n;
+}
+
+enum { HOST_PRIVATE, HOST_SHARED, HOST_UNUSABLE };
+
+/* What the pages holding [host, host + size) are: private memory the program may read and write throughout
+   (which can be registered), memory shared with another mapping, or memory with holes or that is read-only
+   (which NVIDIA's runtime refuses as an invalid value). Pages that are already a registration's count as
+   private: the range overlaps that registration, which the server refuses as NVIDIA's runtime does. */
+static int host_pages_kind(uintptr_t host, size_t size) {
+    struct mapping *m;
+    uintptr_t at = page_down(host), end = page_up(host + size);
+    size_t n = mappings(at, end, &m);
+    int kind = HOST_PRIVATE;
+    for (size_t i = 0; i < n && kind == HOST_PRIVATE; i++) {
+        int registered = m[i].perms[3] == 's' && m[i].inode == rt.global_inode;
+        if (m[i].lo > at || (!registered && (m[i].perms[0] != 'r' || m[i].perms[1] != 'w')))
+            kind = HOST_UNUSABLE;
+        else if (!registered && m[i].perms[3] == 's')
+            kind = HOST_SHARED;
+        at = m[i].hi;
+    }
+    free(m);
+    return kind == HOST_PRIVATE && at < end ? HOST_UNUSABLE : kind;
+}
+
+/* Make the program's [host, host + size) the memory of its block at `device` (see above). Callers hold rt.lock. */
+static void add_registration(uintptr_t host, size_t size, uintptr_t device) {
+    struct registration r = {.host = host, .device = device, .size = size};
+    r.inner = page_up(host), r.inner_end = page_down(host + size);
+    if (r.inner >= r.inner_end) r.inner = r.inner_end = host + size;
+    size_t head = r.inner - host, tail = host + size - r.inner_end;
+    r.shadow = malloc(head + tail + 1);
+    if (!r.shadow) die("%s", "out of host memory");
+    memcpy(r.shadow, (void *)host, head);
+    memcpy(r.shadow + head, (void *)r.inner_end, tail);
+    memcpy(view((void *)device), (void *)host, size);
+    if (r.inner < r.inner_end &&
+        mmap((void *)r.inner, r.inner_end - r.inner, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, rt.global_fd,
+             (off_t)(device + head - rt.global_base)) == MAP_FAILED)
+        die("%s", "cannot map registered host memory onto the simulated device memory (memory limit?)");
+    registrations = grow(registrations, &registrations_cap, nregistrations, sizeof r);
+    registrations[nregistrations++] = r;
+}
+
+/* Give the program private memory again where registration `r` shares the arena's, holding its bytes, and
+   forget `r`. Only the pages that are still the arena's are replaced: the program may have unmapped the
+   memory (freed it), and something else may be there now. Callers hold rt.lock. */
+static void end_registration(struct registration *r) {
+    struct mapping *m = NULL;
+    size_t n = r->inner < r->inner_end ? mappings(r->inner, r->inner_end, &m) : 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t lo = m[i].lo > r->inner ? m[i].lo : r->inner, hi = m[i].hi < r->inner_end ? m[i].hi : r->inner_end;
+        uintptr_t device = r->device + (lo - r->host);
+        int ours = m[i].perms[3] == 's' && m[i].inode == rt.global_inode &&
+                   m[i].offset + (lo - m[i].lo) == device - rt.global_base;
+        if (!ours) continue;
+        void *copy = mmap(NULL, hi - lo, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (copy == MAP_FAILED) die("%s", "out of host memory");
+        memcpy(copy, view((void *)device), hi - lo);
+        if (mremap(copy, hi - lo, hi - lo, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) == MAP_FAILED)
+            die("%s", "cannot give unregistered host memory back to the program");
+    }
+    free(m);
+    free(r->shadow);
+    *r = registrations[--nregistrations];
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registered kernels and device variables                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -569,14 +823,6 @@ static struct kernel *kernels;
 static size_t nkernels, kernels_cap;
 static struct symbol *symbols;
 static size_t nsymbols, symbols_cap;
-
-static void *grow(void *array, size_t *cap, size_t count, size_t elem) {
-    if (count < *cap) return array;
-    *cap = *cap ? *cap * 2 : 16;
-    array = realloc(array, *cap * elem);
-    if (!array) die("%s", "out of host memory");
-    return array;
-}
 
 static struct kernel *find_kernel(const void *host_fun) {
     for (size_t i = 0; i < nkernels; i++)
@@ -748,7 +994,9 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
     flush_device_output();
     uint8_t *printed = NULL;
     pthread_mutex_lock(&rt.lock);
+    sync_edges_locked();
     cudaError_t status = exchange(OP_LAUNCH, &b, &printed);
+    sync_edges_locked();
     put(&device_output, printed, reply_bytes);
     pthread_mutex_unlock(&rt.lock);
     free(printed);
@@ -769,7 +1017,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
 /* Memory                                                                    */
 /* ------------------------------------------------------------------------ */
 
-static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, const char *call) {
+static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, unsigned int flags, const char *call) {
     if (!ptr) return record(cudaErrorInvalidValue);
     if (rt.sticky) return rt.sticky;
     *ptr = NULL;
@@ -778,6 +1026,8 @@ static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, const char *
     uint8_t *reply = NULL;
     put_u64(&b, size);
     put_u32(&b, kind);
+    put_u32(&b, flags);
+    put_u64(&b, 0);
     put_site(&b, call, NULL);
     cudaError_t status = request(OP_MALLOC, &b, &reply);
     if (status == cudaSuccess) {
@@ -789,21 +1039,20 @@ static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, const char *
 }
 
 EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size) {
-    return allocate(devPtr, size, KIND_DEVICE, "cudaMalloc");
+    return allocate(devPtr, size, KIND_DEVICE, 0, "cudaMalloc");
 }
 
 EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
     (void)flags;
-    return allocate(devPtr, size, KIND_MANAGED, "cudaMallocManaged");
+    return allocate(devPtr, size, KIND_MANAGED, 0, "cudaMallocManaged");
 }
 
 EXPORT cudaError_t cudaMallocHost(void **ptr, size_t size) {
-    return allocate(ptr, size, KIND_HOST, "cudaMallocHost");
+    return allocate(ptr, size, KIND_HOST, 0, "cudaMallocHost");
 }
 
 EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
-    (void)flags;
-    return allocate(pHost, size, KIND_HOST, "cudaHostAlloc");
+    return allocate(pHost, size, KIND_HOST, flags, "cudaHostAlloc");
 }
 
 static cudaError_t release(void *ptr, uint32_t kind, const char *call) {
@@ -822,7 +1071,7 @@ EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, s
     if (!devPtr || !pitch) return record(cudaErrorInvalidValue);
     size_t padded = (width + PITCH_ALIGNMENT - 1) / PITCH_ALIGNMENT * PITCH_ALIGNMENT;
     if (height && padded > SIZE_MAX / height) return record(cudaErrorMemoryAllocation);
-    cudaError_t status = allocate(devPtr, padded * height, KIND_DEVICE, "cudaMallocPitch");
+    cudaError_t status = allocate(devPtr, padded * height, KIND_DEVICE, 0, "cudaMallocPitch");
     if (status == cudaSuccess) *pitch = padded;
     return status;
 }
@@ -831,17 +1080,89 @@ EXPORT cudaError_t cudaFree(void *devPtr) { return release(devPtr, KIND_DEVICE, 
 
 EXPORT cudaError_t cudaFreeHost(void *ptr) { return release(ptr, KIND_HOST, "cudaFreeHost"); }
 
+/* Unified addressing: memory cudaHostAlloc allocated has one address; registered memory has the address of its
+   block (see "Registered host memory"). */
 EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
-    (void)flags;
-    if (!pDevice || !in_arena(pHost)) return record(cudaErrorInvalidValue);
-    *pDevice = pHost; /* unified addressing: pinned host memory has one address */
+    if (!pDevice || flags != 0) return record(cudaErrorInvalidValue);
+    void *device = device_side(pHost, 1);
+    if (!in_arena(device)) return record(cudaErrorInvalidValue);
+    *pDevice = device;
     return cudaSuccess;
+}
+
+/* The flags of page-locked memory (cudaHostAlloc's or cudaHostRegister's), mapped ones with unified addressing. */
+EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
+    if (!pFlags) return record(cudaErrorInvalidValue);
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, (uintptr_t)device_side(pHost, 1));
+    cudaError_t status = request(OP_HOST_FLAGS, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        *pFlags = get_u32(&p);
+    }
+    free(reply);
+    return record(status);
+}
+
+/* Page-locks the program's [ptr, ptr + size) and maps it for the device (see "Registered host memory"): the
+   flags that mean something here are accepted (with unified addressing, all such memory is mapped and
+   portable); I/O memory and read-only registrations, which gpurace does not model, stop the program. */
+EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+    uintptr_t host = (uintptr_t)ptr;
+    if (flags & ~(unsigned)(cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
+                            cudaHostRegisterReadOnly))
+        return record(cudaErrorInvalidValue);
+    if (flags & cudaHostRegisterIoMemory) unsupported("cudaHostRegister with cudaHostRegisterIoMemory", NULL);
+    if (flags & cudaHostRegisterReadOnly) unsupported("cudaHostRegister with cudaHostRegisterReadOnly", NULL);
+    if (!ptr || size == 0 || host + size < host) return record(cudaErrorInvalidValue);
+    if (rt.sticky) return rt.sticky;
+    if (!in_arena(ptr)) { /* memory in the arenas is the server's to judge */
+        int kind = host_pages_kind(host, size);
+        if (kind == HOST_SHARED) unsupported("cudaHostRegister of memory shared with another mapping (MAP_SHARED)", NULL);
+        if (kind == HOST_UNUSABLE) return record(cudaErrorInvalidValue);
+    }
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, size);
+    put_u32(&b, KIND_REGISTERED);
+    put_u32(&b, flags);
+    put_u64(&b, host);
+    put_site(&b, "cudaHostRegister", NULL);
+    pthread_mutex_lock(&rt.lock);
+    cudaError_t status = exchange(OP_MALLOC, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        add_registration(host, size, (uintptr_t)get_u64(&p));
+    }
+    pthread_mutex_unlock(&rt.lock);
+    free(reply);
+    return record(status);
+}
+
+/* Ends the registration that starts at `ptr`: the program's memory is its own again, holding what the device
+   left there. The server judges every other pointer. */
+EXPORT cudaError_t cudaHostUnregister(void *ptr) {
+    if (rt.sticky) return rt.sticky;
+    if (!ptr) return record(cudaErrorInvalidValue);
+    struct buf b = {0};
+    put_u64(&b, (uintptr_t)ptr);
+    put_u32(&b, KIND_REGISTERED);
+    put_site(&b, "cudaHostUnregister", NULL);
+    pthread_mutex_lock(&rt.lock);
+    sync_edges_locked(); /* another thread's call may have left the device's last writes to copy */
+    struct registration *r = registration_of((uintptr_t)ptr, 1);
+    if (r && r->host == (uintptr_t)ptr) end_registration(r);
+    cudaError_t status = exchange(OP_FREE, &b, NULL);
+    pthread_mutex_unlock(&rt.lock);
+    return record(status);
 }
 
 static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void *stream, int async,
                         const char *call) {
     if (rt.sticky) return rt.sticky;
     if (count == 0) return cudaSuccess;
+    dst = device_side(dst, count), src = device_side(src, count);
     struct buf b = {0};
     put_u64(&b, (uintptr_t)dst);
     put_u64(&b, (uintptr_t)src);
@@ -851,8 +1172,10 @@ static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     if (async == SYNC) flush_device_output();
+    sync_edges();
     cudaError_t status = request(OP_MEMCPY, &b, NULL);
     if (status == cudaSuccess) memmove(view(dst), view(src), count);
+    sync_edges();
     return record(status);
 }
 
@@ -868,6 +1191,7 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
                            int kind, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
     if (width == 0 || height == 0) return cudaSuccess;
+    dst = device_side(dst, (height - 1) * dpitch + width), src = device_side(src, (height - 1) * spitch + width);
     struct buf b = {0};
     put_u64(&b, (uintptr_t)dst);
     put_u64(&b, dpitch);
@@ -879,10 +1203,12 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
     put_u64(&b, (uintptr_t)stream);
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
+    sync_edges();
     cudaError_t status = request(OP_MEMCPY_2D, &b, NULL);
     if (status == cudaSuccess)
         for (size_t row = 0; row < height; row++)
             memmove(view((uint8_t *)dst + row * dpitch), view((const uint8_t *)src + row * spitch), width);
+    sync_edges();
     return record(status);
 }
 
@@ -952,6 +1278,7 @@ static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t
                         const char *call) {
     if (rt.sticky) return rt.sticky;
     if (width == 0 || height == 0) return cudaSuccess;
+    dst = device_side(dst, (height - 1) * pitch + width);
     struct buf b = {0};
     put_u64(&b, (uintptr_t)dst);
     put_u64(&b, pitch);
@@ -961,9 +1288,11 @@ static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t
     put_u64(&b, (uintptr_t)stream);
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
+    sync_edges();
     cudaError_t status = request(OP_MEMSET, &b, NULL);
     if (status == cudaSuccess)
         for (size_t row = 0; row < height; row++) memset(view((uint8_t *)dst + row * pitch), value, width);
+    sync_edges();
     return record(status);
 }
 
@@ -1167,6 +1496,8 @@ static const struct error_text error_strings[] = {
     {701, "too many resources requested for launch"},
     {702, "the launch timed out and was terminated"},
     {710, "device-side assert triggered"},
+    {712, "part or all of the requested memory range is already mapped"},
+    {713, "pointer does not correspond to a registered memory region"},
     {715, "an illegal instruction was encountered"},
     {716, "misaligned address"},
     {717, "operation not supported on global/shared address space"},
@@ -1252,6 +1583,8 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     prop->concurrentManagedAccess = 1;
     prop->sharedMemPerBlockOptin = rt.shared_optin;
     prop->maxBlocksPerMultiProcessor = MAX_BLOCKS_PER_SM;
+    prop->hostRegisterSupported = 1; /* read-only registration is not (hostRegisterReadOnlySupported 0), nor is
+                                        the host pointer of registered memory a device pointer (canUseHost... 0) */
     prop->deviceNumaId = -1;
     prop->hostNumaId = -1;
     return cudaSuccess;
@@ -1296,8 +1629,11 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 84: case 85: case 86: case 88: case 90: case 91: case 95: *value = 0; break;
     case 89: *value = p.concurrentManagedAccess; break;
     case 97: *value = (int)p.sharedMemPerBlockOptin; break;
+    case 99: *value = p.hostRegisterSupported; break;
+    case 100: *value = 0; break; /* pageable memory is not accessed through the host's page tables */
     case 106: *value = p.maxBlocksPerMultiProcessor; break;
     case 111: *value = 0; break; /* shared memory reserved per block */
+    case 113: *value = p.hostRegisterReadOnlySupported; break;
     default: return record(cudaErrorInvalidValue);
     }
     return cudaSuccess;
@@ -1307,6 +1643,10 @@ EXPORT cudaError_t cudaDeviceReset(void) {
     flush_device_output();
     struct buf b = {0};
     put_site(&b, "cudaDeviceReset", NULL);
+    pthread_mutex_lock(&rt.lock); /* the reset ends every registration: the program's memory becomes its own again */
+    sync_edges_locked();
+    while (nregistrations) end_registration(&registrations[nregistrations - 1]);
+    pthread_mutex_unlock(&rt.lock);
     cudaError_t status = request(OP_RESET, &b, NULL);
     rt.sticky = cudaSuccess;
     last_error = cudaSuccess;

@@ -228,7 +228,8 @@ class AllocationTable:
     """The allocations of one region (global or const), in increasing address order.
 
     Allocations are placed one after the other with at least REDZONE bytes of
-    gap and ALLOC_ALIGN alignment, so the table is sorted by construction and a
+    gap and ALLOC_ALIGN alignment (registered host memory excepted, see
+    `place`), so the table is sorted by construction and a
     vectorised `np.searchsorted` finds the candidate allocation of each address.
     """
 
@@ -241,10 +242,12 @@ class AllocationTable:
         self.ends = np.zeros(0, dtype=np.uint64)
         self.top = region_base  # first free address (before the next red zone)
 
-    def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE) -> Allocation:
-        """Place an allocation after the last one, at least `gap` (>= REDZONE) bytes after it."""
+    def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE, offset: int = 0) -> Allocation:
+        """Place an allocation after the last one, at least `gap` (>= REDZONE) bytes after it, `offset` bytes past
+        a multiple of `align` (0 but for host memory registered for the device, which keeps its host address's
+        offset in its page: `runtime.heap`)."""
         align = max(align, ALLOC_ALIGN)
-        base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align)
+        base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align) + offset
         if base + nbytes > self.region_limit:
             raise MemoryError(f"{self.space.name.lower()} region exhausted allocating {name!r} ({nbytes} bytes)")
         alloc = Allocation(name, base, nbytes, self.space)
