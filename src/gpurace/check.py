@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
 from gpurace.report.model import Report
+from gpurace.sim.args import copy_arg
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
@@ -89,11 +90,12 @@ def check(
     grid,
     block,
     args: list | None = None,
+    global_vars: Mapping[str, object] | None = None,
     kernel: str | None = None,
     detector: str = "auto",
     model: str = "cuda",
     redundant_barriers: bool = False,
-    shared_bytes: int = 0,
+    shared_bytes: int | None = None,
     seed: int = 0,
     shadow_cells: int = 4,
     schedules: int | None = None,
@@ -108,6 +110,8 @@ def check(
     """Check one launch for races and synchronisation bugs; see `Report`.
 
     `args` as for `simulate`: one value per parameter, any of them "auto"; None means "auto" for all.
+    `global_vars` as for `simulate`: values of `__device__` variables by name.
+    `shared_bytes` None: automatic dynamic shared memory for a kernel with an `extern __shared__` array (`simulate`).
     `redundant_barriers` also reports barriers that order no conflicting accesses
     (`detect.barriers`); the report's stats then list the pcs of the barriers
     executed and needed (`stats["barriers"]`), for unions over several runs.
@@ -151,8 +155,8 @@ def check(
     if chosen:
         schedules = default_schedules(build_program(module, select_kernel(module, kernel)))
     if schedules == 1:
-        return _check_schedule(module, Policy(), args=args, **options)
-    return _check_schedules(module, schedules, args=args, stop_at_livelock=chosen, **options)
+        return _check_schedule(module, Policy(), args=args, global_vars=global_vars, **options)
+    return _check_schedules(module, schedules, args=args, global_vars=global_vars, stop_at_livelock=chosen, **options)
 
 
 def default_schedules(program: Program) -> int:
@@ -177,7 +181,7 @@ def describe_schedule(index: int, policy: Policy) -> dict:
 
 
 def _check_schedules(
-    module: Module, schedules: int, *, args, seed, redundant_barriers, kernel, stop_at_livelock=False, **options
+    module: Module, schedules: int, *, args, global_vars, seed, redundant_barriers, kernel, stop_at_livelock=False, **options
 ) -> Report:
     """The union of `schedules` checks of one launch, every one on the input `args` describes.
 
@@ -193,7 +197,8 @@ def _check_schedules(
     device = args.memory if isinstance(args, DeviceArgs) else None
     initial = device.snapshot() if device is not None else None
     left_by_first = None
-    pristine = None if args is None or device is not None else [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    pristine = None if args is None or device is not None else [copy_arg(a) for a in args]
+    pristine_vars = copy_arg(dict(global_vars or {}))
     first: Report | None = None
     ended_by = None  # what stopped the exploration before its last schedule
     runs = []
@@ -203,10 +208,12 @@ def _check_schedules(
         if device is not None and index > 0:
             left_by_first = left_by_first or device.snapshot()
             device.restore(initial)
-        run_args = args if index == 0 or pristine is None else [a.copy() if isinstance(a, np.ndarray) else a for a in pristine]
+        run_args = args if index == 0 or pristine is None else [copy_arg(a) for a in pristine]
+        run_vars = global_vars if index == 0 else copy_arg(pristine_vars)
         report = _check_schedule(
-            module, policy, args=run_args, seed=seed, redundant_barriers=redundant_barriers, kernel=kernel, **options
-        )
+            module, policy, args=run_args, global_vars=run_vars, seed=seed, redundant_barriers=redundant_barriers,
+            kernel=kernel, **options,
+        )  # fmt: skip
         if first is None:
             first = report
         schedule = describe_schedule(index, policy)
@@ -245,6 +252,7 @@ def _check_schedule(
     grid,
     block,
     args,
+    global_vars,
     kernel,
     detector,
     model,
@@ -284,6 +292,7 @@ def _check_schedule(
         grid=grid,
         block=block,
         args=args,
+        global_vars=global_vars,
         kernel=kernel,
         shared_bytes=shared_bytes,
         seed=seed,
@@ -300,8 +309,8 @@ def _check_schedule(
         result.findings + det.finish() + extra,
         model=model,
         detector=det.name,
-        shared_bytes=shared_bytes,
         args=args,
+        global_vars=global_vars,
         seconds=time.perf_counter() - start,
     )
     for b in barrier_checks:
@@ -309,8 +318,9 @@ def _check_schedule(
     return report
 
 
-def build_report(result: RunResult, findings: list, *, model, detector, shared_bytes, args, seconds) -> Report:
-    """A Report for one simulated launch (used by `check`, and by `run` to show the simulator's findings)."""
+def build_report(result: RunResult, findings: list, *, model, detector, args, seconds, global_vars=None) -> Report:
+    """A Report for one simulated launch (used by `check`, and by `run` to show the simulator's findings);
+    `global_vars` are the `__device__` variables the launch was given, shown like `args`."""
     merged = FindingSet()
     merged.extend(findings)
     geo = result.geometry
@@ -323,18 +333,24 @@ def build_report(result: RunResult, findings: list, *, model, detector, shared_b
     }
     if result.buffers:
         stats["buffers"] = [u.as_dict() for u in result.buffers]
+    if result.dynamic_shared is not None:
+        stats["dynamic_shared"] = result.dynamic_shared.as_dict()
     if args is None:
         args = ["auto"] * len(result.kernel.params)
     launch = {
         "grid": list(geo.grid),
         "block": list(geo.block),
-        "shared_bytes": shared_bytes,
+        "shared_bytes": result.shared_bytes,
         "args": describe_args(args),
         "model": model,
         "detector": detector,
     }
+    if global_vars:
+        launch["global_vars"] = {name: describe_args([value])[0] for name, value in global_vars.items()}
     if result.auto_scalars:
-        launch["auto_scalars"] = [{"name": a.name, "value": a.value} for a in result.auto_scalars]
+        launch["auto_scalars"] = [
+            {"name": a.name, "value": a.value, **({"note": a.note} if a.note else {})} for a in result.auto_scalars
+        ]
     module = result.program.module
     return Report(
         kernel=result.kernel.name,
@@ -358,4 +374,6 @@ def describe_arg(a) -> str:
     shape = getattr(a, "shape", None)
     if shape is not None:
         return f"{a.dtype}[{a.size}]"
+    if isinstance(a, dict):  # a struct's fields
+        return "{" + ", ".join(f"{k}: {v if isinstance(v, str) else describe_arg(v)}" for k, v in a.items()) + "}"
     return repr(a)

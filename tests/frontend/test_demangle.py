@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpurace.frontend.demangle import Signature, demangle_signature, normalize_type, split_top_level
+from gpurace.frontend.demangle import Signature, demangle_signature, normalize_type, pointer_to_array, split_top_level
 from gpurace.frontend.kernels import ParamInfo
 
 
@@ -34,6 +34,9 @@ from gpurace.frontend.kernels import ParamInfo
         ("_Z1fIiEvT_", "f<int>", ("int",)),
         ("_Z3mapI5PointLi2EEvPKT_PS0_", "map<Point, 2>", ("const Point*", "Point*")),
         ("_Z1fRKSt5arrayIiLm3EE", "f", ("const std::array<int, 3ul>&",)),
+        # `float x[][256]` is a pointer to arrays of 256 floats
+        ("_Z4rowsPA256_fi", "rows", ("float (*)[256]", "int")),
+        ("_Z1fPA4_A8_Kf", "f", ("const float (*)[4][8]",)),
     ],
 )
 def test_mangled_names(symbol, name, types):
@@ -58,6 +61,10 @@ def test_unmangled_names_have_untyped_parameters(symbol):
         ("int const* const", "const int* const"),
         ("Foo<int const, 2> const&", "const Foo<int const, 2>&"),
         ("long   long", "long long"),
+        ("float (*) [256]", "float (*)[256]"),
+        ("float const (*) [4][8]", "const float (*)[4][8]"),
+        ("int (* restrict) [2]", "int (* __restrict__)[2]"),
+        ("void (*)(int)", "void (*)(int)"),
     ],
 )
 def test_normalize_type(spelling, normal):
@@ -85,7 +92,33 @@ def test_split_only_at_top_level_commas():
         ("void*", None),
         ("void (*)(int)", None),
         (None, None),
+        # a pointer to arrays: its buffer's elements are the arrays' scalars
+        ("float (*)[256]", ("float", 4)),
+        ("const double (*)[4][8]", ("double", 8)),
+        ("Params (*)[4]", None),
     ],
 )
 def test_pointee(cpp, pointee):
     assert ParamInfo("p", cpp, "u64", 8).pointee == pointee
+
+
+@pytest.mark.parametrize(
+    ("cpp", "ptx_type", "pointer"),
+    [
+        ("int*", "u64", True),
+        ("float (*)[256]", "u64", True),
+        ("const float (*)[4][8]", "u64", True),
+        ("void (*)(int)", "u64", False),
+        ("int", "u32", False),
+        ("Params", "b8", False),
+        (None, "u64", True),  # extern "C": 64-bit integers are taken as pointers
+        (None, "u32", False),
+    ],
+)
+def test_is_pointer(cpp, ptx_type, pointer):
+    assert ParamInfo("p", cpp, ptx_type, 8).is_pointer is pointer
+
+
+def test_pointer_to_array():
+    assert pointer_to_array("const float (*)[4][8]") == ("const float", (4, 8))
+    assert pointer_to_array("float*") is None and pointer_to_array("void (*)(int)") is None

@@ -69,6 +69,17 @@ _CUDA_H_INCLUDE_RE = re.compile(r"#\s*include\s*[<\"]cuda\.h[>\"]")
 
 
 @dataclass(frozen=True)
+class CompileOptions:
+    """The options a module was compiled with (`Module.compile_options`), so that more C++ can be compiled against
+    the same source in the same way: the type probes of `frontend.type_probe`."""
+
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    arch: str = DEFAULT_ARCH
+    device_debug: bool = False
+
+
+@dataclass(frozen=True)
 class CompiledPtx:
     """PTX text, the source it came from, and which compiler produced it.
 
@@ -90,6 +101,7 @@ def compile_to_ptx(
     arch: str = DEFAULT_ARCH,
     device_debug: bool = False,
     limits: Limits | None = None,
+    appendix: str = "",
 ) -> CompiledPtx:
     """Compile (or read) `path` into PTX with line information.
 
@@ -102,17 +114,23 @@ def compile_to_ptx(
     GPUVerify's verdicts are about the source program.
     The compiler runs within `limits` (memory budget, time), and nothing of
     the file, its name or the options reaches a shell (`sandbox`).
+    `appendix` is C++ compiled as if the file ended with it (gpurace's own
+    type probes; a `.ptx` file has no C++ to add it to).
     """
     limits = (limits or Limits()).started()
     source = _check_source(Path(path))
     suffix = source.suffix.lower()
     if suffix == ".ptx":
+        if appendix:
+            raise UserError(f"{source}: a .ptx file has no C++ source to compile more code with")
         return CompiledPtx(read_source(source), str(source), "ptx")
     virtual_arch = normalize_arch(arch)
     includes = [check_include_dir(d) for d in include_dirs]
     macros = [check_define(d) for d in defines]
-    code = read_source(source)
-    gpuverify = uses_gpuverify(code)
+    original = read_source(source)
+    gpuverify = uses_gpuverify(original)
+    # The appendix names itself in `#line`, so that a diagnostic in it is not taken for one in the file.
+    code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
     # NVRTC has no cuda.h, so gpurace's compatibility header can always be found there; under nvcc
     # it would shadow the toolkit's cuda.h (which it includes), so only files written for GPUVerify get it.
     nvcc_includes = [*includes, str(COMPAT_INCLUDE_DIR)] if gpuverify else includes
@@ -121,8 +139,8 @@ def compile_to_ptx(
     # as device variables, so kernels of its suites often do neither themselves.
     # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
     nvcc_extra = [*debug, "-include", "cuda.h"] if gpuverify else debug
-    if has_host_code(code, gpuverify=gpuverify):
-        return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=True)
+    if has_host_code(original, gpuverify=gpuverify):
+        return _compile_with_nvcc(source, code, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=True)
     nvrtc_extra = [*debug, f"--pre-include={COMPAT_INCLUDE_DIR / 'cuda.h'}", "-default-device"] if gpuverify else debug
     try:
         return call_limited(
@@ -134,7 +152,7 @@ def compile_to_ptx(
         if find_nvcc() is None:
             raise
         try:
-            return _compile_with_nvcc(source, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=False)
+            return _compile_with_nvcc(source, code, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=False)
         except CompileError:
             raise nvrtc_error from None
 
@@ -245,9 +263,11 @@ def _check_nvrtc(err, what: str, source: Path) -> None:
 
 
 def _compile_with_nvcc(
-    source: Path, includes: list[str], macros: list[str], arch: str, extra: list[str], limits: Limits, *, host_code: bool
+    source: Path, code: str, includes: list[str], macros: list[str], arch: str, extra: list[str], limits: Limits, *, host_code: bool
 ) -> CompiledPtx:
-    """nvcc -ptx on `source`, with nothing on its command line that a shell could reinterpret (see `sandbox`)."""
+    """nvcc -ptx on `source`, whose text is `code`, with nothing on its command line that a shell could
+    reinterpret (see `sandbox`). When `code` is not the file's own text (an appendix), or the file's name is not
+    shell-safe, a private copy is compiled."""
     nvcc = find_nvcc()
     if nvcc is None:
         why = "it has host code, which " if host_code else ""
@@ -257,13 +277,13 @@ def _compile_with_nvcc(
         )
     with CompilerDir() as tmp:
         include_paths = [tmp.reach(d) for d in includes]
-        if shell_safe(source):
+        if shell_safe(source) and code == read_source(source):
             input_path = str(source)
         else:
             # A private copy under a safe name; its includes are still found beside the original, and
             # `#line` keeps the original name in the line information.
             include_paths.insert(0, tmp.reach(source.parent))
-            input_path = tmp.write("src/kernel.cu", f"#line 1 {c_string(str(source))}\n" + read_source(source))
+            input_path = tmp.write("src/kernel.cu", f"#line 1 {c_string(str(source))}\n" + code)
         out = tmp.write("kernel.ptx", "")
         cmd = [str(nvcc), "-ptx", "-lineinfo", f"-arch={arch}"]
         if macros:

@@ -19,6 +19,8 @@ _OPEN = "<(["
 _CLOSE = ">)]"
 _CV = ("const", "volatile")
 _TRAILING_QUALIFIERS = re.compile(r"(?:\s*(?:const|volatile|&&|&))+$")
+# `float const (*) [4][8]`: a pointer to an array, as the demangler writes it (and as CUDA programmers do).
+_POINTER_TO_ARRAY = re.compile(r"^(?P<base>[^()]+?)\s*\(\s*\*(?P<quals>(?:\s*(?:const|volatile|restrict|__restrict__))*)\s*\)\s*(?P<dims>(?:\[\d+\]\s*)+)$")
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,17 @@ def normalize_type(spelling: str) -> str:
 
     `int const*` -> `const int*`, `float const restrict*` -> `const float*`
     (restrict on a pointee means nothing), `int* restrict` -> `int* __restrict__`,
-    `unsigned int volatile*` -> `volatile unsigned int*`. Function pointer and
-    array types are left as the demangler wrote them.
+    `unsigned int volatile*` -> `volatile unsigned int*`, `float const (*) [4][8]`
+    -> `const float (*)[4][8]` (a pointer to arrays, the type a parameter
+    `const float x[][4][8]` has). Function pointer types are left as the
+    demangler wrote them.
     """
     spelling = " ".join(spelling.split())
+    to_array = _POINTER_TO_ARRAY.match(spelling)
+    if to_array is not None:
+        quals = " ".join(to_array["quals"].replace("__restrict__", "restrict").replace("restrict", "__restrict__").split())
+        dims = "".join(to_array["dims"].split())
+        return f"{normalize_type(to_array['base'])} (*{' ' + quals if quals else ''}){dims}"
     if "(" in spelling:
         return spelling
     cut = _first_top_level(spelling, "*&")
@@ -104,6 +113,19 @@ def normalize_type(spelling: str) -> str:
     declarator = declarator.replace("* ", "*").replace("*const", "* const")
     declarator = declarator.replace("*volatile", "* volatile").replace("*__restrict__", "* __restrict__")
     return out + declarator
+
+
+def pointer_to_array(spelling: str) -> tuple[str, tuple[int, ...]] | None:
+    """(element type, dimensions) of a pointer to an array: `const float (*)[4][8]` -> ("const float", (4, 8)).
+
+    Such a pointer is what C++ makes of an array parameter with a first
+    dimension left open (`float x[][256]` is `float (*)[256]`); None for any
+    other type.
+    """
+    m = _POINTER_TO_ARRAY.match(" ".join(spelling.split()))
+    if m is None:
+        return None
+    return m["base"].strip(), tuple(int(d) for d in re.findall(r"\d+", m["dims"]))
 
 
 def _param_list_start(text: str) -> int | None:

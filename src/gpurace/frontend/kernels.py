@@ -15,9 +15,9 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.demangle import demangle_signature, pointer_to_array
 from gpurace.frontend.ptx.debuginfo import read_named_source, resolve_source
-from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Vec
+from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Variable, Vec
 from gpurace.frontend.source_params import parameter_names
 
 # Byte sizes of the C++ scalar types a buffer argument can hold (LP64, as nvcc
@@ -49,14 +49,33 @@ class ParamInfo:
     cpp_name: str | None = None
 
     @property
+    def is_pointer(self) -> bool:
+        """A pointer parameter: `T*`, or a pointer to arrays `T (*)[N]` (a parameter written `T x[][N]`).
+
+        Parameters of `extern "C"` kernels have no C++ type: 64-bit integers are taken as pointers.
+        """
+        if self.type is None:
+            return self.ptx_type in ("u64", "b64", "s64")
+        spelling = self.type.replace("__restrict__", "").strip()
+        return spelling.endswith("*") or pointer_to_array(spelling) is not None
+
+    @property
     def pointee(self) -> tuple[str, int] | None:
-        """(pointee type, its size) for a pointer to a scalar type: `const float*` -> ("float", 4)."""
+        """(element type, its size) of the buffer a pointer to scalars points to: `const float*` -> ("float", 4).
+
+        For a pointer to arrays the elements are the arrays' scalars: `float (*)[256]` -> ("float", 4), so
+        that a buffer of COUNT elements holds COUNT floats (COUNT / 256 rows).
+        """
         if self.type is None:
             return None
         spelling = self.type.replace("__restrict__", "").strip()
-        if not spelling.endswith("*") or "(" in spelling:
+        to_array = pointer_to_array(spelling)
+        if to_array is not None:
+            base = to_array[0]
+        elif spelling.endswith("*") and "(" not in spelling:
+            base = spelling[:-1].strip()
+        else:
             return None
-        base = spelling[:-1].strip()
         if "*" in base or "&" in base:
             return None
         core = " ".join(w for w in base.split() if w not in ("const", "volatile"))
@@ -179,6 +198,13 @@ def static_shared_bytes(module: Module, kernel: Function) -> int:
                 if sym in module_shared:
                     used[sym] = module_shared[sym].size
     return sum(used.values())
+
+
+def referenced_globals(module: Module, kernel: Function) -> list[Variable]:
+    """The module's `.global` (`__device__`) variables that the kernel or a function it reaches names, in module
+    order: the variables a launch of it may read or write directly."""
+    named = {sym for fn in reachable_functions(module, kernel) for instr in fn.body for sym in _symbols(instr.operands)}
+    return [v for v in module.variables if v.space == "global" and v.linkage != "extern" and v.name in named]
 
 
 def reachable_functions(module: Module, kernel: Function) -> list[Function]:

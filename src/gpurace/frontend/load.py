@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-from gpurace.frontend.compile import DEFAULT_ARCH, compile_to_ptx
+from gpurace.frontend.compile import DEFAULT_ARCH, CompileOptions, compile_to_ptx
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
@@ -24,15 +24,18 @@ def load_module(
     device_debug: bool = False,
     limits: Limits | None = None,
 ) -> Module:
-    """Compile `path` (.cu or .ptx) within `limits` and parse the PTX; `Module.source_path` names `path`.
+    """Compile `path` (.cu or .ptx) within `limits` and parse the PTX; `Module.source_path` names `path`, and
+    `Module.compile_options` records the options (for the type probes of `frontend.type_probe`).
 
     Parse errors in PTX generated from a .cu file name the generated PTX, since
     their line numbers are PTX lines, not source lines.
     """
+    include_dirs, defines = tuple(map(str, include_dirs)), tuple(defines)
     compiled = compile_to_ptx(
         path, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits
     )
     where = compiled.source_path if compiled.compiler == "ptx" else f"{compiled.source_path} (generated PTX)"
     module = parse_ptx(compiled.text, where)
     module.source_path = compiled.source_path
+    module.compile_options = CompileOptions(include_dirs, defines, arch, device_debug)
     return module

@@ -19,12 +19,16 @@ class Report:
     """One checked launch: the kernel, how it was launched, what was found.
 
     `launch` holds the grid and block (lists of three), `shared_bytes`, the
-    argument specs as given, the memory model and the detector, and
-    `auto_scalars` (name and value of each scalar that `auto` chose) when
-    there are any; `stats` the simulation counters (threads, steps,
+    argument specs as given, the memory model and the detector,
+    `global_vars` (the `__device__` variables given, by name) and
+    `auto_scalars` (name and value of each scalar that `auto` chose, and a
+    `note` when it is zero bytes for a reason worth saying) when there are
+    any; `stats` the simulation counters (threads, steps,
     thread_instructions, events), the time taken (`seconds`, see `TIMINGS`)
     and `buffers` (name, bytes_used and pages of each automatic buffer) when
-    there are any, and `barriers` (the pcs of the barriers executed and
+    there are any, `dynamic_shared` (name, bytes per block and the first run's
+    first_run_bytes of automatic dynamic shared memory) when its size was
+    automatic, and `barriers` (the pcs of the barriers executed and
     needed) when redundant barriers were checked.
     Both are plain JSON-compatible dicts so a report can be recorded and
     reloaded without knowing which counters a given version produced.

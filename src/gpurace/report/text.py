@@ -21,8 +21,9 @@ directory when the file lies below it, absolute otherwise, as in the JSON and
 SARIF reports.
 
 When gpurace chose arguments (`auto`), a line per automatic buffer says how
-much of it the kernel used and a line per automatic scalar its value, just
-before the summary; with `stats`, a statistics line with the counters and
+much of it the kernel used and a line per automatic scalar its value (and a
+line the size and use of automatic dynamic shared memory), just before the
+summary; with `stats`, a statistics line with the counters and
 the time taken comes before the summary too.
 
 Styles only mark the severity, the header and the focus line; rich drops them
@@ -91,13 +92,24 @@ def statistics(report: Report) -> Text:
 
 
 def automatic_arguments(report: Report) -> list[Text]:
-    """`automatic buffer out (int*): 4096 bytes used, 1 page touched` and `automatic value n (int) = 1024` lines."""
+    """`automatic buffer out (int*): 4096 bytes used, 1 page touched`, `automatic value n (int) = 1024` and
+    `automatic dynamic shared memory buf: 512 bytes per block (the most a first run with 49152 bytes used)` lines."""
     lines = []
     for b in report.stats.get("buffers", []):
         lines.append(Text(f"automatic buffer {b['name']}: {plural(b['bytes_used'], 'byte')} used, {plural(b['pages'], 'page')} touched"))
     for a in report.launch.get("auto_scalars", []):
         value = "all zero bytes" if a["value"] is None else str(a["value"]).lower()
+        if a.get("note"):
+            value += f" ({a['note']})"
         lines.append(Text(f"automatic value {a['name']} = {value}"))
+    shared = report.stats.get("dynamic_shared")
+    if shared is not None:
+        lines.append(
+            Text(
+                f"automatic dynamic shared memory {shared['name']}: {plural(shared['bytes'], 'byte')} per block "
+                f"(the most a first run with {shared['first_run_bytes']} bytes used)"
+            )
+        )
     return lines
 
 

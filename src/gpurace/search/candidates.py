@@ -2,7 +2,7 @@
 
 A `SearchSpace` says which parts of a launch are searched: every scalar
 parameter whose argument is `auto` (integers, floating point, bool; a struct
-passed by value keeps its `auto` value, all zero bytes), and the grid and
+passed by value keeps its `auto` value), and the grid and
 block dimensions when the user fixed neither. Everything the user gave is
 fixed; pointer parameters keep their argument (`auto`: an automatic buffer).
 

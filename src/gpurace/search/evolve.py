@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,11 +47,14 @@ from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
+from gpurace.frontend.type_probe import TypeProbe
 from gpurace.limits import Limits
 from gpurace.report.model import Report, headline
 from gpurace.search.candidates import Candidate, LaunchInput, SearchSpace, requirement_bounds
 from gpurace.search.fitness import Fitness, FitnessSink
 from gpurace.search.union import FindingUnion
+from gpurace.sim.args import copy_arg
+from gpurace.sim.device_vars import automatic_pointers, cpp_name
 from gpurace.sim.launch import as_dims, select_kernel
 from gpurace.sim.program import build_program
 from gpurace.words import plural
@@ -94,12 +97,14 @@ class CandidateRuns:
         self.module = module
         self.kernel = kernel
         self.max_steps = max_steps
-        self.options = check_options
+        self.global_vars = dict(check_options.get("global_vars") or {})
+        self.options = {k: v for k, v in check_options.items() if k != "global_vars"}
         self.union = FindingUnion()
         self.discarded = dict.fromkeys(DISCARD_REASONS, 0)
         self.examples: dict[str, str] = {}
         self.totals = {"threads": 0, "steps": 0, "thread_instructions": 0, "events": 0}
         self.buffers: dict[str, dict] = {}
+        self.dynamic_shared: dict | None = None
         self.detector: str | None = None
         self._seen: dict[tuple, Scored] = {}
 
@@ -123,7 +128,8 @@ class CandidateRuns:
                 self.module,
                 grid=launch.grid,
                 block=launch.block,
-                args=[a.copy() if isinstance(a, np.ndarray) else a for a in launch.args],  # every run starts afresh
+                args=[copy_arg(a) for a in launch.args],  # every run starts afresh
+                global_vars=copy_arg(self.global_vars),
                 kernel=self.kernel,
                 max_steps=self.max_steps,
                 sinks=[sink],
@@ -143,6 +149,10 @@ class CandidateRuns:
             top = self.buffers.setdefault(b["name"], dict(b))
             top["bytes_used"] = max(top["bytes_used"], b["bytes_used"])
             top["pages"] = max(top["pages"], b["pages"])
+        shared = report.stats.get("dynamic_shared")
+        if shared is not None:
+            most = max(shared["bytes"], self.dynamic_shared["bytes"] if self.dynamic_shared else 0)
+            self.dynamic_shared = {**shared, "bytes": most}
         self.union.add(report, input=launch.as_dict())
         return sink.fitness()
 
@@ -158,11 +168,12 @@ def search(
     grid=None,
     block=None,
     args: list | None = None,
+    global_vars: Mapping[str, object] | None = None,
     kernel: str | None = None,
     detector: str = "auto",
     model: str = "cuda",
     redundant_barriers: bool = False,
-    shared_bytes: int = 0,
+    shared_bytes: int | None = None,
     seed: int = 0,
     shadow_cells: int = 4,
     schedules: int = 1,
@@ -178,7 +189,7 @@ def search(
     """Search inputs of one kernel for races and synchronisation bugs; the report holds the union of findings.
 
     `grid` or `block` None is searched; `args` as for `check`, with every
-    `auto` scalar searched (None: all `auto`). `max_steps` is the budget of one
+    `auto` scalar searched (None: all `auto`); `global_vars` as for `check`, fixed. `max_steps` is the budget of one
     candidate launch (of each of its `schedules`, which `check` unions first). The report's findings carry `input`, the launch that
     first exposed them; `stats["search"]` says how the search went, and the
     simulation counters in `stats` are totals over all candidates. `limits` bound the whole search: when its
@@ -203,7 +214,13 @@ def search(
         args=args,
         bounds=requirement_bounds(module, info),
     )
+    if args is None or all(isinstance(a, str) and a.strip() == "auto" for a in args):
+        # Candidates give scalars values, so they are not all-`auto` launches: name the variables a check
+        # without arguments would give automatic buffers.
+        automatic = {cpp_name(v): "auto" for v, _ in automatic_pointers(module, fn, TypeProbe(module, limits))}
+        global_vars = {**automatic, **(global_vars or {})}
     options = {
+        "global_vars": global_vars,
         "detector": detector,
         "model": model,
         "redundant_barriers": redundant_barriers,
@@ -254,7 +271,7 @@ def search(
         launch={
             "grid": None if space.grid is None else list(space.grid),
             "block": None if space.block is None else list(space.block),
-            "shared_bytes": shared_bytes,
+            "shared_bytes": runs.dynamic_shared["bytes"] if runs.dynamic_shared else shared_bytes or 0,
             "args": [a if isinstance(a, str) else describe_arg(a) for a in space.fixed_args],
             "model": model,
             "detector": runs.detector,
@@ -266,6 +283,7 @@ def search(
             **runs.totals,
             "seconds": round(time.perf_counter() - start, 4),
             **({"buffers": list(runs.buffers.values())} if runs.buffers else {}),
+            **({"dynamic_shared": runs.dynamic_shared} if runs.dynamic_shared else {}),
             "search": {
                 "searched": space.searched,
                 "candidates": runs.checked,

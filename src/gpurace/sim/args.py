@@ -1,11 +1,15 @@
-"""Kernel arguments: `--arg` specs and Python values to buffers and a parameter buffer.
+"""Kernel arguments: `--arg` specs and Python values to the values a launch places (`sim.arg_values`).
 
 Each kernel parameter gets one argument, in order. Pointer parameters take
 buffers (NumPy arrays; from the command line `buf:COUNT[:INIT]` in elements of
-the pointee type, or an explicit element type such as `f32:COUNT[:INIT]`);
-scalar parameters take numbers, packed with the parameter's C++ type (or its
-PTX type for `extern "C"` kernels). Every mismatch is a UserError naming the
-argument.
+the pointee type, or an explicit element type such as `f32:COUNT[:INIT]`; a
+pointer to arrays, `float (*)[256]`, counts elements of the arrays' scalar
+type); scalar parameters take numbers, packed with the parameter's C++ type
+(or its PTX type for `extern "C"` kernels); a struct passed by value takes
+its bytes (`bytes:...`) or its fields (`struct:a=buf:64,n=64`, a dict in
+Python; `sim.struct_args`). Every mismatch is a UserError naming the
+argument. `__device__` variables take the same values (`sim.device_vars`),
+resolved by the same `Resolver`.
 
 Buffers are checked against the memory budget (`Limits.max_memory`) before
 they are allocated. `buf:0` is a real zero-size buffer: its address is valid,
@@ -23,7 +27,9 @@ large, committed page by page as the kernel touches it; see
 `Memory.allocate_automatic`), a scalar parameter a default value that lets a
 typical kernel run: integers the launch's total thread count (so bounds
 guards such as `if (i < n)` admit every thread), floating point 1.0, bool
-true, and a struct passed by value all zero bytes.
+true, and a struct passed by value its fields' own `auto` (pointer fields
+automatic buffers) when its layout is known (`frontend.type_probe`), all
+zero bytes otherwise.
 """
 
 from __future__ import annotations
@@ -31,14 +37,17 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
+from gpurace.frontend.type_probe import LayoutUnknown, StructLayout, TypeProbe
 from gpurace.limits import Limits, format_size
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, Value
+from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, check_field_names, field_param, is_struct_type, split_struct_spec
 
 # C++ fundamental types (as the demangler spells them) to NumPy dtypes.
 CPP_DTYPES = {
@@ -94,49 +103,12 @@ PTX_DTYPES = {
 BYTES_SUFFIXES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q", "f": "f", "d": "d"}
 
 
-@dataclass
-class Buffer:
-    """A buffer argument: the user's array (updated in place after the run) and its display name."""
-
-    array: np.ndarray
-    name: str
-
-
-@dataclass
-class AutoBuffer:
-    """An automatic buffer (`auto` for a pointer parameter): its display name and element type.
-
-    The element type (the pointee type, bytes when unknown) only shapes the
-    array handed back after the run, which holds the part the kernel used.
-    """
-
-    name: str
-    dtype: np.dtype
-
-
-@dataclass
-class AutoScalar:
-    """A scalar chosen by `auto`: the parameter's name for reports, the value and its packed bytes."""
-
-    name: str
-    value: int | float | bool | None
-    data: bytes
-
-
-@dataclass
-class Launch:
-    """Resolved arguments: per parameter, a Buffer, an AutoBuffer, an AutoScalar or a packed scalar (bytes)."""
-
-    values: list[Buffer | AutoBuffer | AutoScalar | bytes]
-
-
 AUTO = "auto"
 
 
 def is_pointer(p: ParamInfo) -> bool:
-    if p.type is not None:
-        return p.type.replace("__restrict__", "").strip().endswith("*")
-    return p.ptx_type in ("u64", "b64", "s64")
+    """Whether parameter `p` takes a buffer (see `ParamInfo.is_pointer`)."""
+    return p.is_pointer
 
 
 def scalar_dtype(p: ParamInfo) -> np.dtype | None:
@@ -341,60 +313,157 @@ def auto_scalar_value(dtype: np.dtype, nthreads: int) -> int | float | bool:
     return min(nthreads, int(np.iinfo(dtype).max))
 
 
-def auto_argument(i: int, p: ParamInfo, nthreads: int, bounds: tuple = (None, None)) -> AutoBuffer | AutoScalar:
-    """What `auto` means for parameter `i` of a launch of `nthreads` threads.
+class Resolver:
+    """Turns the inputs of one launch into values (`sim.arg_values`), one parameter, field or variable at a time.
 
-    `bounds` (lo, hi; None for an open side) are what the kernel's `__requires` state about the parameter:
-    the default is moved inside them, so `__requires(width == 512)` gets 512.
+    It keeps the bytes of the buffers made so far, so that each new one is
+    checked against the memory budget together with them, and asks `types`
+    (a `TypeProbe`, or None: struct layouts unknown) for the layouts of
+    structs whose fields it fills.
     """
-    if is_pointer(p):
-        return AutoBuffer(buffer_name(i, p), pointee_dtype(p) or np.dtype(np.uint8))
-    dtype = scalar_dtype(p)
-    if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
-        return AutoScalar(buffer_name(i, p), None, bytes(p.size))
-    value = auto_scalar_value(dtype, nthreads)
-    lo, hi = bounds
-    if dtype.kind in "iu":
-        lo, hi = (None if lo is None else math.ceil(lo)), (None if hi is None else math.floor(hi))
-    if dtype.kind != "b" and lo is not None and value < lo:
-        value = lo
-    if dtype.kind != "b" and hi is not None and value > hi:
-        value = hi
-    return AutoScalar(buffer_name(i, p), value, pack_scalar(value, dtype, param_label(i, p)))
 
+    def __init__(self, rng: np.random.Generator, limits: Limits, nthreads: int, types: TypeProbe | None = None):
+        self.rng = rng
+        self.limits = limits
+        self.nthreads = nthreads
+        self.types = types
+        self.buffered = 0
 
-def parse_arg_spec(
-    spec: str, i: int, p: ParamInfo, rng: np.random.Generator, limits: Limits, buffered: int = 0
-) -> Buffer | bytes:
-    """One `--arg` value for parameter `i` (other than `auto`).
+    def arguments(self, kernel: KernelInfo, args: list | None, bounds: Mapping[int, tuple] = {}) -> list[Value]:
+        """One value per parameter of `kernel` (`args` None: `auto` for all); `bounds` by parameter index."""
+        if args is None:
+            args = [AUTO] * len(kernel.params)
+        if len(args) != len(kernel.params):
+            names = ", ".join(p.type or p.ptx_type for p in kernel.params) or "none"
+            raise UserError(f"kernel {kernel.name} takes {len(kernel.params)} argument(s) ({names}), {len(args)} given")
+        values = []
+        for i, (p, a) in enumerate(zip(kernel.params, args)):
+            p = replace(p, cpp_name=p.cpp_name or f"arg{i}")
+            label = param_label(i, p)
+            if isinstance(a, str) and a.strip() != AUTO:
+                shown = a if len(a) <= 200 else a[:197] + "..."  # a COUNT of thousands of digits
+                label = f"--arg {shown!r} for {label}"
+            values.append(self.value(a, p, label, bounds.get(i, (None, None))))
+        return values
 
-    `buffered` is the bytes of the buffers made for earlier arguments: a new
-    buffer must fit the memory budget together with them.
-    """
-    shown = spec if len(spec) <= 200 else spec[:197] + "..."  # a COUNT of thousands of digits
-    label = f"--arg {shown!r} for {param_label(i, p)}"
-    head, _, rest = spec.partition(":")
-    if head == "bytes":
+    def value(self, a, p: ParamInfo, label: str, bounds: tuple = (None, None)) -> Value:
+        """The value of input `a` (a spec string, `auto`, a NumPy array, a number, bytes, or a dict of fields)
+        for `p`; `label` names it in messages (`argument 2 (int*)`), `bounds` are `__requires` bounds for `auto`."""
+        if isinstance(a, str) and a.strip() == AUTO:
+            return self.auto(p, bounds)
+        if isinstance(a, str):
+            return self.spec(a, p, label)
+        if isinstance(a, dict):
+            return self.struct(a, p, label)
+        if isinstance(a, np.ndarray):
+            return self._buffer(_array_buffer(a, p, label), p)
+        if isinstance(a, (bool, int, float, np.generic)):
+            if is_pointer(p):
+                if a == 0:
+                    return struct.pack("<Q", 0)
+                raise UserError(f"{label}: a pointer parameter needs a NumPy array")
+            dtype = scalar_dtype(p)
+            if dtype is None:
+                raise UserError(f"{label}: values of type {p.type} need raw bytes or a dict of fields")
+            return pack_scalar(a, dtype, label)
+        if isinstance(a, (bytes, bytearray)):
+            if len(a) != p.size:
+                raise UserError(f"{label}: {len(a)} bytes given for a {p.size}-byte value")
+            return bytes(a)
+        raise UserError(f"{label}: unsupported value of type {type(a).__name__}")
+
+    def auto(self, p: ParamInfo, bounds: tuple = (None, None)) -> Value:
+        """What `auto` means for `p`: an automatic buffer for a pointer; for a struct whose layout is known, each
+        field's own `auto`; otherwise a default scalar moved inside `bounds` (lo, hi; None for an open side),
+        so that `__requires(width == 512)` gets 512; all zero bytes for anything else."""
         if is_pointer(p):
-            raise UserError(f"{label}: bytes: is for parameters passed by value, this one is a pointer")
-        return parse_bytes_spec(rest, p.size, label)
-    if rest:
-        if not is_pointer(p):
-            raise UserError(f"{label}: a buffer was given for a non-pointer parameter")
-        dtype = _buffer_dtype(head, p, label)
-        count_text, _, init = rest.partition(":")
-        count = _buffer_count(count_text, label)
-        earlier = f" (with the {format_size(buffered)} of earlier buffers)" if buffered else ""
-        limits.check_memory(buffered + count * dtype.itemsize, label + earlier)
-        return Buffer(make_buffer(count, dtype, init or "zeros", rng, label, limits), buffer_name(i, p))
-    if is_pointer(p):
-        if spec in ("null", "0"):
-            return struct.pack("<Q", 0)
-        raise UserError(f"{label}: a pointer parameter needs a buffer, e.g. buf:1024 or f32:1024:rand")
-    dtype = scalar_dtype(p)
-    if dtype is None:
-        raise UserError(f"{label}: parameters of type {p.type} cannot be given on the command line")
-    return parse_scalar_text(spec, dtype, label)
+            return AutoBuffer(_name(p), pointee_dtype(p) or np.dtype(np.uint8))
+        dtype = scalar_dtype(p)
+        if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
+            if self.types is not None and is_struct_type(p.type):
+                try:
+                    layout = self._layout(p)
+                except LayoutUnknown as e:
+                    return AutoScalar(_name(p), None, bytes(p.size), note=str(e))
+                return assemble(_name(p), layout, {f.name: self.auto(field_param(p, f, p.cpp_name)) for f in layout.fields})
+            return AutoScalar(_name(p), None, bytes(p.size))
+        value = auto_scalar_value(dtype, self.nthreads)
+        lo, hi = bounds
+        if dtype.kind in "iu":
+            lo, hi = (None if lo is None else math.ceil(lo)), (None if hi is None else math.floor(hi))
+        if dtype.kind != "b" and lo is not None and value < lo:
+            value = lo
+        if dtype.kind != "b" and hi is not None and value > hi:
+            value = hi
+        return AutoScalar(_name(p), value, pack_scalar(value, dtype, _name(p)))
+
+    def spec(self, spec: str, p: ParamInfo, label: str) -> Buffer | StructArg | bytes:
+        """One spec (other than `auto`) for `p`: a buffer, `null`, a number, `bytes:...` or `struct:...`."""
+        head, _, rest = spec.partition(":")
+        if head == "bytes":
+            if is_pointer(p):
+                raise UserError(f"{label}: bytes: is for parameters passed by value, this one is a pointer")
+            return parse_bytes_spec(rest, p.size, label)
+        if spec.startswith(STRUCT_PREFIX):
+            if is_pointer(p):
+                raise UserError(f"{label}: struct: is for structs passed by value, this one is a pointer")
+            return self.struct(split_struct_spec(spec[len(STRUCT_PREFIX) :], label), p, label)
+        if rest:
+            if not is_pointer(p):
+                raise UserError(f"{label}: a buffer was given for a non-pointer parameter")
+            dtype = _buffer_dtype(head, p, label)
+            count_text, _, init = rest.partition(":")
+            count = _buffer_count(count_text, label)
+            earlier = f" (with the {format_size(self.buffered)} of earlier buffers)" if self.buffered else ""
+            self.limits.check_memory(self.buffered + count * dtype.itemsize, label + earlier)
+            return self._buffer(make_buffer(count, dtype, init or "zeros", self.rng, label, self.limits), p)
+        if is_pointer(p):
+            if spec in ("null", "0"):
+                return struct.pack("<Q", 0)
+            raise UserError(f"{label}: a pointer parameter needs a buffer, e.g. buf:1024 or f32:1024:rand")
+        dtype = scalar_dtype(p)
+        if dtype is None:
+            hint = "; give its fields with struct:FIELD=SPEC,... or its bytes with bytes:..." if is_struct_type(p.type) else ""
+            raise UserError(f"{label}: values of type {p.type} cannot be given as a number{hint}")
+        return parse_scalar_text(spec, dtype, label)
+
+    def struct(self, given: dict, p: ParamInfo, label: str) -> StructArg:
+        """A struct `p` from values for some of its fields, by name (`sim.struct_args`); the others stay zero."""
+        if p.type is None and not is_pointer(p):
+            raise UserError(f"{label}: its C++ type is unknown (PTX does not record it), so its fields are too: give bytes:...")
+        if is_pointer(p) or not is_struct_type(p.type):
+            raise UserError(f"{label}: fields were given for a value of type {p.type or p.ptx_type}, which is not a struct")
+        if self.types is None:
+            raise UserError(f"{label}: cannot tell the layout of {p.type} without its source")
+        try:
+            layout = self._layout(p)
+        except LayoutUnknown as e:
+            raise UserError(f"{label}: {e}") from None
+        check_field_names(layout, given, label)
+        values = {}
+        for f in layout.fields:
+            if f.name in given:
+                values[f.name] = self.value(given[f.name], field_param(p, f, p.cpp_name), f"{label}, field {f.name} ({f.type})")
+        return assemble(_name(p), layout, values)
+
+    def _layout(self, p: ParamInfo) -> StructLayout:
+        """The layout of struct `p`, which must be as large as PTX says the value is; LayoutUnknown otherwise."""
+        layout = self.types.struct_layout(p.type)
+        if layout.size != p.size:
+            raise LayoutUnknown(
+                f"cannot tell the layout of {p.type}: it is {layout.size} bytes as the compiler lays it out, but the "
+                f"kernel takes {p.size}"
+            )
+        return layout
+
+    def _buffer(self, array: np.ndarray, p: ParamInfo) -> Buffer:
+        self.buffered += array.nbytes
+        return Buffer(array, _name(p))
+
+
+def _name(p: ParamInfo) -> str:
+    """How reports name the value of `p` (`n (int)`; `cpp_name` is set for every input the Resolver sees)."""
+    return p.cpp_name if p.type is None else f"{p.cpp_name} ({p.type})"
 
 
 def _buffer_dtype(head: str, p: ParamInfo, label: str) -> np.dtype:
@@ -430,53 +499,29 @@ def resolve_args(
     nthreads: int,
     bounds: Mapping[int, tuple] = {},
     limits: Limits | None = None,
+    types: TypeProbe | None = None,
 ) -> Launch:
     """Python values or `--arg` strings (one per parameter; None: `auto` for all) to a Launch of `nthreads` threads.
 
-    `bounds` are the `__requires` bounds per parameter index, for `auto` scalars (see `auto_argument`);
-    buffers made from specs must fit `limits.max_memory` together.
+    `bounds` are the `__requires` bounds per parameter index, for `auto` scalars (see `Resolver.auto`);
+    buffers made from specs must fit `limits.max_memory` together. `types` tells struct layouts (None: structs
+    take raw bytes only, and `auto` gives them zero bytes).
     """
-    limits = limits or Limits()
-    if args is None:
-        args = [AUTO] * len(kernel.params)
-    if len(args) != len(kernel.params):
-        names = ", ".join(p.type or p.ptx_type for p in kernel.params) or "none"
-        raise UserError(
-            f"kernel {kernel.name} takes {len(kernel.params)} argument(s) ({names}), {len(args)} given"
-        )
-    values: list[Buffer | AutoBuffer | AutoScalar | bytes] = []
-    buffered = 0
-    for i, (p, a) in enumerate(zip(kernel.params, args)):
-        label = param_label(i, p)
-        if isinstance(a, str) and a == AUTO:
-            values.append(auto_argument(i, p, nthreads, bounds.get(i, (None, None))))
-        elif isinstance(a, str):
-            values.append(parse_arg_spec(a, i, p, rng, limits, buffered))
-        elif isinstance(a, np.ndarray):
-            values.append(Buffer(_array_buffer(a, p, label), buffer_name(i, p)))
-        elif isinstance(a, (bool, int, float, np.generic)):
-            if is_pointer(p):
-                if a == 0:
-                    values.append(struct.pack("<Q", 0))
-                    continue
-                raise UserError(f"{label}: a pointer parameter needs a NumPy array")
-            dtype = scalar_dtype(p)
-            if dtype is None:
-                raise UserError(f"{label}: parameters of type {p.type} need raw bytes")
-            values.append(pack_scalar(a, dtype, label))
-        elif isinstance(a, (bytes, bytearray)):
-            if len(a) != p.size:
-                raise UserError(f"{label}: {len(a)} bytes given for a {p.size}-byte parameter")
-            values.append(bytes(a))
-        else:
-            raise UserError(f"{label}: unsupported argument of type {type(a).__name__}")
-        if isinstance(values[-1], Buffer):
-            buffered += values[-1].array.nbytes
-    return Launch(values)
+    return Launch(Resolver(rng, limits or Limits(), nthreads, types).arguments(kernel, args, bounds))
+
+
+def copy_arg(a):
+    """An argument as given, with its arrays copied (in dicts of fields too): for a run whose outputs must not
+    reach the caller's arrays (another schedule of the same input, a first run)."""
+    if isinstance(a, np.ndarray):
+        return a.copy()
+    if isinstance(a, dict):
+        return {k: copy_arg(v) for k, v in a.items()}
+    return a
 
 
 def _array_buffer(a: np.ndarray, p: ParamInfo, label: str) -> np.ndarray:
-    """A NumPy array given for a pointer parameter, checked: its bytes are the buffer and it is updated in place."""
+    """A NumPy array given for a pointer, checked: its bytes are the buffer and it is updated in place."""
     if not is_pointer(p):
         raise UserError(f"{label}: an array was given for a non-pointer parameter")
     if not a.flags.c_contiguous:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,7 +25,9 @@ from gpurace.frontend.kernels import KernelInfo, describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
-from gpurace.sim.args import AutoBuffer, AutoScalar, Buffer, Launch, resolve_args
+from gpurace.frontend.type_probe import TypeProbe
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg
+from gpurace.sim.args import AUTO, Resolver, copy_arg
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
 from gpurace.sim.budget import (
@@ -35,9 +37,12 @@ from gpurace.sim.budget import (
     check_shared_memory,
     compute_capability,
 )
+from gpurace.sim.dynamic_shared import SharedUsage, SharedUsageTracker, automatic_dynamic_bytes, has_extern_shared
+from gpurace.sim.device_vars import resolve_variables
 from gpurace.sim.geometry import Geometry, check_launch
 from gpurace.sim.memory import Allocation, DeviceMemory, Memory
 from gpurace.sim.memory.layout import SharedLayout
+from gpurace.sim.placement import Placement, copy_back, place_inputs
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.usage import BufferUsage, UsageTracker
 from gpurace.words import plural
@@ -60,7 +65,9 @@ class RunResult:
 
     For automatic buffers `args` holds the used part (`buffers` says how much
     of each was used), for automatic scalars the packed value; `auto_scalars`
-    lists the values `auto` chose.
+    lists the values `auto` chose. `shared_bytes` is the launch's dynamic
+    shared memory per block; `dynamic_shared` says how much of it was used
+    when its size was automatic (`sim.dynamic_shared`), else None.
     """
 
     kernel: KernelInfo
@@ -73,6 +80,8 @@ class RunResult:
     allocations: dict[str, Allocation] = field(default_factory=dict, repr=False)
     buffers: list[BufferUsage] = field(default_factory=list)
     auto_scalars: list[AutoScalar] = field(default_factory=list)
+    shared_bytes: int = 0
+    dynamic_shared: SharedUsage | None = None
 
     @property
     def clean(self) -> bool:
@@ -125,8 +134,9 @@ def _kernel_key(name: str) -> str:
     return _INT_SUFFIX.sub(r"\1", name.replace(" ", ""))
 
 
-def place_module_variables(mem: Memory, module: Module) -> None:
-    """Allocate the module's `__device__` and `__constant__` variables in `mem`, with their initial values."""
+def place_module_variables(mem: Memory, module: Module) -> dict[str, Allocation]:
+    """Allocate the module's `__device__` and `__constant__` variables in `mem`, with their initial values; returns
+    their allocations by PTX name."""
     allocs = []
     for var in module.variables:
         if var.space not in ("global", "const") or var.linkage == "extern":
@@ -136,6 +146,7 @@ def place_module_variables(mem: Memory, module: Module) -> None:
     for var, alloc in allocs:
         if var.init:
             mem.write_initializer(alloc, var.type, var.init)
+    return {var.name: alloc for var, alloc in allocs}
 
 
 def simulate(
@@ -144,8 +155,9 @@ def simulate(
     grid,
     block,
     args: list | None = None,
+    global_vars: Mapping[str, object] | None = None,
     kernel: str | None = None,
-    shared_bytes: int = 0,
+    shared_bytes: int | None = None,
     seed: int = 0,
     policy: str | Policy = "min-pc",
     max_steps: int = 2_000_000,
@@ -163,6 +175,13 @@ def simulate(
     of them may be "auto", and None means "auto" for every parameter. A
     `DeviceArgs` instead runs the launch on a program's device memory with
     the parameter bytes its host code passed (`gpurace exec`).
+
+    `global_vars` sets `__device__` variables, by C++ or PTX name, to values
+    such as arguments take (`sim.device_vars`); when every argument is
+    "auto", pointer variables without an initialiser get automatic buffers.
+
+    `shared_bytes` is the dynamic shared memory per block; None gives a kernel with an `extern __shared__` array
+    an automatic size (`sim.dynamic_shared`) and any other kernel 0.
 
     `policy` is "min-pc", "reverse", "random" (seeded with `seed`), or a `Policy` with its own seed (`check` runs
     several schedules of one input this way: `seed` keeps choosing the `rand` buffers).
@@ -184,33 +203,38 @@ def simulate(
     info = describe_kernel(module, fn)
     grid, block = as_dims(grid, "--grid"), as_dims(block, "--block")
     nthreads = check_launch(grid, block, limits)
-    if not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0:
+    if shared_bytes is not None and (not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0):
         raise UserError(f"--shared-bytes: expected a non-negative integer, got {shared_bytes!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
         raise UserError(f"--seed: expected a non-negative integer, got {seed!r}")
     if not isinstance(policy, Policy) and policy not in POLICIES:
         raise UserError(f"--policy: unknown scheduling policy {policy!r} (choose from {', '.join(POLICIES)})")
     program = build_program(module, mangled)
+    dynamic_shared = None
+    if shared_bytes is None and not isinstance(args, DeviceArgs) and has_extern_shared(program.shared_vars):
+        first_run = dict(grid=grid, block=block, seed=seed, policy=policy, max_steps=max_steps, limits=limits)
+        capacity = automatic_dynamic_bytes(program.shared_vars)
+        dynamic_shared = _measure_dynamic_shared(module, mangled, args, global_vars, capacity, first_run)
+        shared_bytes = dynamic_shared.bytes
+    shared_bytes = shared_bytes or 0
     device = args.memory if isinstance(args, DeviceArgs) else None
     launch = None
     if device is None:
-        rng = np.random.default_rng(seed)
-        bounds = requirement_bounds(module, info)
-        launch = resolve_args(info, None if args is None else list(args), rng, nthreads=nthreads, bounds=bounds, limits=limits)
+        launch = _resolve_inputs(module, fn, info, args, global_vars, np.random.default_rng(seed), nthreads, limits)
     _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits)
 
     geometry = Geometry.create(grid, block)
     mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device)
-    if device is None:
-        place_module_variables(mem, module)
+    variables = place_module_variables(mem, module) if device is None else {}
     mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
     if program.entry.frame_size:
         mem.ensure_local(program.entry.frame_size)
     if device is None:
-        params, allocations, auto_allocs = _pass_arguments(mem, fn, program, launch)
+        placed = place_inputs(mem, fn, program, launch, variables)
     else:
-        params, allocations, auto_allocs = _device_params(program, info.name, args.params), {}, []
-    mem.set_params(params, program.kernel_params)
+        placed = Placement(_device_params(program, info.name, args.params), {}, [])
+    mem.set_params(placed.params, program.kernel_params)
+    allocations, auto_allocs = placed.allocations, placed.automatic
 
     tracker = UsageTracker(auto_allocs) if auto_allocs else None
     all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
@@ -227,45 +251,47 @@ def simulate(
     engine.run()
 
     usage = tracker.usage() if tracker else []
-    values = launch.values if launch is not None else []
+    if launch is not None:
+        copy_back(mem, launch, allocations)
     return RunResult(
         kernel=info,
         geometry=geometry,
-        args=_results(mem, values, allocations, {u.name: u.bytes_used for u in usage}),
+        args=_results(mem, fn, program, launch, placed, {u.name: u.bytes_used for u in usage}),
         findings=engine.findings.sorted(),
         stats=engine.stats,
         program=program,
         memory=mem,
         allocations=allocations,
         buffers=usage,
-        auto_scalars=[v for v in values if isinstance(v, AutoScalar)],
+        auto_scalars=launch.auto_scalars() if launch is not None else [],
+        shared_bytes=int(shared_bytes),
+        dynamic_shared=dynamic_shared,
     )
 
 
-def _pass_arguments(mem: Memory, fn, program: Program, launch: Launch) -> tuple[bytes, dict[str, Allocation], list[Allocation]]:
-    """The kernel's parameter bytes for resolved arguments: buffers allocated and filled, automatic buffers
-    placed after every other allocation; also the allocations by buffer name and the automatic ones."""
-    params = bytearray(program.kernel_param_size)
-    allocations: dict[str, Allocation] = {}
-    automatic: list[tuple[int, AutoBuffer]] = []
-    for i, (p, value) in enumerate(zip(fn.params, launch.values)):
-        offset = program.kernel_params[p.name]
-        if isinstance(value, Buffer):
-            alloc = mem.allocate_global(value.name, value.array.nbytes, init=_bytes_of(value.array), symbol=False)
-            allocations[value.name] = alloc
-            params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
-        elif isinstance(value, AutoBuffer):
-            automatic.append((offset, value))
-        else:
-            data = value.data if isinstance(value, AutoScalar) else value
-            if len(data) > p.size:
-                raise UserError(f"argument {i + 1}: {len(data)} bytes do not fit the {p.size}-byte parameter")
-            params[offset : offset + len(data)] = data
-    auto_allocs = mem.allocate_automatic([value.name for _, value in automatic]) if automatic else []
-    for (offset, value), alloc in zip(automatic, auto_allocs):
-        allocations[value.name] = alloc
-        params[offset : offset + 8] = int(alloc.base).to_bytes(8, "little")
-    return bytes(params), allocations, auto_allocs
+def _measure_dynamic_shared(module: Module, mangled: str, args, global_vars, capacity: int, launch: dict) -> SharedUsage:
+    """Automatic dynamic shared memory (`sim.dynamic_shared`): a first run of the launch with `capacity` bytes per
+    block and no detectors, on copies of the arguments, says how many bytes the kernel's indexing reaches."""
+    trackers: list[SharedUsageTracker] = []
+
+    def track(_program, _geometry, mem: Memory) -> list[EventSink]:
+        trackers.append(SharedUsageTracker(mem.shared))
+        return trackers
+
+    copies = None if args is None else [copy_arg(a) for a in args]
+    variables = None if global_vars is None else copy_arg(dict(global_vars))
+    simulate(module, kernel=mangled, args=copies, global_vars=variables, shared_bytes=capacity, sink_factory=track, **launch)
+    return trackers[0].usage()
+
+
+def _resolve_inputs(module: Module, fn, info: KernelInfo, args, global_vars, rng, nthreads: int, limits: Limits) -> Launch:
+    """The launch's arguments and `__device__` variable values, resolved by one `Resolver` (one memory budget for
+    all their buffers), with the compiler answering questions about C++ types (`frontend.type_probe`)."""
+    args = None if args is None else list(args)
+    resolver = Resolver(rng, limits, nthreads, TypeProbe(module, limits))
+    values = resolver.arguments(info, args, requirement_bounds(module, info))
+    automatic = args is None or all(isinstance(a, str) and a.strip() == AUTO for a in args)
+    return Launch(values, resolve_variables(resolver, module, fn, global_vars, automatic=automatic))
 
 
 def _device_params(program: Program, kernel: str, params: bytes) -> bytes:
@@ -278,15 +304,20 @@ def _device_params(program: Program, kernel: str, params: bytes) -> bytes:
     return params
 
 
-def _results(mem: Memory, values: list, allocations: dict[str, Allocation], used: dict[str, int]) -> list[np.ndarray | bytes]:
-    """Each argument after the run: buffers copied back into their arrays, the used part of automatic ones."""
+def _results(mem: Memory, fn, program: Program, launch: Launch | None, placed: Placement, used: dict[str, int]) -> list[np.ndarray | bytes]:
+    """Each argument after the run: a buffer's array, the used part of an automatic one, a scalar's bytes, and
+    a struct's bytes as the kernel got them (with its fields' buffer addresses)."""
+    if launch is None:
+        return []
     out: list[np.ndarray | bytes] = []
-    for value in values:
+    for p, value in zip(fn.params, launch.values):
         if isinstance(value, Buffer):
-            _bytes_of(value.array)[:] = np.frombuffer(mem.read(allocations[value.name]), dtype=np.uint8)
             out.append(value.array)
         elif isinstance(value, AutoBuffer):
-            out.append(_used_part(mem, allocations[value.name], used[value.name], value.dtype))
+            out.append(_used_part(mem, placed.allocations[value.name], used[value.name], value.dtype))
+        elif isinstance(value, StructArg):
+            offset = program.kernel_params[p.name]
+            out.append(placed.params[offset : offset + p.size])
         elif isinstance(value, AutoScalar):
             out.append(value.data)
         else:
@@ -305,7 +336,7 @@ def _check_resources(
     too large for them ends with a message naming what to change, not in an
     out-of-memory kill (see `gpurace.sim.budget`).
     """
-    values = launch.values if launch is not None else []
+    buffers = launch.buffers() if launch is not None else []
     shared = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], shared_bytes)
     check_shared_memory(shared, shared_bytes, compute_capability(module, arch), kernel)
     check_local_memory(program)
@@ -316,15 +347,10 @@ def _check_resources(
         shared,
         nblocks=grid[0] * grid[1] * grid[2],
         block_size=block[0] * block[1] * block[2],
-        buffer_bytes=sum(v.array.nbytes for v in values if isinstance(v, Buffer)),
-        automatic_buffers=sum(isinstance(v, AutoBuffer) for v in values),
+        buffer_bytes=sum(b.array.nbytes for b in buffers if isinstance(b, Buffer)),
+        automatic_buffers=sum(isinstance(b, AutoBuffer) for b in buffers),
         limits=limits,
     )
-
-
-def _bytes_of(array: np.ndarray) -> np.ndarray:
-    """The bytes of a C-contiguous array (of any shape, 0-d too) as a writable uint8 view."""
-    return array.reshape(-1).view(np.uint8)
 
 
 def _used_part(mem: Memory, alloc: Allocation, nbytes: int, dtype: np.dtype) -> np.ndarray:

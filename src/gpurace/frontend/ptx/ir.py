@@ -10,7 +10,10 @@ pre-decode it once per launch and the tests can compare it structurally.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TYPE_CHECKING, Union
+
+if TYPE_CHECKING:
+    from gpurace.frontend.compile import CompileOptions
 
 # --------------------------------------------------------------------------
 # Source locations
@@ -361,6 +364,8 @@ class Module:
     functions: dict[str, Function] = field(default_factory=dict)
     files: dict[int, str] = field(default_factory=dict)
     source_path: str | None = None
+    compile_options: CompileOptions | None = None
+    """How `frontend.load` compiled the source (None for modules made otherwise), for the type probes."""
 
     @property
     def kernels(self) -> list[Function]:

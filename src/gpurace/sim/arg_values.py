@@ -1,0 +1,104 @@
+"""What a launch's inputs resolve to: the values `sim.args` makes and `sim.placement` puts in memory.
+
+Every input, a kernel parameter, a field of a struct parameter or a
+`__device__` variable, resolves to one of these: a Buffer (the caller's or
+one made from a spec), an AutoBuffer (placed after every other allocation),
+an AutoScalar (a value `auto` chose), a StructArg (a struct built field by
+field) or packed bytes (a scalar or raw struct given explicitly).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Buffer:
+    """A buffer argument: the user's array (updated in place after the run) and its display name."""
+
+    array: np.ndarray
+    name: str
+
+
+@dataclass
+class AutoBuffer:
+    """An automatic buffer (`auto` for a pointer): its display name and element type.
+
+    The element type (the pointee type, bytes when unknown) only shapes the
+    array handed back after the run, which holds the part the kernel used.
+    """
+
+    name: str
+    dtype: np.dtype
+
+
+@dataclass
+class AutoScalar:
+    """A scalar chosen by `auto`: the name for reports, the value and its packed bytes.
+
+    `value` None means all zero bytes (a struct whose fields gpurace does not
+    fill); `note` then says why, when it is not obvious (its layout could not
+    be told).
+    """
+
+    name: str
+    value: int | float | bool | None
+    data: bytes
+    note: str | None = None
+
+
+@dataclass
+class StructArg:
+    """A struct passed by value, built field by field (`sim.struct_args`).
+
+    `data` is the struct's bytes with every pointer field zero; `pointers` the
+    buffers whose addresses go into its pointer fields, by byte offset in the
+    struct; `auto_scalars` the values `auto` chose for its other fields, for
+    the report.
+    """
+
+    name: str
+    data: bytes
+    pointers: list[tuple[int, Buffer | AutoBuffer]] = field(default_factory=list)
+    auto_scalars: list[AutoScalar] = field(default_factory=list)
+
+
+Value = Buffer | AutoBuffer | AutoScalar | StructArg | bytes
+
+
+@dataclass
+class VariableArg:
+    """The value given to (or chosen for) a `__device__` variable: `variable` is its PTX name."""
+
+    variable: str
+    value: Value
+
+
+@dataclass
+class Launch:
+    """Resolved inputs: one value per parameter, and the `__device__` variables whose value the launch sets."""
+
+    values: list[Value]
+    variables: list[VariableArg] = field(default_factory=list)
+
+    def buffers(self) -> list[Buffer | AutoBuffer]:
+        """Every buffer of the launch, explicit and automatic, inside structs and variables too, in placement order."""
+        out: list[Buffer | AutoBuffer] = []
+        for value in [*self.values, *(v.value for v in self.variables)]:
+            if isinstance(value, (Buffer, AutoBuffer)):
+                out.append(value)
+            elif isinstance(value, StructArg):
+                out.extend(buf for _, buf in value.pointers)
+        return out
+
+    def auto_scalars(self) -> list[AutoScalar]:
+        """Every value `auto` chose for a scalar, struct fields and variables included, in order."""
+        out: list[AutoScalar] = []
+        for value in [*self.values, *(v.value for v in self.variables)]:
+            if isinstance(value, AutoScalar):
+                out.append(value)
+            elif isinstance(value, StructArg):
+                out.extend(value.auto_scalars)
+        return out

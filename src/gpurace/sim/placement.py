@@ -1,0 +1,88 @@
+"""Putting a launch's resolved inputs into simulated memory.
+
+Every buffer is allocated and filled, and its address is written where the
+kernel reads it: in the parameter bytes, in a field of a struct parameter,
+or in a `__device__` variable. Automatic buffers are placed last, after
+every other global allocation (`Memory.allocate_automatic`), so their
+addresses are written once all of them are placed. After the run,
+`copy_back` returns each buffer's contents to the array it was made from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Function
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, Value
+from gpurace.sim.memory import Allocation, Memory
+from gpurace.sim.program import Program
+
+Write = Callable[[int, bytes], None]
+"""Writes bytes at an offset of one input's place (a parameter's bytes, a variable)."""
+
+
+@dataclass
+class Placement:
+    """The kernel's parameter bytes, every buffer's allocation by name, and the automatic ones in order."""
+
+    params: bytes
+    allocations: dict[str, Allocation]
+    automatic: list[Allocation]
+
+
+def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, variables: dict[str, Allocation]) -> Placement:
+    """Place `launch` in `mem`: its parameter values in the parameter bytes, its variable values in the variables'
+    allocations (`variables`, by PTX name)."""
+    params = bytearray(program.kernel_param_size)
+    allocations: dict[str, Allocation] = {}
+    automatic: list[tuple[Write, AutoBuffer]] = []
+
+    def put(value: Value, write: Write) -> None:
+        if isinstance(value, Buffer):
+            alloc = mem.allocate_global(value.name, value.array.nbytes, init=bytes_of(value.array), symbol=False)
+            allocations[value.name] = alloc
+            write(0, int(alloc.base).to_bytes(8, "little"))
+        elif isinstance(value, AutoBuffer):
+            automatic.append((write, value))
+        elif isinstance(value, StructArg):
+            write(0, value.data)
+            for offset, buffer in value.pointers:
+                put(buffer, lambda at, data, offset=offset: write(offset + at, data))
+        else:
+            write(0, value.data if isinstance(value, AutoScalar) else value)
+
+    for i, (p, value) in enumerate(zip(fn.params, launch.values)):
+        put(value, _param_writer(params, program.kernel_params[p.name], p.size, f"argument {i + 1}"))
+    for v in launch.variables:
+        alloc = variables[v.variable]
+        put(v.value, lambda at, data, alloc=alloc: mem.write(alloc, data, at))
+    auto_allocs = mem.allocate_automatic([value.name for _, value in automatic]) if automatic else []
+    for (write, value), alloc in zip(automatic, auto_allocs):
+        allocations[value.name] = alloc
+        write(0, int(alloc.base).to_bytes(8, "little"))
+    return Placement(bytes(params), allocations, auto_allocs)
+
+
+def copy_back(mem: Memory, launch: Launch, allocations: dict[str, Allocation]) -> None:
+    """Each buffer's memory after the run back into its array (the caller's arrays are updated in place)."""
+    for buffer in launch.buffers():
+        if isinstance(buffer, Buffer):
+            bytes_of(buffer.array)[:] = np.frombuffer(mem.read(allocations[buffer.name]), dtype=np.uint8)
+
+
+def bytes_of(array: np.ndarray) -> np.ndarray:
+    """The bytes of a C-contiguous array (of any shape, 0-d too) as a writable uint8 view."""
+    return array.reshape(-1).view(np.uint8)
+
+
+def _param_writer(params: bytearray, offset: int, size: int, what: str) -> Write:
+    def write(at: int, data: bytes) -> None:
+        if at + len(data) > size:
+            raise UserError(f"{what}: {len(data)} bytes do not fit the {size}-byte parameter")
+        params[offset + at : offset + at + len(data)] = data
+
+    return write

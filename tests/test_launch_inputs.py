@@ -1,0 +1,202 @@
+"""Inputs beyond plain parameters: pointers to arrays, `__device__` variables (`--global`), structs with pointer
+fields (`struct:`) and automatic dynamic shared memory, from the command line and the Python API."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import gpurace
+from gpurace.check import check
+from gpurace.cli import cli
+from gpurace.frontend.compile import compile_to_ptx, find_nvcc
+
+INPUTS = Path(__file__).parent / "kernels" / "inputs"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def check_json(*args) -> dict:
+    result = invoke("check", *args, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+# ---------------------------------------------------------------- __device__ variables
+
+
+def test_automatic_buffers_for_device_pointers_are_reported():
+    report = check_json(INPUTS / "device_ptr_histogram.cu", "--grid", "2", "--block", "64")
+    assert [b["name"] for b in report["stats"]["buffers"]] == ["in (const int*)", "__device__ bins (int*)"]
+    assert "global_vars" not in report["launch"]
+
+
+def test_device_pointers_are_automatic_only_when_every_argument_is():
+    # an explicit argument: `bins` keeps its initial value, null, and every access through it is out of bounds
+    report = check_json(INPUTS / "device_ptr_histogram.cu", "--grid", "1", "--block", "32", "--arg", "buf:32")
+    assert {f["kind"] for f in report["findings"]} == {"out-of-bounds"}
+    report = check_json(
+        INPUTS / "device_ptr_histogram.cu", "--grid", "1", "--block", "32", "--arg", "buf:32", "--global", "bins=auto"
+    )
+    assert report["launch"]["global_vars"] == {"bins": "auto"}
+    assert [b["name"] for b in report["stats"]["buffers"]] == ["__device__ bins (int*)"]
+    assert {f["kind"] for f in report["findings"]} == {"data-race"}
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("nope=buf:4", "--global nope: no __device__ or __constant__ variable named 'nope'"),
+        ("bins", "--global 'bins': expected NAME=SPEC"),
+        ("bins=7", "--global 'bins=7' for __device__ bins (int*): a pointer parameter needs a buffer"),
+        ("table=buf:4:nonsense", "unknown initialiser 'nonsense'"),
+    ],
+)
+def test_bad_global_options_exit_2_naming_the_option(option, message):
+    result = invoke("check", INPUTS / "device_ptr_histogram.cu", "--grid", "1", "--block", "32", "--global", option)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_variable_given_twice_is_an_error():
+    result = invoke(
+        "check", INPUTS / "device_ptr_copy.cu", "--grid", "1", "--block", "32", "--arg", "32",
+        "--global", "src=buf:32", "--global", "src=buf:32",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "src is given twice" in result.output
+    result = invoke(
+        "check", INPUTS / "device_ptr_copy.cu", "--grid", "1", "--block", "32", "--arg", "32",
+        "--global", "src=buf:32", "--global", "::src=buf:32",
+    )  # fmt: skip
+    assert result.exit_code == 2 and "--global ::src: src is given twice" in result.output
+
+
+def test_python_global_vars_are_updated_in_place_once_per_check():
+    src, dst = np.arange(64, dtype=np.int32), np.full(64, 5, np.int32)
+    report = check(INPUTS / "device_ptr_copy.cu", grid=2, block=32, args=[64], global_vars={"src": src, "dst": dst}, schedules=2)
+    assert report.clean and (dst == 2 * src).all()
+    assert report.launch["global_vars"] == {"src": "int32[64]", "dst": "int32[64]"}
+
+
+def test_a_ptx_file_has_no_automatic_device_pointers_but_takes_them_given(tmp_path):
+    ptx = tmp_path / "copy.ptx"
+    ptx.write_text(compile_to_ptx(INPUTS / "device_ptr_copy.cu").text)
+    report = check_json(ptx, "--grid", "1", "--block", "32")
+    assert "buffers" not in report["stats"] and {f["kind"] for f in report["findings"]} == {"out-of-bounds"}
+    report = check_json(ptx, "--grid", "1", "--block", "32", "--arg", "32", "--global", "src=buf:32", "--global", "dst=buf:32")
+    assert report["findings"] == []
+
+
+# ---------------------------------------------------------------- structs with pointer fields
+
+
+def test_automatic_struct_fields_are_reported():
+    result = invoke("check", INPUTS / "struct_fields_shift.cu", "--grid", "2", "--block", "64")
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert "automatic buffer job.in (const float*): 512 bytes used, 1 page touched" in lines
+    assert "automatic buffer job.out (float*): 516 bytes used, 1 page touched" in lines
+    assert "automatic value job.n (int) = 128" in lines
+
+
+def test_python_struct_fields_as_a_dict():
+    keys, vals = np.arange(64, dtype=np.int32), np.zeros(64, np.float32)
+    result = gpurace.run(
+        INPUTS / "struct_fields_nested.cu", grid=2, block=32, args=[{"io": {"keys": keys, "vals": vals}, "n": 64, "scale": 0.5}]
+    )
+    assert result.clean and (vals == 0.5 * keys).all()
+
+
+def test_a_struct_whose_layout_is_unknown_stays_zero_under_auto(tmp_path):
+    source = tmp_path / "flags.cu"
+    source.write_text((INPUTS / "struct_fields_unreadable.cu").read_text())
+    result = invoke("run", source, "--grid", "1", "--block", "32")
+    assert result.exit_code == 1  # a write through the null pointer
+    assert "automatic value f (Flags) = all zero bytes (cannot tell the layout of Flags:" in result.stdout
+
+
+def test_save_args_of_a_struct_holds_the_field_addresses(tmp_path):
+    saved = tmp_path / "args.npz"
+    result = invoke(
+        "run", INPUTS / "struct_fields_nested.cu", "--grid", "1", "--block", "32",
+        "--arg", "struct:io.keys=buf:32,io.vals=buf:32,n=32,scale=1", "--save-args", saved,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    raw = np.load(saved)["arg0"].tobytes()  # Job: io.keys, io.vals, n, scale
+    assert np.frombuffer(raw[:16], np.uint64).all() and np.frombuffer(raw[16:20], np.int32)[0] == 32
+
+
+@pytest.mark.skipif(find_nvcc() is None, reason="nvcc is needed for a file with host code")
+def test_layouts_of_a_file_with_host_code_come_from_nvcc(tmp_path):
+    source = tmp_path / "app.cu"
+    source.write_text(
+        (INPUTS / "struct_fields_shift.cu").read_text()
+        + "int main() { Job job{}; shift<<<1, 32>>>(job); return cudaDeviceSynchronize(); }\n"
+    )
+    report = check_json(source, "--grid", "1", "--block", "32")
+    assert [b["name"] for b in report["stats"]["buffers"]] == ["job.in (const float*)", "job.out (float*)"]
+
+
+# ---------------------------------------------------------------- pointers to arrays
+
+
+def test_pointer_to_arrays_takes_buffers_of_its_scalars():
+    report = check_json(INPUTS / "rows_neighbour.cu", "--grid", "2", "--block", "64")
+    assert report["stats"]["buffers"] == [{"name": "x (float (*)[64])", "bytes_used": 512, "pages": 1}]
+    result = invoke("run", INPUTS / "rows_scale.cu", "--grid", "1", "--block", "64", "--arg", "buf:64:iota", "--arg", "i32:64", "--arg", "1")
+    assert result.exit_code == 0, result.output
+
+
+# ---------------------------------------------------------------- automatic dynamic shared memory
+
+
+def test_automatic_dynamic_shared_memory_is_measured_and_reported():
+    report = check_json(INPUTS / "extern_shared_reverse.cu", "--grid", "2", "--block", "128")
+    assert report["launch"]["shared_bytes"] == 512
+    assert report["stats"]["dynamic_shared"] == {"name": "tile", "bytes": 512, "first_run_bytes": 49152}
+    result = invoke("check", INPUTS / "extern_shared_reverse.cu", "--grid", "2", "--block", "128")
+    assert "automatic dynamic shared memory tile: 512 bytes per block (the most a first run with 49152 bytes used)" in result.stdout
+
+
+def test_given_shared_bytes_are_used_as_they_are():
+    report = check_json(INPUTS / "extern_shared_reverse.cu", "--grid", "1", "--block", "128", "--shared-bytes", "0")
+    assert "dynamic_shared" not in report["stats"] and {f["kind"] for f in report["findings"]} == {"out-of-bounds"}
+    report = check_json(INPUTS / "extern_shared_reverse.cu", "--grid", "1", "--block", "128", "--shared-bytes", "1024")
+    assert report["launch"]["shared_bytes"] == 1024 and report["findings"] == []
+
+
+def test_kernels_without_extern_shared_get_none():
+    report = check_json(INPUTS / "rows_neighbour.cu", "--grid", "1", "--block", "64")
+    assert report["launch"]["shared_bytes"] == 0 and "dynamic_shared" not in report["stats"]
+
+
+def test_constant_variables_take_values_too(tmp_path):
+    source = tmp_path / "constant.cu"
+    source.write_text(
+        "struct P { const float *w; int n; };\n__constant__ P params;\n__constant__ float *scale;\n"
+        "__global__ void k(float *out) { int i = threadIdx.x; if (i < params.n) out[i] = params.w[i] * *scale; }\n"
+    )
+    out = np.zeros(32, np.float32)
+    result = gpurace.run(
+        source, grid=1, block=32, args=[out], global_vars={"params": "struct:w=f32:32:iota,n=32", "scale": np.array([2.0], np.float32)}
+    )
+    assert result.clean and (out == 2 * np.arange(32)).all()
+
+
+def test_the_first_run_for_dynamic_shared_memory_leaves_the_callers_arrays_alone(tmp_path):
+    source = tmp_path / "accumulate.cu"
+    source.write_text(
+        "extern __shared__ int tile[];\n__device__ int *total;\n"
+        "__global__ void k(int *out) { tile[threadIdx.x] = 1; __syncthreads();\n"
+        "  if (threadIdx.x == 0) { out[0] += tile[5]; *total += 1; } }\n"
+    )
+    out, total = np.zeros(1, np.int32), np.zeros(1, np.int32)
+    result = gpurace.run(source, grid=1, block=32, args=[out], global_vars={"total": total})
+    assert result.clean and result.dynamic_shared.bytes == 128
+    assert out[0] == 1 and total[0] == 1  # one run's worth, not two
