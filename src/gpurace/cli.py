@@ -59,6 +59,10 @@ from gpurace.sim.launch import simulate
 from gpurace.trace.binary import write as write_binary_trace
 from gpurace.trace.record import TraceRecorder
 from gpurace.trace.replay import analyze as analyze_trace
+from gpurace.verify import DEFAULT_QUERY_TIMEOUT, verify_module
+from gpurace.verify.report import as_json as verify_json
+from gpurace.verify.report import as_text as verify_text
+from gpurace.verify.report import exit_status as verify_exit_status
 from gpurace.words import plural
 
 INPUT_ERROR_STATUS = 2
@@ -309,7 +313,8 @@ def _print_kernels(infos: list[KernelInfo]) -> None:
 
 
 def launch_options(command: Callable) -> Callable:
-    """--kernel, --grid, --block, --arg, --shared-bytes, --seed, --max-steps: one launch, shared by `run` and `check`."""
+    """--kernel, --grid, --block, --arg, --global, --shared-bytes, --seed, --max-steps: one launch, shared by `run`
+    and `check`."""
     decorators = [
         click.option("--kernel", default=None, help="Kernel to launch (demangled or mangled name); needed when FILE has several."),
         click.option("--grid", default=None, help="Grid dimensions X[,Y[,Z]]; default: the file's GPUVerify header (//--gridDim=...)."),
@@ -322,10 +327,25 @@ def launch_options(command: Callable) -> Callable:
             help="One per kernel parameter, in order: a scalar (1024, -3, 2.5), a buffer "
             "buf:COUNT[:INIT] / TYPE:COUNT[:INIT] (TYPE i8..i64, u8..u64, f16, f32, f64; "
             "INIT zeros, ones, iota, rand or file:PATH.npy), or auto (a buffer that grows as the kernel "
-            "touches it; for a scalar: the thread count, 1.0 or true). No --arg at all: auto for every parameter.",
+            "touches it; for a scalar: the thread count, 1.0 or true), or struct:FIELD=SPEC,... for a struct's "
+            "fields. No --arg at all: auto for every parameter.",
         ),
         click.option(
-            "--shared-bytes", default=0, show_default=True, type=click.IntRange(0, 1 << 31), help="Dynamic shared memory per block."
+            "--global",
+            "global_vars",
+            multiple=True,
+            metavar="NAME=SPEC",
+            callback=_global_vars,
+            help="Set the __device__ (or __constant__) variable NAME as if a parameter of its type: a buffer, null, a number, auto, "
+            "bytes:... or struct:... (repeatable). No --arg at all: pointer variables without an initialiser "
+            "that the kernel uses get automatic buffers.",
+        ),
+        click.option(
+            "--shared-bytes",
+            default=None,
+            type=click.IntRange(0, 1 << 31),
+            help="Dynamic shared memory per block. Default: 0, or for a kernel with an extern __shared__ array "
+            "the bytes its indexing reaches in a first run with 48 KiB per block (the report says how many).",
         ),
         click.option(
             "--seed", default=0, show_default=True, type=click.IntRange(0, (1 << 63) - 1), help="Seed for rand buffers and random schedules."
@@ -342,6 +362,19 @@ def launch_options(command: Callable) -> Callable:
     for decorate in reversed(decorators):
         command = decorate(command)
     return command
+
+
+def _global_vars(_ctx: click.Context, _param: click.Parameter, items: tuple[str, ...]) -> dict[str, str]:
+    """--global NAME=SPEC options as {NAME: SPEC}; a UserError (exit 2) for an item without `=`."""
+    out: dict[str, str] = {}
+    for item in items:
+        name, eq, spec = item.partition("=")
+        if not eq or not name.strip() or not spec.strip():
+            raise UserError(f"--global {item!r}: expected NAME=SPEC, e.g. --global data=buf:64")
+        if name.strip() in out:
+            raise UserError(f"--global {item!r}: {name.strip()} is given twice")
+        out[name.strip()] = spec.strip()
+    return out
 
 
 def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool = False):
@@ -438,7 +471,10 @@ def analysis_options(command: Callable) -> Callable:
 @limit_options(launch=True)
 @click.option("--policy", type=click.Choice(list(POLICIES)), default="min-pc", show_default=True, help="Scheduling policy.")
 @click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
-def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, policy, save_args) -> None:
+def run(
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, policy,
+    save_args,
+) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
     limits = command_limits()
     grid_dims, block_dims, _header = launch_dims(file, grid, block)
@@ -450,6 +486,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
             grid=grid_dims,
             block=block_dims,
             args=list(args) or None,
+            global_vars=global_vars,
             shared_bytes=shared_bytes,
             seed=seed,
             policy=policy,
@@ -467,7 +504,7 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
         f"{plural(st.thread_instructions, 'thread-instruction')} in {plural(st.steps, 'step')}"
     )
     report = build_report(
-        result, result.findings, model=None, detector=None, shared_bytes=shared_bytes, args=list(args) or None, seconds=0.0
+        result, result.findings, model=None, detector=None, args=list(args) or None, seconds=0.0, global_vars=global_vars
     )
     if result.findings:
         render_text(report, console)
@@ -523,7 +560,8 @@ def run(file, include_dirs, defines, arch, device_debug, kernel, grid, block, ar
     help="Also write the launch's event stream to TRACE (binary trace format), for gpurace analyze.",
 )
 def check(
-    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, shared_bytes, seed, max_steps, fmt, detector, model,
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, fmt,
+    detector, model,
     shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
@@ -549,6 +587,7 @@ def check(
         grid=grid_dims,
         block=block_dims,
         args=list(args) or None,
+        global_vars=global_vars,
         shared_bytes=shared_bytes,
         seed=seed,
         detector=detector,
@@ -591,6 +630,37 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     """
     report = analyze_trace(trace, detector=detector, model=model, shadow_cells=shadow_cells, limits=command_limits())
     _emit_report(report, fmt, output, stats)
+
+
+@cli.command()
+@source_options
+@limit_options(launch=False)
+@click.option("--kernel", default=None, help="Kernel to verify (demangled or mangled name); default: every kernel in FILE.")
+@click.option("--grid", default=None, help="Grid dimensions X[,Y[,Z]]; default: the file's GPUVerify header, else any grid.")
+@click.option("--block", default=None, help="Block dimensions X[,Y[,Z]]; default: the file's GPUVerify header, else any block.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--query-timeout", default=DEFAULT_QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0.1, 3600),
+    help="Seconds the solver may spend on one question; past it the object's verdict is unknown.",
+)
+@click.option("--no-confirm", is_flag=True, help="Do not run possible alarms' witnesses in the simulator to confirm them.")
+def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm) -> None:
+    """Prove kernels in FILE race-free for every input and every pair of threads, or raise alarms.
+
+    Per kernel and memory object: race-free, race (certain or possible, with a
+    witness) or unknown (with the reason). Exit status: 0 everything proved,
+    1 alarms, 4 nothing found but something undecided, 2 the input could not be handled.
+    """
+    header = file_header(file)
+    grid_dims = parse_dims(grid, "grid") if grid is not None else (header.grid if header else None)
+    block_dims = parse_dims(block, "block") if block is not None else (header.block if header else None)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits())
+    verdicts, notes = verify_module(
+        module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm
+    )
+    text = verify_json(file, verdicts, notes) if fmt == "json" else verify_text(file, verdicts, notes)
+    click.echo(text, nl=False)
+    raise SystemExit(verify_exit_status(verdicts))
 
 
 @cli.command("exec")

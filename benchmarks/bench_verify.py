@@ -1,0 +1,95 @@
+"""`gpurace verify` over the whole kernel corpus: time per kernel, and what it proves.
+
+For every file under tests/kernels/ with an `@launch`, the launch's kernel
+is verified with that launch's grid and block (and `-D`/`-G`), confirmation
+off (it runs the simulator: measured separately by the check benchmarks).
+Kernels are grouped by their `@expect`: clean (race-free for that launch),
+racy (a data race expected) and other findings. The table gives, per group,
+how many kernels were proved race-free (every object, barriers uniform), had
+alarms, or stayed unknown, and the median and worst verification time. A
+racy kernel proved race-free would be a soundness bug: the last line counts
+them (the test suite checks the same, and must keep it 0).
+
+    .venv/bin/python benchmarks/bench_verify.py [--query-timeout SECONDS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from corpus import read_header  # noqa: E402
+
+from gpurace.frontend.gpuverify import read_launch_header  # noqa: E402
+from gpurace.frontend.load import load_module  # noqa: E402
+from gpurace.sim.geometry import parse_dims  # noqa: E402
+from gpurace.verify import verify_module  # noqa: E402
+
+
+def _option(words: list[str], flag: str) -> str | None:
+    return words[words.index(flag) + 1] if flag in words else None
+
+
+def verify_file(path: Path, timeout: float):
+    """(group, outcome, seconds) for the first launch of one corpus file; None when it has none."""
+    header = read_header(path)
+    gv = read_launch_header(path)
+    if not header.launches and gv is None:
+        return None
+    words = shlex.split(header.launches[0]) if header.launches else []
+    grid = parse_dims(_option(words, "--grid"), "grid") if "--grid" in words else (gv.grid if gv else None)
+    block = parse_dims(_option(words, "--block"), "block") if "--block" in words else (gv.block if gv else None)
+    defines = [words[i + 1] for i, w in enumerate(words) if w == "-D"] + list(gv.defines if gv else ())
+    module = load_module(path, defines=defines, device_debug="-G" in words)
+    started = time.perf_counter()
+    verdicts, _ = verify_module(module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False)
+    seconds = time.perf_counter() - started
+    (v,) = verdicts
+    if any(o.alarms for o in v.objects) or v.divergence:
+        outcome = "alarm"
+    elif v.unknown or v.barriers == "unknown" or any(o.verdict == "unknown" for o in v.objects):
+        outcome = "unknown"
+    else:
+        outcome = "proved"
+    expect = header.expect
+    group = "racy" if any(e.startswith("data-race") for e in expect) else "clean" if expect == ["clean"] or (not expect and gv and gv.expect == "pass") else "other"
+    return group, outcome, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--query-timeout", type=float, default=10.0)
+    opts = parser.parse_args()
+    rows: dict[str, list[tuple[str, float]]] = {"clean": [], "racy": [], "other": []}
+    unsound = []
+    files = sorted((ROOT / "tests" / "kernels").rglob("*.cu"))
+    for path in files:
+        result = verify_file(path, opts.query_timeout)
+        if result is None:
+            continue
+        group, outcome, seconds = result
+        rows[group].append((outcome, seconds))
+        if group == "racy" and outcome == "proved":
+            unsound.append(path.relative_to(ROOT))
+    print(f"{'group':8} {'kernels':>7} {'proved':>7} {'alarm':>6} {'unknown':>8} {'median s':>9} {'worst s':>8}")
+    every = []
+    for group, items in rows.items():
+        times = [s for _, s in items]
+        every += times
+        count = {k: sum(1 for o, _ in items if o == k) for k in ("proved", "alarm", "unknown")}
+        print(f"{group:8} {len(items):7} {count['proved']:7} {count['alarm']:6} {count['unknown']:8} {statistics.median(times):9.2f} {max(times):8.2f}")
+    print(f"{'all':8} {len(every):7} {'':7} {'':6} {'':8} {statistics.median(every):9.2f} {max(every):8.2f}")
+    clean = rows["clean"]
+    print(f"clean kernels proved race-free: {sum(1 for o, _ in clean if o == 'proved')}/{len(clean)}")
+    print(f"racy kernels called race-free (soundness bugs): {len(unsound)} {[str(p) for p in unsound]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,33 @@
+"""`gpurace verify`: static verification of a kernel for all inputs and threads (see README, "How verification works")."""
+
+from __future__ import annotations
+
+from gpurace.frontend.kernels import describe_kernel
+from gpurace.frontend.ptx.ir import Module
+from gpurace.sim.launch import select_kernel
+from gpurace.verify.confirm import confirm_alarms
+from gpurace.verify.launch_scope import launch_scope
+from gpurace.verify.verdicts import KernelVerdict, verify_kernel
+
+DEFAULT_QUERY_TIMEOUT = 10.0
+"""Seconds the solver may spend on one question before the answer is "unknown"."""
+
+
+def verify_module(
+    module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True
+) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
+    """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
+
+    With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`).
+    """
+    chosen = [module.functions[select_kernel(module, kernel)]] if kernel is not None else module.kernels
+    verdicts, notes = [], {}
+    for fn in chosen:
+        info = describe_kernel(module, fn)
+        dims, scope = launch_scope(module, fn, grid, block)
+        verdict = verify_kernel(module, fn, info, dims, int(query_timeout * 1000))
+        if confirm:
+            confirm_alarms(module, module.source_path or "", verdict, info, fn.name)
+        verdicts.append(verdict)
+        notes[info.name] = scope
+    return verdicts, notes

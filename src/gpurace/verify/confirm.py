@@ -1,0 +1,97 @@
+"""Confirming a possible alarm: run the witness's launch in the simulator and look for the same race.
+
+A possible alarm rests on approximated values (loaded data, atomics' results,
+loop-carried values); the solver's witness fixes the launch and the scalar
+parameters but not memory contents. The launch is run by `check` with
+automatic buffers (zero-filled, growing as the kernel touches them) and the
+witness's scalars; if the check reports a data race between the alarm's two
+source lines, the alarm is *confirmed*, and the report gives the `check`
+command that reproduces it. A launch over CONFIRM_MAX_THREADS threads is not
+run.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+import numpy as np
+
+from gpurace.check import check
+from gpurace.errors import UserError
+from gpurace.frontend.kernels import KernelInfo, ParamInfo
+from gpurace.frontend.ptx.debuginfo import display_path, user_frame
+from gpurace.frontend.ptx.ir import Module
+from gpurace.verify.explore import DIMS
+from gpurace.verify.verdicts import Alarm, KernelVerdict
+
+CONFIRM_MAX_THREADS = 1 << 16
+
+
+def confirm_alarms(module: Module, path: str, verdict: KernelVerdict, info: KernelInfo, mangled: str) -> None:
+    """Mark the verdict's possible race alarms confirmed where a simulated launch shows the race."""
+    runs: dict[tuple, set[tuple[str, str]] | None] = {}
+    for obj in verdict.objects:
+        for alarm in obj.alarms:
+            if alarm.status != "possible" or alarm.kind != "data-race":
+                continue
+            launch = _launch(verdict, alarm, info)
+            if launch is None:
+                continue
+            key = (launch["grid"], launch["block"], tuple(map(str, launch["args"])))
+            if key not in runs:
+                runs[key] = _races(module, mangled, launch)
+            seen = runs[key]
+            if seen is not None and tuple(sorted((alarm.first, alarm.second))) in seen:
+                alarm.status = "confirmed"
+                alarm.reproduce = _command(path, info, launch)
+
+
+def _launch(verdict: KernelVerdict, alarm: Alarm, info: KernelInfo) -> dict | None:
+    dims = alarm.witness.dimensions
+    grid = tuple(verdict.launch[f"nctaid.{d}"] or dims.get(f"nctaid.{d}", 1) for d in DIMS)
+    block = tuple(verdict.launch[f"ntid.{d}"] or dims.get(f"ntid.{d}", 1) for d in DIMS)
+    if int(np.prod(grid)) * int(np.prod(block)) > CONFIRM_MAX_THREADS:
+        return None
+    args = []
+    for p in info.params:
+        raw = alarm.witness.parameters.get(p.cpp_name or p.name)
+        args.append("auto" if raw is None or p.is_pointer else _scalar(p, raw))
+    if any(a is None for a in args):
+        return None
+    return {"grid": grid, "block": block, "args": args}
+
+
+def _scalar(p: ParamInfo, raw: int):
+    """A parameter's value from the bits the solver chose, in its C++ type (None for a type not handled here)."""
+    width = p.size * 8
+    raw &= (1 << width) - 1
+    spelling = (p.type or "").replace("const", "").strip()
+    if spelling in ("float", "double"):
+        return float(np.array([raw], dtype=f"u{p.size}").view(f"f{p.size}")[0])
+    if spelling.startswith("unsigned") or spelling in ("bool", "size_t") or p.type is None:
+        return raw
+    if spelling in ("int", "long", "long long", "short", "char", "signed char", "long int", "int64_t", "int32_t"):
+        return raw - (1 << width) if raw >> (width - 1) else raw
+    return None
+
+
+def _races(module: Module, mangled: str, launch: dict) -> set[tuple[str, str]] | None:
+    """The pairs of source positions of the data races `check` reports for the launch; None when it cannot run."""
+    try:
+        report = check(module, kernel=mangled, grid=launch["grid"], block=launch["block"], args=list(launch["args"]))
+    except UserError:
+        return None
+    out = set()
+    for f in report.findings:
+        if f.kind == "data-race" and all(s.loc is not None for s in f.sites):
+            frames = [user_frame(s.loc) for s in f.sites]
+            out.add(tuple(sorted(f"{display_path(fr.file)}:{fr.line}" for fr in frames)))
+    return out
+
+
+def _command(path: str, info: KernelInfo, launch: dict) -> str:
+    words = ["gpurace", "check", display_path(path), "--kernel", info.name]
+    words += ["--grid", ",".join(map(str, launch["grid"])), "--block", ",".join(map(str, launch["block"]))]
+    for a in launch["args"]:
+        words += ["--arg", str(a)]
+    return shlex.join(words)

@@ -1,0 +1,801 @@
+"""Symbolic execution of one kernel for a generic thread: every access it may make, under which condition.
+
+The kernel is executed once over its control-flow graph (not once per path):
+at a join the register values of the incoming paths are merged into `If`
+terms on the paths' conditions. The result is a list of `Access` records
+(object, byte offset, size, kind, the condition under which the thread makes
+it, the number of barriers the thread has passed) and of `BarrierSite`
+records, all as terms over the *generic thread's* symbols; a race query then
+takes two copies of them.
+
+Loops are executed once with a fresh symbol for every register the loop body
+assigns, and then classified by what one iteration does to it: unchanged
+(the entry value), an induction variable (`h + c` with `c` fixed: the value
+in iteration `k` is `entry + k*c`, exactly, with `k` the loop's counter), or
+anything else (left free: an approximation, named in the report). An
+iteration `k > 0` is reachable only if the back-edge was taken in iteration
+`k - 1`; that condition is added when it is exact, so `for (i = tid; i < n;
+i += stride)` stays exact. A signed induction variable is assumed not to wrap
+around (C++ makes signed overflow undefined); unsigned ones may.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from gpurace.frontend.kernels import KernelInfo
+from gpurace.frontend.names import variable_name
+from gpurace.frontend.ptx.ir import (
+    Addr,
+    Function,
+    Imm,
+    Instruction,
+    Module,
+    Negated,
+    ParamList,
+    PredPair,
+    Reg,
+    Sink,
+    SpecialReg,
+    Sym,
+    Vec,
+    type_size,
+)
+from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.semantics import arith, combine, compare, convert, int_type
+from gpurace.verify.terms import Symbols, Value, fit, free_symbols, merge
+
+BAR = "%bar"
+"""A pseudo-register counting the block barriers (`bar.sync 0`) the thread has passed (64-bit, never wrapping)."""
+
+DIMS = ("x", "y", "z")
+
+class Unsupported(Exception):
+    """A construct the verifier does not reason about; the kernel's verdict is "unknown" with this reason."""
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """A memory object accesses can race on: `kind` is "shared", "param" (a pointer parameter) or "global"."""
+
+    name: str
+    kind: str
+    label: str
+
+
+@dataclass
+class Access:
+    """One memory access of the generic thread, as terms over its symbols."""
+
+    obj: str
+    offset: z3.BitVecRef
+    size: int
+    write: bool
+    read: bool
+    atomic: bool
+    scope: str | None
+    volatile: bool
+    cond: z3.BoolRef
+    barriers: z3.BitVecRef
+    ins: Instruction
+    loops: tuple[int, ...]
+
+
+@dataclass
+class BarrierSite:
+    """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first)."""
+
+    ins: Instruction
+    cond: z3.BoolRef
+    barriers: z3.BitVecRef
+    loops: tuple[int, ...]
+
+
+@dataclass
+class LoopFacts:
+    """What the report needs to know about a loop: its counter, the line of its head, and whether it is exact."""
+
+    header: int
+    counter: z3.BitVecRef
+    where: str
+    exact: bool
+    backedge: z3.BoolRef | None = None
+
+
+@dataclass
+class State:
+    regs: dict[str, Value]
+    cond: z3.BoolRef
+
+
+@dataclass
+class Exploration:
+    """Everything the race and divergence queries need about one kernel."""
+
+    accesses: list[Access] = field(default_factory=list)
+    barriers: list[BarrierSite] = field(default_factory=list)
+    objects: dict[str, ObjectInfo] = field(default_factory=dict)
+    assumptions: list[z3.BoolRef] = field(default_factory=list)
+    loops: dict[int, LoopFacts] = field(default_factory=dict)
+    unknown_pointers: list[Instruction] = field(default_factory=list)
+    unmodelled: set[str] = field(default_factory=set)
+
+
+class Explorer:
+    """Executes one kernel symbolically; `run()` returns its Exploration or raises Unsupported."""
+
+    def __init__(self, module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], symbols: Symbols):
+        self.module, self.fn, self.info, self.dims, self.sym = module, fn, info, dims, symbols
+        self.widths = {}
+        for decl in fn.regs:
+            for name in decl.names():
+                self.widths[name] = None if decl.type == "pred" else type_size(decl.type) * 8
+        self.widths[BAR] = 64
+        self.variables = {v.name: v for v in (*module.variables, *fn.variables)}
+        self.params = {p.name: (i, p) for i, p in enumerate(fn.params)}
+        self.out = Exploration()
+        self.cfg: Cfg = build_cfg(fn)
+        self.live = live_in(self.cfg, fn, _reads, _writes)
+        self.incoming: dict[int, list[State]] = {}
+        self.back: dict[int, list[State]] = {}
+        self.active_loops: list[int] = []
+        self.arguments: dict[str, Value] = {}
+        self.pointer_params: dict[str, ObjectInfo] = {}
+
+    # ---------------------------------------------------------------- driver
+
+    def run(self) -> Exploration:
+        start = State({BAR: Value(z3.BitVecVal(0, 64))}, z3.BoolVal(True))
+        self.incoming[self.cfg.order[0]] = [start]
+        self._walk(self.cfg.order, None)
+        return self.out
+
+    def _walk(self, order: list[int], loop: Loop | None) -> None:
+        done: set[int] = set()
+        for b in order:
+            if b in done:
+                continue
+            inner = self.cfg.loops.get(b)
+            if inner is not None and inner is not loop:
+                self._loop(inner)
+                done |= inner.blocks
+            else:
+                self._block(b)
+
+    def _block(self, b: int) -> None:
+        states = self.incoming.pop(b, [])
+        if not states:
+            return
+        state = self._merge(states)
+        block = self.cfg.blocks[b]
+        body = self.fn.body[block.start : block.end]
+        for ins in body[:-1] if block.branch is not None else body:
+            state = self._step(state, ins)
+        if block.branch is not None:
+            taken = self._guard(state, block.branch)
+            edges = [(block.succs[0], z3.And(state.cond, taken)), (block.succs[1], z3.And(state.cond, z3.Not(taken)))]
+        else:
+            edges = [(s, state.cond) for s in block.succs]
+        for succ, cond in edges:
+            target = State(state.regs, cond)
+            header_loop = self.cfg.loops.get(succ)
+            if header_loop is not None and b in header_loop.latches:
+                self.back[succ].append(target)
+            else:
+                self.incoming.setdefault(succ, []).append(target)
+
+    def _merge(self, states: list[State]) -> State:
+        if len(states) == 1:
+            return states[0]
+        conds = [s.cond for s in states]
+        names = set().union(*(s.regs for s in states))
+        regs = {}
+        for name in sorted(names):
+            values = [s.regs[name] if name in s.regs else self._undefined(name) for s in states]
+            regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"))
+        return State(regs, z3.Or(*conds))
+
+    # ------------------------------------------------------------------ loops
+
+    def _loop(self, loop: Loop) -> None:
+        entry = self._merge(self.incoming.pop(loop.header))
+        where = self._where(loop.header)
+        assigned = self._assigned(loop) & (self.live[loop.header] | {BAR})
+        heads: dict[str, Value] = {}
+        for name in sorted(assigned):
+            before = entry.regs.get(name) or self._undefined(name)
+            term = self.sym.fresh(
+                f"loop{loop.header}.{name}", self.widths.get(name), "thread", f"value carried around the loop at {where}", loop.header
+            )
+            heads[name] = Value(term, before.base)
+        counter = self.sym.fresh(f"k{loop.header}", 64, "thread", None, loop.header)
+        mark_sym = len(self.sym.table)
+        mark_acc, mark_bar = len(self.out.accesses), len(self.out.barriers)
+        self.incoming[loop.header] = [State({**entry.regs, **heads}, entry.cond)]
+        marks = self._edge_marks()
+        self.back[loop.header] = []
+        self.active_loops.append(loop.header)
+        order = [b for b in self.cfg.order if b in loop.blocks]
+        self._walk(order, loop)
+        self.active_loops.pop()
+        backs = self.back.pop(loop.header)
+        inside = {name for name in list(self.sym.table)[mark_sym:]} | {str(v.term) for v in heads.values()}
+        subst = self._classify(loop, entry, heads, backs, counter, inside)
+        back_cond = z3.Or(*[s.cond for s in backs]) if backs else z3.BoolVal(False)
+        back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
+        exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
+        if exact:
+            previous = z3.substitute(back_cond, (counter, counter - 1))
+            valid = z3.Or(counter == 0, previous)
+        else:
+            self.sym.table[str(counter)].reason = f"iteration count of the loop at {where}"
+            valid = z3.BoolVal(True)
+        self.out.loops[loop.header] = LoopFacts(loop.header, counter, where, exact, back_cond if exact else None)
+        self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop)
+
+    def _assigned(self, loop: Loop) -> set[str]:
+        out: set[str] = set()
+        for b in loop.blocks:
+            block = self.cfg.blocks[b]
+            for ins in self.fn.body[block.start : block.end]:
+                if ins.opcode in ("bar", "barrier") and not ins.has("warp"):
+                    out.add(BAR)
+                out.update(_destinations(ins))
+        return out
+
+    def _classify(self, loop, entry, heads, backs, counter, inside):
+        """Substitution pairs for the loop's head symbols: entry values, induction formulas; others stay free."""
+        if not backs:
+            return [(v.term, (entry.regs.get(n) or self._undefined(n)).term) for n, v in heads.items()]
+        back = self._merge(backs) if len(backs) > 1 else backs[0]
+        subst: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+        pending = dict(heads)
+        changed = True
+        while changed:  # invariants first: an induction step may use a register the loop never changes
+            changed = False
+            for name, head in list(pending.items()):
+                after = back.regs.get(name, head)
+                after_term = z3.substitute(after.term, *subst) if subst else after.term
+                if after_term.eq(head.term) or z3.eq(z3.simplify(after_term), head.term):
+                    subst.append((head.term, (entry.regs.get(name) or self._undefined(name)).term))
+                    del pending[name]
+                    changed = True
+        signed_checked = self._signed_compared(loop)
+        for name, head in list(pending.items()):
+            after = back.regs.get(name, head)
+            if after.base != head.base:
+                raise Unsupported(f"a pointer changes object around the loop at {self._where(loop.header)}")
+            if z3.is_bool(head.term):
+                continue
+            step = z3.simplify(z3.substitute(after.term - head.term, *subst) if subst else after.term - head.term)
+            if free_symbols(step) & inside:
+                continue
+            width = head.term.size()
+            start = (entry.regs.get(name) or self._undefined(name)).term
+            subst.append((head.term, fit(start, width) + fit(counter, width) * step))
+            del pending[name]
+            if name in signed_checked:
+                self.out.assumptions.append(_no_signed_wrap(fit(start, width), step, counter, width))
+            elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
+                self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
+        uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
+        for name, head in pending.items():
+            if z3.is_bool(head.term):
+                continue
+            value = dict((str(h), v) for h, v in uniform).get(str(head.term), head.term)
+            following = z3.substitute(back.regs.get(name, head).term, *subst) if subst else back.regs.get(name, head).term
+            start = (entry.regs.get(name) or self._undefined(name)).term
+            self.out.assumptions += [c(value, fit(start, value.size())) for c in _bounds(head.term, fit(start, head.term.size()), following)]
+        subst += uniform
+        return subst
+
+    def _uniform_evolution(self, loop, entry, back, pending, subst, counter):
+        """Head symbols whose value in iteration `k` is the same in every thread: `f(k)` for a uniform `f`.
+
+        A register that starts uniform (no thread symbol on entry) and whose
+        next value depends only on uniform values and such registers (`s >>= 1`
+        from `blockDim.x / 2`) is approximated by one function of the
+        iteration shared by all threads, rather than a free value per thread:
+        two threads in the same iteration then agree on it.
+        """
+        def thread_free(term) -> bool:
+            return all(self.sym.table[n].kind != "thread" or n in heads for n in free_symbols(term))
+
+        heads = {str(v.term): n for n, v in pending.items() if not z3.is_bool(v.term)}
+        candidates = {n for n in heads.values() if thread_free_entry(self, entry, n)}
+        heads = {t: n for t, n in heads.items() if n in candidates}
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(candidates):
+                after = back.regs.get(name, pending[name])
+                term = z3.substitute(after.term, *subst) if subst else after.term
+                if not thread_free(term):
+                    candidates.discard(name)
+                    heads = {t: n for t, n in heads.items() if n != name}
+                    changed = True
+        out = []
+        where = self._where(loop.header)
+        for name in sorted(candidates):
+            head = pending[name]
+            reason = f"value carried around the loop at {where} (the same in every thread)"
+            out.append((head.term, self.sym.function(f"loop{loop.header}.{name}", head.term.size(), reason, loop.header)(counter)))
+        for (head, value), name in zip(out, sorted(candidates)):
+            # f(0) is the entry value and f(k) follows from f(k-1) by one iteration: true of every thread
+            after = back.regs.get(name, pending[name]).term
+            following = z3.substitute(after, *subst, *out)
+            previous = z3.substitute(following, (counter, counter - 1))
+            start = z3.substitute(value, (counter, z3.BitVecVal(0, 64)))
+            self.out.assumptions.append(z3.And(start == fit(entry.regs[name].term, head.size()), z3.Or(counter == 0, value == fit(previous, head.size()))))
+        return out
+
+    def _signed_compared(self, loop: Loop) -> set[str]:
+        """Registers the loop compares as signed integers (`setp.lt.s32`): their wrapping is undefined in C++."""
+        out = set()
+        for b in loop.blocks:
+            block = self.cfg.blocks[b]
+            for ins in self.fn.body[block.start : block.end]:
+                shape = int_type(ins) if ins.opcode == "setp" else None
+                if shape and shape[1]:
+                    out.update(op.name for op in ins.operands[1:] if isinstance(op, Reg))
+        return out
+
+    def _edge_marks(self) -> dict[tuple[str, int], int]:
+        """How many states wait on each edge list now: the loop's exit states are those added after."""
+        marks = {("in", b): len(states) for b, states in self.incoming.items()}
+        marks.update({("back", h): len(states) for h, states in self.back.items()})
+        return marks
+
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: int, marks, loop: Loop) -> None:
+        """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
+
+        def sub(term):
+            return z3.substitute(term, *subst) if subst else term
+
+        def exit_state(s: State) -> State:
+            return State({n: Value(sub(v.term), v.base) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
+
+        for acc in self.out.accesses[mark_acc:]:
+            acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.cond = z3.And(sub(acc.cond), valid)
+        for site in self.out.barriers[mark_bar:]:
+            site.barriers = sub(site.barriers)
+            site.cond = z3.And(sub(site.cond), valid)
+        for facts in self.out.loops.values():
+            if facts.backedge is not None and facts.header in loop.blocks and facts.header != loop.header:
+                facts.backedge = sub(facts.backedge)
+        # exits leave to blocks after the loop, or straight to an enclosing loop's head (its back-edge)
+        for kind, lists in (("in", self.incoming), ("back", self.back)):
+            for key, states in lists.items():
+                if key == loop.header and kind == "back":
+                    continue
+                first = marks.get((kind, key), 0)
+                states[first:] = [exit_state(s) for s in states[first:]]
+        self.out.assumptions[:] = [sub(a) for a in self.out.assumptions]
+
+    # ----------------------------------------------------------- instructions
+
+    def _step(self, state: State, ins: Instruction) -> State:
+        op = ins.opcode
+        guard = self._guard(state, ins) if ins.guard is not None else None
+        cond = state.cond if guard is None else z3.And(state.cond, guard)
+        if op in ("ld", "ldu", "st", "atom", "red"):
+            return self._memory(state, ins, cond, guard)
+        if op in ("bar", "barrier"):
+            return self._barrier(state, ins, cond, guard)
+        if op in ("membar", "fence"):
+            self.out.unmodelled.add("memory fences")
+            return state
+        if op in ("bra", "ret", "exit", "trap", "pmevent", "prefetch", "prefetchu", "nanosleep", "discard"):
+            return state
+        if op == "call":
+            return self._call(state, ins, guard)
+        if op in ("cp", "mbarrier", "wmma", "mma", "ldmatrix", "stmatrix", "sust", "suld", "tensormap", "wgmma", "mapa") or any(
+            "::cluster" in m for m in ins.modifiers
+        ):
+            raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` is not supported by verify")
+        if not ins.operands:
+            return state
+        return self._assign(state, ins, guard)
+
+    def _assign(self, state: State, ins: Instruction, guard) -> State:
+        dest = ins.operands[0]
+        srcs = ins.operands[1:]
+        result = self._compute(state, ins, srcs)
+        regs = dict(state.regs)
+        if isinstance(dest, PredPair):
+            targets = [(dest.first.name, result), (dest.second.name, None if result is None else Value(z3.Not(result.term)))]
+        else:
+            targets = [(name, result if len(_dest_regs(dest)) == 1 else None) for name in _dest_regs(dest)]
+        for name, value in targets:
+            if value is None:
+                value = self._approx(name, f"result of `{ins.text.strip()}` at {ins.where()}")
+            regs[name] = self._guarded(state, name, self._shape(name, value), guard)
+        return State(regs, state.cond)
+
+    def _guarded(self, state: State, name: str, value: Value, guard) -> Value:
+        """What register `name` holds after an instruction under `guard` wrote `value` to it (None: unguarded)."""
+        if guard is None:
+            return value
+        old = state.regs.get(name) or self._undefined(name)
+        return merge([guard, z3.Not(guard)], [value, old], lambda: self._approx(name, "a pointer written under a guard"))
+
+    def _compute(self, state: State, ins: Instruction, srcs) -> Value | None:
+        op = ins.opcode
+        if op == "mov" and len(srcs) == 1 and not isinstance(srcs[0], Vec):
+            return self._operand(state, srcs[0], ins)
+        if op in ("cvta",):
+            return self._operand(state, srcs[0], ins)
+        if op == "cvt":
+            return convert(ins, self._operand(state, srcs[0], ins))
+        if op == "setp":
+            a, b = (self._operand(state, s, ins) for s in srcs[:2])
+            test = compare(ins, a, b)
+            if test is None:
+                return None
+            other = self._predicate(state, srcs[2]) if len(srcs) > 2 else None
+            return Value(combine(ins, test, other))
+        if op == "selp":
+            a, b = (self._operand(state, s, ins) for s in srcs[:2])
+            c = self._predicate(state, srcs[2])
+            if a.base != b.base or z3.is_bool(a.term) or int_type(ins) is None:
+                return None
+            width = int_type(ins)[0]
+            return Value(z3.If(c, fit(a.term, width), fit(b.term, width)), a.base)
+        if op in ("and", "or", "xor", "not") and ins.types == ("pred",):
+            vals = [self._predicate(state, s) for s in srcs]
+            if op == "not":
+                return Value(z3.Not(vals[0]))
+            return Value({"and": z3.And, "or": z3.Or, "xor": z3.Xor}[op](*vals))
+        if op in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr", "div", "rem"):
+            return arith(ins, [self._operand(state, s, ins) for s in srcs])
+        return None
+
+    def _shape(self, name: str, value: Value) -> Value:
+        """`value` at the width of register `name` (PTX writes narrower results zero-extended)."""
+        width = self.widths.get(name)
+        if width is None:
+            return value if z3.is_bool(value.term) else Value(value.term != 0)
+        if z3.is_bool(value.term):
+            return Value(z3.If(value.term, z3.BitVecVal(1, width), z3.BitVecVal(0, width)))
+        return Value(fit(value.term, width), value.base)
+
+    def _operand(self, state: State, op, ins: Instruction) -> Value:
+        if isinstance(op, Reg):
+            return state.regs.get(op.name) or self._undefined(op.name, state)
+        if isinstance(op, Imm):
+            if op.kind != "int":
+                return self._approx("imm", f"floating-point constant at {ins.where()}")
+            shape = int_type(ins)
+            return Value(z3.BitVecVal(int(op.value), shape[0] if shape else 64))
+        if isinstance(op, SpecialReg):
+            return Value(self._special(op))
+        if isinstance(op, Sym):
+            return self._symbol_address(op.name, ins)
+        if isinstance(op, Negated):
+            return Value(z3.Not(self._predicate(state, op.reg)))
+        return self._approx("operand", f"operand of `{ins.text.strip()}` at {ins.where()}")
+
+    def _predicate(self, state: State, op) -> z3.BoolRef:
+        if isinstance(op, Negated):
+            return z3.Not(self._predicate(state, op.reg))
+        if isinstance(op, Imm):
+            return z3.BoolVal(bool(op.value))
+        value = state.regs.get(op.name) or self._undefined(op.name, state)
+        return value.term if z3.is_bool(value.term) else value.term != 0
+
+    def _guard(self, state: State, ins: Instruction) -> z3.BoolRef:
+        term = self._predicate(state, ins.guard.reg)
+        return z3.Not(term) if ins.guard.negated else term
+
+    def _special(self, op: SpecialReg) -> z3.ExprRef:
+        name, comp = op.name, op.component
+        if name in ("tid", "ctaid") and comp in DIMS:
+            return self.sym.named(f"{name}.{comp}", 32, "thread")
+        if name in ("ntid", "nctaid") and comp in DIMS:
+            fixed = self.dims.get(f"{name}.{comp}")
+            return z3.BitVecVal(fixed, 32) if fixed is not None else self.sym.named(f"{name}.{comp}", 32, "uniform")
+        if name == "laneid":
+            t = [self._special(SpecialReg("tid", d)) for d in DIMS]
+            n = [self._special(SpecialReg("ntid", d)) for d in DIMS]
+            return (t[0] + n[0] * (t[1] + n[1] * t[2])) & 31
+        return self.sym.fresh(f"%{name}", 32 if name not in ("clock64", "globaltimer", "gridid") else 64, "thread", f"special register %{name}")
+
+    def _symbol_address(self, name: str, ins: Instruction) -> Value:
+        width = 32 if ins.types and ins.types[0].endswith("32") else 64
+        var = self.variables.get(name)
+        if var is None:
+            raise Unsupported(f"{ins.where()}: the address of `{name}` is not a variable verify knows")
+        return Value(z3.BitVecVal(0, width), var.name)
+
+    def _object_for_variable(self, name: str) -> str | None:
+        """The object a variable's accesses are judged on; None for thread-private and read-only memory.
+
+        Every `extern __shared__` array starts at the block's dynamic shared
+        memory, whatever its name: they are all one object.
+        """
+        var = self.variables[name]
+        if var.space == "shared" and var.count is None:
+            names = sorted(_display(v.name) for v in self.variables.values() if v.space == "shared" and v.count is None)
+            key = "extern shared"
+            label = names[0] if len(names) == 1 else f"dynamic shared memory ({', '.join(names)})"
+            self.out.objects.setdefault(key, ObjectInfo(key, "shared", label))
+            return key
+        if var.space in ("shared", "global"):
+            self.out.objects.setdefault(name, ObjectInfo(name, var.space, _display(name)))
+            return name
+        return None
+
+    # ----------------------------------------------------------------- memory
+
+    def _memory(self, state: State, ins: Instruction, cond, guard) -> State:
+        space = ins.space
+        addr = next((o for o in ins.operands if isinstance(o, Addr)), None)
+        if addr is None:
+            raise Unsupported(f"{ins.where()}: memory operand of `{ins.text.strip()}` not understood")
+        if space == "param" and ins.opcode == "st":
+            return self._store_argument(state, ins, addr)
+        if space == "param":
+            return self._load_param(state, ins, addr, guard)
+        if ins.opcode in ("atom", "red"):
+            self.out.unmodelled.add("atomics")
+        elif ins.semantics in ("relaxed", "acquire", "release", "volatile"):
+            self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
+        where = self._locate(state, addr, ins)
+        if where is not None and space not in ("local", "const"):
+            obj, offset = where
+            size = _access_size(ins)
+            atomic = ins.opcode in ("atom", "red") or ins.semantics in ("relaxed", "acquire", "release", "acq_rel")
+            scope = (ins.scope or "gpu") if atomic else None
+            self.out.accesses.append(
+                Access(
+                    obj, fit(offset, 64, signed=True), size,
+                    write=ins.opcode in ("st", "atom", "red"),
+                    read=ins.opcode in ("ld", "ldu", "atom"),
+                    atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
+                    cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
+                )
+            )
+        if ins.opcode in ("st", "red"):
+            return state
+        why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
+        return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _locate(self, state: State, addr: Addr, ins: Instruction):
+        """(object, offset) an address operand points to; None for thread-private memory.
+
+        An address the analysis cannot trace to one object is noted: it may
+        touch any object of its space, so those objects cannot be proved.
+        """
+        if isinstance(addr.base, Sym):
+            var = self.variables.get(addr.base.name)
+            if var is None:
+                self.out.unknown_pointers.append(ins)
+                return None
+            obj = self._object_for_variable(var.name)
+            return None if obj is None else (obj, z3.BitVecVal(addr.offset, 64))
+        if addr.base is None:
+            self.out.unknown_pointers.append(ins)
+            return None
+        value = state.regs.get(addr.base.name) or self._undefined(addr.base.name, state)
+        if value.base is None:
+            self.out.unknown_pointers.append(ins)
+            return None
+        obj = value.base
+        if obj in self.variables:
+            obj = self._object_for_variable(obj)
+            if obj is None:
+                return None
+        if obj in self.pointer_params:
+            self.out.objects.setdefault(obj, self.pointer_params[obj])
+        term = value.term + z3.BitVecVal(addr.offset, value.term.size())
+        return obj, term
+
+    def _load_param(self, state: State, ins: Instruction, addr: Addr, guard) -> State:
+        name = addr.base.name if isinstance(addr.base, Sym) else None
+        if name not in self.params:
+            return self._clobber(state, ins, guard, f"loaded from a parameter at {ins.where()}")
+        index, param = self.params[name]
+        size = _access_size(ins)
+        info = self.info.params[index] if index < len(self.info.params) else None
+        label = (info.cpp_name or info.name) if info else name
+        if info is not None and info.is_pointer and addr.offset == 0 and size == 8:
+            obj = f"param:{name}"
+            self.pointer_params[obj] = ObjectInfo(obj, "param", label)
+            value = Value(z3.BitVecVal(0, 64), obj)
+        elif param.dims and size == 8 and addr.offset % 8 == 0 and (info is None or not info.is_pointer):
+            obj = f"param:{name}+{addr.offset}"  # a pointer field of a struct passed by value, taken as one
+            self.pointer_params[obj] = ObjectInfo(obj, "param", f"{label} (bytes {addr.offset}..{addr.offset + 7})")
+            value = Value(z3.BitVecVal(0, 64), obj)
+        else:
+            whole = self.sym.named(f"param.{label}", param.size * 8, "uniform")
+            lo = addr.offset * 8
+            value = Value(z3.Extract(min(lo + size * 8, param.size * 8) - 1, lo, whole))
+        return self._write_dest(state, ins.operands[0], value, guard)
+
+    def _clobber(self, state: State, ins: Instruction, guard, reason: str) -> State:
+        regs = dict(state.regs)
+        for name in _dest_regs(ins.operands[0]):
+            regs[name] = self._guarded(state, name, self._approx(name, reason), guard)
+        return State(regs, state.cond)
+
+    def _write_dest(self, state: State, dest, value: Value, guard) -> State:
+        regs = dict(state.regs)
+        for name in _dest_regs(dest):
+            regs[name] = self._guarded(state, name, self._shape(name, value), guard)
+        return State(regs, state.cond)
+
+    # --------------------------------------------------------------- barriers
+
+    def _barrier(self, state: State, ins: Instruction, cond, guard) -> State:
+        """`bar.sync 0` (`__syncthreads`) and `bar.red` (`__syncthreads_count/and/or`) end a barrier interval.
+
+        Named barriers, thread counts and split arrive/wait need the
+        participating threads, which the verifier does not model: unknown.
+        """
+        if ins.has("warp"):
+            self.out.unmodelled.add("__syncwarp")
+            return state
+        reduction = ins.has("red")
+        operands = ins.operands[1:] if reduction else ins.operands  # bar.red: destination, id[, count], predicate
+        counted = len(operands) > (2 if reduction else 1)
+        ident = operands[0] if operands else None
+        if ins.has("arrive") or counted or not isinstance(ident, Imm) or ident.value != 0:
+            raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` (named, counted or split barriers) is not supported by verify")
+        count = state.regs[BAR].term
+        self.out.barriers.append(BarrierSite(ins, cond, count, tuple(self.active_loops)))
+        regs = dict(state.regs)
+        step = count + 1 if guard is None else z3.If(guard, count + 1, count)
+        regs[BAR] = Value(step)
+        state = State(regs, state.cond)
+        if reduction:
+            state = self._clobber(state, ins, guard, f"result of the barrier reduction at {ins.where()}")
+        return state
+
+    # ------------------------------------------------------------------ calls
+
+    def _store_argument(self, state: State, ins: Instruction, addr: Addr) -> State:
+        """`st.param [param0], %r` before a call: the argument the call will read."""
+        if isinstance(addr.base, Sym) and addr.offset == 0 and len(ins.operands) > 1:
+            self.arguments[addr.base.name] = self._operand(state, ins.operands[1], ins)
+        return state
+
+    def _call(self, state: State, ins: Instruction, guard) -> State:
+        """`__requires(e)` (`__gpurace_requires`) assumes `e` wherever the thread reaches it.
+
+        `printf` and `__assert` change nothing verify reasons about (asserts are
+        not proved here); a verifier-only predicate's result is approximated.
+        Any other call to a function nvcc did not inline is unsupported.
+        """
+        callee = next((o.name for o in ins.operands if isinstance(o, Sym)), None)
+        if callee in ("vprintf", "__gpurace_assert"):
+            return state
+        if callee == "__gpurace_requires":
+            args = next((o.items for o in ins.operands if isinstance(o, ParamList)), ())
+            holds = self.arguments.get(args[0].name) if args and isinstance(args[0], Sym) else None
+            if holds is None:
+                raise Unsupported(f"{ins.where()}: the condition of `__requires` could not be read")
+            reached = state.cond if guard is None else z3.And(state.cond, guard)
+            self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
+            return state
+        if callee and callee.startswith("__gpurace_verifier_only_"):
+            return state  # its result is read back with `ld.param [retval0]`, which approximates it
+        raise Unsupported(f"{ins.where()}: a call to `{callee}` (a function nvcc did not inline) is not supported by verify")
+
+    # ---------------------------------------------------------------- helpers
+
+    def _approx(self, name: str, reason: str) -> Value:
+        return Value(self.sym.fresh(name.lstrip("%"), self.widths.get(name, 64), "thread", reason))
+
+    def _undefined(self, name: str, state: State | None = None) -> Value:
+        value = self._approx(name, f"register {name} read before it is written")
+        if state is not None:
+            state.regs[name] = value
+        return value
+
+    def _where(self, block: int) -> str:
+        b = self.cfg.blocks[block]
+        for ins in self.fn.body[b.start : b.end] or self.fn.body[-1:]:
+            return ins.where()
+        return self.fn.name
+
+
+def thread_free_entry(explorer: Explorer, entry: State, name: str) -> bool:
+    """The register's value on entry to a loop involves no thread symbol."""
+    value = entry.regs.get(name)
+    if value is None:
+        return False
+    return all(explorer.sym.table[n].kind != "thread" for n in free_symbols(value.term) if n in explorer.sym.table)
+
+
+def _reads(ins: Instruction) -> list[str]:
+    """Registers `ins` reads: its sources, the base of a store's address, its guard."""
+    ops = ins.operands[1:] if _destinations(ins) else ins.operands
+    out = [ins.guard.reg.name] if ins.guard is not None else []
+    stack = list(ops)
+    while stack:
+        op = stack.pop()
+        if isinstance(op, Reg):
+            out.append(op.name)
+        elif isinstance(op, Negated):
+            out.append(op.reg.name)
+        elif isinstance(op, Addr) and isinstance(op.base, Reg):
+            out.append(op.base.name)
+        elif isinstance(op, Vec):
+            stack.extend(op.elems)
+    return out
+
+
+def _destinations(ins: Instruction) -> list[str]:
+    """Registers `ins` writes (when its guard lets it): the first operand, for instructions that have a result."""
+    if not ins.operands or ins.opcode in ("st", "red", "bra", "ret", "exit", "call"):
+        return []
+    if ins.opcode in ("bar", "barrier") and not ins.has("red"):
+        return []
+    return _dest_regs(ins.operands[0])
+
+
+def _writes(ins: Instruction) -> list[str]:
+    """Registers `ins` certainly writes (a guarded instruction may not)."""
+    return [] if ins.guard is not None else _destinations(ins)
+
+
+def _dest_regs(op) -> list[str]:
+    if isinstance(op, Reg):
+        return [op.name]
+    if isinstance(op, PredPair):
+        return [op.first.name, op.second.name]
+    if isinstance(op, Vec):
+        return [e.name for e in op.elems if isinstance(e, Reg)]
+    if isinstance(op, Sink):
+        return []
+    return []
+
+
+def _access_size(ins: Instruction) -> int:
+    lanes = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
+    types = ins.types
+    return lanes * (type_size(types[-1]) if types else 4)
+
+
+def _no_signed_wrap(start, step, counter, width: int) -> z3.BoolRef:
+    """`start + j*step` stays within the signed range for every iteration j up to `counter`."""
+    wide = 2 * width + 2
+    k = fit(counter, width)
+    value = fit(start, wide, True) + fit(k, wide) * fit(step, wide, True)
+    low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    return z3.And(z3.ULT(counter, 1 << width), value >= low, value <= high)
+
+
+BOUNDS = (z3.ULE, z3.UGE, lambda a, b: a <= b, lambda a, b: a >= b)
+"""Candidate loop invariants relating a register to its value on entry: never above (below) it, unsigned or signed."""
+
+
+def _bounds(head, start, following) -> list:
+    """The BOUNDS that are inductive for a loop register: if `head` satisfies one, so does its next value.
+
+    `following` is the next value in terms of `head` and anything else the
+    iteration reads (all left free), so a proof holds in every iteration: a
+    register that only shrinks (`s >>= 1`) stays below its entry value.
+    """
+    out = []
+    for bound in BOUNDS:
+        solver = z3.SolverFor("QF_BV")
+        solver.set("timeout", 2000)
+        solver.add(bound(head, start), z3.Not(bound(fit(following, head.size()), start)))
+        if solver.check() == z3.unsat:
+            out.append(bound)
+    return out
+
+
+def _no_unsigned_wrap(start, step, counter) -> z3.BoolRef:
+    """`start + counter*step`, all 64-bit, does not exceed 2^64 - 1."""
+    wide = 130
+    value = fit(start, wide) + fit(counter, wide) * fit(step, wide)
+    return z3.ULT(value, 1 << 64)
+
+
+def _display(name: str) -> str:
+    return variable_name(name)

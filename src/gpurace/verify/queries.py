@@ -1,0 +1,156 @@
+"""The solver questions: can two distinct threads make conflicting, unordered accesses; can a barrier diverge.
+
+Each question takes two copies of the generic thread's terms (thread 1 and
+thread 2: every `thread` symbol renamed, `uniform` ones shared), adds what a
+launch guarantees (indices below the dimensions, the dimensions within the
+hardware's limits) and asks z3 for an assignment. *unsat* is a proof for
+every input and every pair of threads; *sat* gives the witness; *unknown*
+(a timeout) is reported as such and never counted as a proof.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
+from gpurace.verify.terms import Symbols, fit
+
+MAX_BLOCK = {"x": 1024, "y": 1024, "z": 64}
+MAX_GRID = {"x": (1 << 31) - 1, "y": 65535, "z": 65535}
+SCOPE_SPAN = (1 << 31)
+"""With symbolic dimensions, each dimension's thread count (grid times block) is below 2^31: the launch scope."""
+
+
+@dataclass
+class Outcome:
+    """A query's answer: "unsat", "sat" (with `model`) or "unknown" (with the solver's reason)."""
+
+    status: str
+    model: z3.ModelRef | None = None
+    reason: str | None = None
+
+
+class PairSolver:
+    """The two thread copies of one kernel's exploration, and the solver that holds their common facts."""
+
+    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int):
+        self.out, self.sym, self.dims = out, sym, dims
+        for name in ("tid", "ctaid"):
+            for d in DIMS:
+                sym.named(f"{name}.{d}", 32, "thread")
+        self.copies = {i: sym.thread_copies(f"@{i}") for i in (1, 2)}
+        self.timeout_ms = timeout_ms
+        self.renamed: dict[tuple[int, int], z3.ExprRef] = {}
+        self.base = self._launch_facts()
+        self.block_equal = z3.And(*[self.index(f"ctaid.{d}", 1) == self.index(f"ctaid.{d}", 2) for d in DIMS])
+        self.thread_equal = z3.And(self.block_equal, *[self.index(f"tid.{d}", 1) == self.index(f"tid.{d}", 2) for d in DIMS])
+
+    def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
+        """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""
+        key = (term.get_id(), thread)
+        if key not in self.renamed:
+            pairs = self.copies[thread]
+            self.renamed[key] = z3.substitute(term, *pairs) if pairs else term
+        return self.renamed[key]
+
+    def dim(self, name: str) -> z3.BitVecRef:
+        fixed = self.dims.get(name)
+        return z3.BitVecVal(fixed, 32) if fixed is not None else self.sym.named(name, 32, "uniform")
+
+    def index(self, name: str, thread: int) -> z3.BitVecRef:
+        """Thread `thread`'s copy of a thread or block index (`tid.x`), as `Symbols.thread_copies` names it."""
+        return z3.BitVec(f"{name}@{thread}", 32)
+
+    def _launch_facts(self) -> list[z3.BoolRef]:
+        facts = []
+        for d in DIMS:
+            ntid, nctaid = self.dim(f"ntid.{d}"), self.dim(f"nctaid.{d}")
+            facts += [z3.UGE(ntid, 1), z3.ULE(ntid, MAX_BLOCK[d]), z3.UGE(nctaid, 1), z3.ULE(nctaid, MAX_GRID[d])]
+            if self.dims.get(f"ntid.{d}") is None or self.dims.get(f"nctaid.{d}") is None:
+                facts.append(z3.ULT(fit(ntid, 64) * fit(nctaid, 64), SCOPE_SPAN))
+            for t in (1, 2):
+                tid, ctaid = self.index(f"tid.{d}", t), self.index(f"ctaid.{d}", t)
+                facts += [z3.ULT(tid, ntid), z3.ULT(ctaid, nctaid)]
+                # implied, but it spares the solver a nonlinear proof: the global index is below the total
+                facts.append(z3.ULT(fit(ctaid, 64) * fit(ntid, 64) + fit(tid, 64), fit(ntid, 64) * fit(nctaid, 64)))
+        if any(self.dims.get(f"ntid.{d}") is None for d in DIMS):
+            block = [fit(self.dim(f"ntid.{d}"), 64) for d in DIMS]
+            facts.append(z3.ULE(block[0] * block[1] * block[2], 1024))
+        for t in (1, 2):
+            facts += [self.rename(a, t) for a in self.out.assumptions]
+        return facts
+
+    def same_block(self) -> z3.BoolRef:
+        return self.block_equal
+
+    def distinct(self) -> z3.BoolRef:
+        return z3.Not(self.thread_equal)
+
+    def solve(self, *facts: z3.BoolRef) -> Outcome:
+        solver = z3.SolverFor("QF_BV")
+        solver.set("timeout", self.timeout_ms)
+        solver.add(*self.base, *facts)
+        answer = solver.check()
+        if answer == z3.sat:
+            return Outcome("sat", solver.model())
+        if answer == z3.unsat:
+            return Outcome("unsat")
+        return Outcome("unknown", reason=f"the solver gave up ({solver.reason_unknown()})")
+
+    def solve_small(self, *facts: z3.BoolRef) -> Outcome:
+        """As `solve`, but a witness within a small launch and small parameters is preferred when one exists.
+
+        A small witness (few blocks and threads, small parameters, early loop
+        iterations) is one a person can read, the simulator can run and
+        whose iterations can be checked reachable; when none exists the
+        first answer stands.
+        """
+        first = self.solve(*facts)
+        if first.status != "sat":
+            return first
+        small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
+        small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
+        small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
+        tighter = self.solve(*facts, *small)
+        return tighter if tighter.status == "sat" else first
+
+    # ----------------------------------------------------------------- races
+
+    def conflict(self, a: Access, b: Access, *, barriers: bool = True) -> z3.BoolRef | None:
+        """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
+
+        None when the pair can never race (two reads; atomics whose scope
+        covers both threads wherever they are).
+        """
+        if not (a.write or b.write):
+            return None
+        shared = self.out.objects[a.obj].kind == "shared"
+        facts = [self.distinct(), self.rename(a.cond, 1), self.rename(b.cond, 2)]
+        if a.atomic and b.atomic:
+            block_scoped = {a.scope, b.scope} & {"cta", "cluster"}
+            if not block_scoped or shared:
+                return None
+            facts.append(z3.Not(self.same_block()))  # a block-scoped atomic does not cover another block's thread
+        if shared:
+            facts.append(self.same_block())
+        if barriers:
+            same_interval = self.rename(a.barriers, 1) == self.rename(b.barriers, 2)
+            facts.append(same_interval if shared else z3.Or(z3.Not(self.same_block()), same_interval))
+        lo1, lo2 = self.rename(a.offset, 1), self.rename(b.offset, 2)
+        facts += [lo1 < lo2 + b.size, lo2 < lo1 + a.size]
+        return z3.And(*facts)
+
+    # ------------------------------------------------------------- barriers
+
+    def divergence(self, site: BarrierSite) -> z3.BoolRef:
+        """Two threads of a block in the same iterations of the enclosing loops: one reaches `site`, the other not."""
+        same_iterations = [
+            self.rename(self.out.loops[h].counter, 1) == self.rename(self.out.loops[h].counter, 2) for h in site.loops
+        ]
+        return z3.And(
+            self.same_block(), self.distinct(), *same_iterations,
+            self.rename(site.barriers, 1) == self.rename(site.barriers, 2),
+            self.rename(site.cond, 1), z3.Not(self.rename(site.cond, 2)),
+        )

@@ -1,0 +1,112 @@
+"""`gpurace verify`'s report, as text for people and JSON for tools.
+
+The text names, per kernel, the launch scope and then one line per memory
+object (race-free, race, unknown and why); each alarm follows with its two
+source lines, its status (certain or possible), its labels and the witness
+the solver found. The JSON holds the same, field for field.
+"""
+
+from __future__ import annotations
+
+import json
+
+from gpurace.verify.verdicts import Alarm, KernelVerdict
+
+SCHEMA = "gpurace-verify/1"
+
+
+UNDECIDED = 4
+"""Exit status when nothing was found but something could not be decided: not a proof, and not an alarm."""
+
+
+def exit_status(verdicts: list[KernelVerdict]) -> int:
+    """1 when any alarm was raised, 0 when everything was proved race-free, UNDECIDED otherwise."""
+    if any(o.alarms for v in verdicts for o in v.objects) or any(v.divergence for v in verdicts):
+        return 1
+    undecided = any(v.unknown or v.barriers == "unknown" or any(o.verdict == "unknown" for o in v.objects) for v in verdicts)
+    return UNDECIDED if undecided else 0
+
+
+def as_json(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]]) -> str:
+    doc = {
+        "schema": SCHEMA,
+        "file": path,
+        "kernels": [
+            {
+                "kernel": v.name,
+                "launch": v.launch,
+                "scope": notes.get(v.name, []),
+                "unknown": v.unknown,
+                "barriers": v.barriers,
+                "barrier_divergence": [_alarm(a) for a in v.divergence],
+                "unmodelled_synchronisation": v.unmodelled,
+                "objects": [
+                    {"object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "alarms": [_alarm(a) for a in o.alarms]}
+                    for o in v.objects
+                ],
+            }
+            for v in verdicts
+        ],
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+def _alarm(a: Alarm) -> dict:
+    return {
+        "kind": a.kind,
+        "status": a.status,
+        "first": a.first,
+        "second": a.second,
+        "accesses": list(a.accesses) if a.accesses else None,
+        "cause": a.cause,
+        "labels": {"CI": a.ci, "DI": a.di},
+        "approximations": a.approximations,
+        "witness": a.witness.as_dict(),
+        "reproduce": a.reproduce,
+    }
+
+
+def as_text(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]]) -> str:
+    lines: list[str] = []
+    for v in verdicts:
+        lines.append(f"kernel {v.name}")
+        for note in notes.get(v.name, []):
+            lines.append(f"  scope: {note}")
+        if v.unknown:
+            lines.append(f"  unknown: {v.unknown}")
+            continue
+        if v.barriers != "no barriers":
+            lines.append(f"  barriers: {v.barriers}")
+        for a in v.divergence:
+            lines.extend(_alarm_text(a))
+        for o in v.objects:
+            what = {"shared": "shared", "param": "global", "global": "global"}[o.kind]
+            tail = f": {o.reason}" if o.reason else ""
+            lines.append(f"  {o.name} ({what}): {o.verdict}{tail}")
+            for a in o.alarms:
+                lines.extend(_alarm_text(a))
+        if v.unmodelled and any(o.alarms for o in v.objects):
+            lines.append(f"  note: not modelled, so alarms not confirmed stay possible: {', '.join(v.unmodelled)}")
+    return "\n".join(lines) + "\n"
+
+
+def _alarm_text(a: Alarm) -> list[str]:
+    labels = ", ".join(x for x, ok in (("CI", a.ci), ("DI", a.di)) if ok) or "none"
+    if a.kind == "data-race":
+        head = f"    {a.status} race: {a.accesses[0]} at {a.first} / {a.accesses[1]} at {a.second}"
+    else:
+        head = f"    {a.status} barrier divergence at {a.first}"
+    out = [head, f"      labels: {labels}" + (f"; approximated: {'; '.join(a.approximations)}" if a.approximations else "")]
+    if a.cause:
+        out.append(f"      cause: {a.cause}")
+    for i, t in enumerate(a.witness.threads, 1):
+        iters = "".join(f", iteration {k} of the loop at {w}" for w, k in t["iterations"].items())
+        offset = f", byte offset {t['offset']}" if "offset" in t else ""
+        out.append(f"      thread {i}: threadIdx {tuple(t['thread'])}, blockIdx {tuple(t['block'])}{iters}{offset}")
+    if a.witness.parameters:
+        out.append("      parameters: " + ", ".join(f"{k}={v}" for k, v in a.witness.parameters.items()))
+    if a.witness.dimensions:
+        out.append("      launch: " + ", ".join(f"{k}={v}" for k, v in a.witness.dimensions.items()))
+    if a.reproduce:
+        out.append(f"      confirmed by simulating the witness's launch: {a.reproduce}")
+    return out

@@ -1,0 +1,260 @@
+"""A kernel's verdicts: per memory object race-free, race or unknown, and its barriers' divergence.
+
+An object is *race-free* only when the solver proved, for every pair of its
+accesses, that no two distinct threads can make them unordered and
+overlapping. An alarm is *certain* when FaialAA's theorem applies: both
+accesses are reached under exact conditions (control independence, CI), at
+exact offsets (data independence, DI), every loop iteration the witness
+names was checked reachable, and the kernel has no synchronisation the
+verifier does not model (fences, atomics, `__syncwarp`, strong accesses)
+that could order the pair. Otherwise it is *possible*, with the
+approximations that made it so named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from gpurace.frontend.kernels import KernelInfo
+from gpurace.frontend.ptx.ir import Function, Module
+from gpurace.verify.cfg import UnsupportedControl
+from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration, Explorer, Unsupported
+from gpurace.verify.queries import PairSolver
+from gpurace.verify.terms import Symbols, free_symbols
+
+ITERATIONS_CHECKED = 4096
+"""A witness's loop iterations are checked reachable one by one up to this many; beyond, an alarm stays possible."""
+
+
+@dataclass
+class Witness:
+    """A solver model made readable: the two threads, their loop iterations, parameters and the offsets."""
+
+    threads: list[dict]
+    parameters: dict[str, int]
+    dimensions: dict[str, int]
+
+    def as_dict(self) -> dict:
+        return {"threads": self.threads, "parameters": self.parameters, "dimensions": self.dimensions}
+
+
+@dataclass
+class Alarm:
+    """A possible race (or barrier divergence) with its witness, labels and status."""
+
+    kind: str
+    first: str
+    second: str | None
+    accesses: tuple[str, str] | None
+    witness: Witness
+    ci: bool
+    di: bool
+    approximations: list[str]
+    status: str
+    cause: str | None = None
+    reproduce: str | None = None
+
+
+@dataclass
+class ObjectVerdict:
+    name: str
+    kind: str
+    verdict: str
+    alarms: list[Alarm] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass
+class KernelVerdict:
+    name: str
+    objects: list[ObjectVerdict] = field(default_factory=list)
+    barriers: str = "no barriers"
+    divergence: list[Alarm] = field(default_factory=list)
+    unknown: str | None = None
+    unmodelled: list[str] = field(default_factory=list)
+    launch: dict[str, int | None] = field(default_factory=dict)
+
+
+def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int) -> KernelVerdict:
+    """Explore `fn` and answer every race and divergence question about it."""
+    verdict = KernelVerdict(info.name, launch=dict(dims))
+    sym = Symbols()
+    try:
+        out = Explorer(module, fn, info, dims, sym).run()
+    except (Unsupported, UnsupportedControl) as error:
+        verdict.unknown = str(error)
+        return verdict
+    verdict.unmodelled = sorted(out.unmodelled)
+    solver = PairSolver(out, sym, dims, timeout_ms)
+    judge = _Judge(out, sym, solver)
+    verdict.divergence, verdict.barriers = judge.barriers()
+    for name, obj in sorted(out.objects.items(), key=lambda kv: kv[1].label):
+        verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=bool(verdict.divergence) or verdict.barriers == "unknown"))
+    if out.unknown_pointers:  # whatever those accesses reach is undecided, even objects no other access names
+        first = out.unknown_pointers[0]
+        verdict.objects.append(
+            ObjectVerdict(
+                "memory reached through untraced pointers", "global", "unknown",
+                reason=f"{len(out.unknown_pointers)} access(es), the first at {first.where()}, go through pointers verify cannot trace to one object",
+            )
+        )
+    return verdict
+
+
+class _Judge:
+    def __init__(self, out: Exploration, sym: Symbols, solver: PairSolver):
+        self.out, self.sym, self.solver = out, sym, solver
+        self.cache: dict[int, frozenset[str]] = {}
+
+    def object(self, name: str, kind: str, label: str, *, diverging: bool) -> ObjectVerdict:
+        accesses = [a for a in self.out.accesses if a.obj == name]
+        space = "shared" if kind == "shared" else "global"
+        blind = [i for i in self.out.unknown_pointers if (i.space or "generic") in (space, "generic")]
+        pairs = [(a, b) for i, a in enumerate(accesses) for b in accesses[i:]]
+        alarms: list[Alarm] = []
+        undecided: list[str] = []
+        for barriers in (True, False) if diverging else (True,):
+            alarms, undecided = self._pairs(pairs, barriers)
+            if alarms or undecided:
+                break
+        if alarms:
+            return ObjectVerdict(label, kind, "race", alarms)
+        if undecided:
+            return ObjectVerdict(label, kind, "unknown", reason=undecided[0])
+        if blind:
+            where = blind[0].where()
+            return ObjectVerdict(label, kind, "unknown", reason=f"an access at {where} goes through a pointer verify cannot trace to one object")
+        return ObjectVerdict(label, kind, "race-free")
+
+    def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool) -> tuple[list[Alarm], list[str]]:
+        questions = [(a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers)) is not None]
+        if not questions:
+            return [], []
+        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]))
+        if whole.status == "unsat":
+            return [], []
+        alarms, undecided, seen = [], [], set()
+        for a, b, q in questions:
+            key = tuple(sorted(((a.ins.where(), _kind(a)), (b.ins.where(), _kind(b)))))  # one alarm per unordered pair
+            if key in seen:
+                continue
+            outcome = self.solver.solve_small(q)
+            if outcome.status == "sat":
+                seen.add(key)
+                alarms.append(self._race(a, b, outcome.model, barriers))
+            elif outcome.status == "unknown":
+                undecided.append(f"{outcome.reason} on {a.ins.where()} against {b.ins.where()}")
+                break  # the object cannot be proved now; more timeouts would only cost time
+        if not alarms and not undecided and whole.status == "unknown":
+            undecided.append(whole.reason or "the solver gave up")
+        return alarms, undecided
+
+    def barriers(self) -> tuple[list[Alarm], str]:
+        if not self.out.barriers:
+            return [], "no barriers"
+        alarms = []
+        unknown = False
+        for site in self.out.barriers:
+            outcome = self.solver.solve_small(self.solver.divergence(site))
+            if outcome.status == "sat":
+                alarms.append(self._divergence(site, outcome.model))
+            elif outcome.status == "unknown":
+                unknown = True
+        if alarms:
+            return alarms, "divergence possible"
+        return [], "unknown" if unknown else "proved uniform"
+
+    # ------------------------------------------------------------- alarms
+
+    def _approximated(self, *terms) -> list[str]:
+        names: set[str] = set()
+        for t in terms:
+            names |= free_symbols(t, self.cache)
+        reasons = {self.sym.table[n].reason for n in names if n in self.sym.table and self.sym.table[n].reason}
+        return sorted(reasons)
+
+    def _race(self, a: Access, b: Access, model: z3.ModelRef, barriers: bool) -> Alarm:
+        control = self._approximated(a.cond, b.cond)
+        data = self._approximated(a.offset, b.offset)
+        iterations = self._iterations_reachable(model, ((a.loops, 1), (b.loops, 2)))
+        certain = not control and not data and not self.out.unmodelled and barriers and iterations
+        witness = self._witness(model, [(a, 1), (b, 2)])
+        kinds = (_kind(a), _kind(b))
+        return Alarm(
+            "data-race", a.ins.where(), b.ins.where(), kinds, witness, ci=not control, di=not data,
+            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]),
+            status="certain" if certain else "possible", cause=_cause(a, b),
+        )
+
+    def _divergence(self, site: BarrierSite, model: z3.ModelRef) -> Alarm:
+        control = self._approximated(site.cond)
+        iterations = self._iterations_reachable(model, ((site.loops, 1),))
+        certain = not control and iterations
+        witness = self._witness(model, [(site, 1), (site, 2)])
+        return Alarm(
+            "barrier-divergence", site.ins.where(), None, None, witness, ci=not control, di=True,
+            approximations=control, status="certain" if certain else "possible",
+        )
+
+    def _iterations_reachable(self, model: z3.ModelRef, where) -> bool:
+        """Every iteration before the witness's, of every loop around the access, takes the back-edge."""
+        for loops, thread in where:
+            for header in loops:
+                facts = self.out.loops[header]
+                if not facts.exact:
+                    return False
+                counter = self.solver.rename(facts.counter, thread)
+                k = model.eval(counter, model_completion=True).as_long()
+                if k > ITERATIONS_CHECKED:
+                    return False
+                edge = self.solver.rename(facts.backedge, thread)
+                for j in range(k):
+                    step = z3.substitute(edge, (counter, z3.BitVecVal(j, 64)))
+                    if not z3.is_true(model.eval(step, model_completion=True)):
+                        return False
+        return True
+
+    def _witness(self, model: z3.ModelRef, sites) -> Witness:
+        def value(term) -> int:
+            return model.eval(term, model_completion=True).as_long()
+
+        threads = []
+        for site, t in sites:
+            entry = {
+                "thread": [value(self.solver.index(f"tid.{d}", t)) for d in DIMS],
+                "block": [value(self.solver.index(f"ctaid.{d}", t)) for d in DIMS],
+                "line": site.ins.where(),
+                "iterations": {self.out.loops[h].where: value(self.solver.rename(self.out.loops[h].counter, t)) for h in site.loops},
+            }
+            if isinstance(site, Access):
+                entry["offset"] = _signed(value(self.solver.rename(site.offset, t)), 64)
+            threads.append(entry)
+        params = {
+            name.removeprefix("param."): value(s.term)
+            for name, s in self.sym.table.items()
+            if s.kind == "uniform" and name.startswith("param.")
+        }
+        dims = {name: value(self.solver.dim(name)) for name in (f"{n}.{d}" for n in ("nctaid", "ntid") for d in DIMS) if self.solver.dims.get(name) is None}
+        return Witness(threads, params, dims)
+
+
+def _signed(v: int, width: int) -> int:
+    return v - (1 << width) if v >> (width - 1) else v
+
+
+def _kind(a: Access) -> str:
+    if a.atomic and a.read and a.write:
+        return "atomic"
+    return "write" if a.write else "read"
+
+
+def _cause(a: Access, b: Access) -> str:
+    if a.atomic and b.atomic:
+        return "insufficient scope: a block-scoped atomic does not order accesses from another block"
+    if a.atomic or b.atomic:
+        return "an atomic and a plain access are not ordered"
+    if a.volatile or b.volatile:
+        return "volatile is not atomic: unordered volatile accesses race"
+    return "no synchronisation between the two accesses"

@@ -1,0 +1,168 @@
+"""`gpurace verify` on the labelled kernels of tests/kernels/verify/, and its soundness on the racy corpus.
+
+Header keys of the verify kernels (see tests/kernels/README.md):
+`@verify_launch OPTIONS`, `@verify OBJECT VERDICT [STATUS LINE LINE]` (every
+object the kernel accesses, exactly), `@verify_labels OBJECT CI DI|none`,
+`@verify_approx OBJECT TEXT`, `@verify_witness OBJECT PARAM`,
+`@verify_barriers VERDICT [LINE]`, `@verify_divergence STATUS`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gpurace.cli import cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from corpus import read_header  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+VERIFY_DIR = ROOT / "tests" / "kernels" / "verify"
+FILES = sorted(VERIFY_DIR.glob("*.cu"))
+
+
+def verify(path: Path, *options: str) -> tuple[int, dict]:
+    result = CliRunner().invoke(cli, ["verify", str(path), "--format", "json", *options])
+    assert result.exit_code in (0, 1, 4), f"{path.name}: exit {result.exit_code}\n{result.output}"
+    return result.exit_code, json.loads(result.stdout)
+
+
+def line_of(where: str) -> int:
+    return int(where.rsplit(":", 1)[1])
+
+
+def test_every_verify_kernel_states_its_objects():
+    assert len(FILES) >= 10
+    for path in FILES:
+        assert read_header(path).extra.get("verify"), f"{path.name} has no @verify line"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_verify_kernel(path: Path):
+    extra = read_header(path).extra
+    options = shlex.split(extra.get("verify_launch", [""])[0])
+    status, report = verify(path, *options)
+    (kernel,) = report["kernels"]
+    assert kernel["unknown"] is None, kernel["unknown"]
+    objects = {o["object"].replace(" ", "_"): o for o in kernel["objects"]}  # header words have no spaces
+    wanted = {line.split()[0]: line.split()[1:] for line in extra["verify"]}
+    assert set(objects) == set(wanted), f"objects {sorted(objects)}, expected {sorted(wanted)}"
+    for name, (verdict, *rest) in wanted.items():
+        obj = objects[name]
+        assert obj["verdict"] == verdict, f"{name}: {obj}"
+        if verdict != "race":
+            continue
+        expected_status, first, second = rest
+        hits = [a for a in obj["alarms"] if sorted((line_of(a["first"]), line_of(a["second"]))) == sorted((int(first), int(second)))]
+        assert hits, f"{name}: no alarm at lines {first}, {second}: {obj['alarms']}"
+        assert {a["status"] for a in hits} == {expected_status}, hits
+    for line in extra.get("verify_labels", []):
+        name, *labels = line.split()
+        for alarm in objects[name]["alarms"]:
+            assert {k for k, on in alarm["labels"].items() if on} == ({*labels} - {"none"}), alarm
+    for line in extra.get("verify_approx", []):
+        name, text = line.split(maxsplit=1)
+        for alarm in objects[name]["alarms"]:
+            assert any(text in a for a in alarm["approximations"]), alarm
+    for line in extra.get("verify_witness", []):
+        name, param = line.split()
+        for alarm in objects[name]["alarms"]:
+            assert param in alarm["witness"]["parameters"], alarm
+    barriers = extra.get("verify_barriers", ["no barriers"])[0].split()
+    verdict = " ".join(w for w in barriers if not w.isdigit())
+    assert kernel["barriers"] == verdict
+    lines = sorted(int(w) for w in barriers if w.isdigit())
+    assert sorted(line_of(a["first"]) for a in kernel["barrier_divergence"]) == lines
+    for line in extra.get("verify_divergence", []):
+        assert {a["status"] for a in kernel["barrier_divergence"]} == {line.strip()}
+    alarms = any(o["alarms"] for o in kernel["objects"]) or kernel["barrier_divergence"]
+    assert status == (1 if alarms else 0)
+
+
+RACY = sorted(
+    p
+    for folder in ("check", "predictable", "schedules", "lockset", "tsan", "search")
+    for p in (ROOT / "tests" / "kernels" / folder).glob("*.cu")
+    if any(e.startswith("data-race") for e in read_header(p).expect)
+)
+
+
+@pytest.mark.parametrize("path", RACY, ids=[f"{p.parent.name}/{p.stem}" for p in RACY])
+def test_racy_corpus_kernel_is_never_proved_race_free(path: Path):
+    """Soundness on everything the project has: a kernel `check` finds a race in is never called race-free."""
+    launch = shlex.split(read_header(path).launches[0])
+    options = []
+    for flag in ("--kernel", "--grid", "--block", "-D"):
+        if flag in launch:
+            options += [flag, launch[launch.index(flag) + 1]]
+    options += [flag for flag in ("-G", "--device-debug") if flag in launch]
+    _, report = verify(path, *options)
+    (kernel,) = report["kernels"]
+    verdicts = {o["object"]: o["verdict"] for o in kernel["objects"]}
+    assert kernel["unknown"] is not None or any(v != "race-free" for v in verdicts.values()), verdicts
+
+
+def test_confirmed_alarm_reproduces_with_its_check_command():
+    path = VERIFY_DIR / "loaded_index.cu"
+    _, report = verify(path, "--grid", "2", "--block", "64")
+    (bins,) = [o for o in report["kernels"][0]["objects"] if o["object"] == "bins"]
+    command = bins["alarms"][0]["reproduce"]
+    words = shlex.split(command)
+    assert words[:2] == ["gpurace", "check"]
+    result = CliRunner().invoke(cli, [*words[1:], "--format", "json"])
+    assert result.exit_code == 1, result.output
+    races = [f for f in json.loads(result.stdout)["findings"] if f["kind"] == "data-race"]
+    assert {tuple(sorted(a["line"] for a in f["accesses"])) for f in races} >= {(12, 12)}
+
+
+def test_no_confirm_leaves_possible_alarms_possible():
+    _, report = verify(VERIFY_DIR / "loaded_index.cu", "--grid", "2", "--block", "64", "--no-confirm")
+    (bins,) = [o for o in report["kernels"][0]["objects"] if o["object"] == "bins"]
+    assert {a["status"] for a in bins["alarms"]} == {"possible"}
+    assert all(a["reproduce"] is None for a in bins["alarms"])
+
+
+def test_text_report_names_lines_labels_and_witness():
+    result = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "tile_2d.cu"), "--grid", "4,4", "--block", "16,16"])
+    assert result.exit_code == 1
+    out = result.stdout
+    assert "out (global): race" in out and "in (global): race-free" in out
+    assert "certain race: write at tests/kernels/verify/tile_2d.cu:13 / write at tests/kernels/verify/tile_2d.cu:13" in out
+    assert "labels: CI, DI" in out and "parameters: w=" in out
+
+
+def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
+    result = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "strided_loop.cu"), "--grid", "4", "--block", "128"])
+    assert result.exit_code == 0 and "a (global): race-free" in result.stdout
+    kernel = tmp_path / "calls.cu"
+    kernel.write_text(
+        "__device__ __noinline__ void put(int* a, int i) { a[i] = i; }\n"
+        "__global__ void k(int* a) { put(a, threadIdx.x); }\n"
+    )
+    result = CliRunner().invoke(cli, ["verify", str(kernel), "--grid", "1", "--block", "32"])
+    assert result.exit_code == 4
+    assert "unknown:" in result.stdout and "did not inline" in result.stdout
+
+
+def test_bad_input_exits_2_with_a_message(tmp_path):
+    missing = CliRunner().invoke(cli, ["verify", str(tmp_path / "absent.cu")])
+    assert missing.exit_code == 2 and "absent.cu" in missing.output
+    bad = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "strided_loop.cu"), "--grid", "0"])
+    assert bad.exit_code == 2 and "--grid" in bad.output
+    unknown = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "strided_loop.cu"), "--kernel", "nope"])
+    assert unknown.exit_code == 2 and "nope" in unknown.output
+
+
+def test_access_through_a_loaded_pointer_is_never_proved(tmp_path):
+    kernel = tmp_path / "indirect.cu"
+    kernel.write_text("__global__ void k(int** rows) { rows[0][threadIdx.x / 2] = 1; }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32")
+    assert status == 4
+    verdicts = {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]}
+    assert verdicts == {"rows": "unknown", "memory reached through untraced pointers": "unknown"}
