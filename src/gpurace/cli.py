@@ -63,6 +63,7 @@ from gpurace.verify import DEFAULT_QUERY_TIMEOUT, verify_module
 from gpurace.verify.report import as_json as verify_json
 from gpurace.verify.report import as_text as verify_text
 from gpurace.verify.report import exit_status as verify_exit_status
+from gpurace.verify.sarif import as_sarif as verify_sarif
 from gpurace.words import plural
 
 INPUT_ERROR_STATUS = 2
@@ -638,7 +639,7 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
 @click.option("--kernel", default=None, help="Kernel to verify (demangled or mangled name); default: every kernel in FILE.")
 @click.option("--grid", default=None, help="Grid dimensions X[,Y[,Z]]; default: the file's GPUVerify header, else any grid.")
 @click.option("--block", default=None, help="Block dimensions X[,Y[,Z]]; default: the file's GPUVerify header, else any block.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option(
     "--query-timeout", default=DEFAULT_QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0.1, 3600),
     help="Seconds the solver may spend on one question; past it the object's verdict is unknown.",
@@ -658,7 +659,10 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm
     )
-    text = verify_json(file, verdicts, notes) if fmt == "json" else verify_text(file, verdicts, notes)
+    if fmt == "sarif":
+        text = json.dumps(verify_sarif(file, verdicts, notes), indent=2) + "\n"
+    else:
+        text = verify_json(file, verdicts, notes) if fmt == "json" else verify_text(file, verdicts, notes)
     click.echo(text, nl=False)
     raise SystemExit(verify_exit_status(verdicts))
 

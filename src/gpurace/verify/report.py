@@ -28,7 +28,12 @@ def exit_status(verdicts: list[KernelVerdict]) -> int:
 
 
 def as_json(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]]) -> str:
-    doc = {
+    return json.dumps(verdicts_as_dict(path, verdicts, notes), indent=2, sort_keys=False) + "\n"
+
+
+def verdicts_as_dict(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]]) -> dict:
+    """The JSON report as a dict (also the SARIF run's `properties.verify`)."""
+    return {
         "schema": SCHEMA,
         "file": path,
         "kernels": [
@@ -48,7 +53,6 @@ def as_json(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]
             for v in verdicts
         ],
     }
-    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 
 
 def _alarm(a: Alarm) -> dict:

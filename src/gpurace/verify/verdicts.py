@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 import z3
 
 from gpurace.frontend.kernels import KernelInfo
-from gpurace.frontend.ptx.ir import Function, Module
+from gpurace.frontend.ptx.debuginfo import user_frame
+from gpurace.frontend.ptx.ir import Function, Instruction, Module, SourceLoc
 from gpurace.verify.cfg import UnsupportedControl
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration, Explorer, Unsupported
 from gpurace.verify.queries import PairSolver
@@ -55,6 +56,7 @@ class Alarm:
     status: str
     cause: str | None = None
     reproduce: str | None = None
+    locations: tuple[SourceLoc | None, ...] = ()
 
 
 @dataclass
@@ -157,7 +159,8 @@ class _Judge:
         alarms = []
         unknown = False
         for site in self.out.barriers:
-            outcome = self.solver.solve_small(self.solver.divergence(site))
+            exits = [h for h in self._loops_in(site.cond) if h not in site.loops and self.out.loops[h].monotone]
+            outcome = self.solver.solve_small(self.solver.divergence(site, exits), quantified=bool(exits))
             if outcome.status == "sat":
                 alarms.append(self._divergence(site, outcome.model))
             elif outcome.status == "unknown":
@@ -178,28 +181,46 @@ class _Judge:
     def _race(self, a: Access, b: Access, model: z3.ModelRef, barriers: bool) -> Alarm:
         control = self._approximated(a.cond, b.cond)
         data = self._approximated(a.offset, b.offset)
-        iterations = self._iterations_reachable(model, ((a.loops, 1), (b.loops, 2)))
+        iterations = self._iterations_reachable(model, ((self._loops_in(a.cond, a.offset), 1), (self._loops_in(b.cond, b.offset), 2)))
         certain = not control and not data and not self.out.unmodelled and barriers and iterations
         witness = self._witness(model, [(a, 1), (b, 2)])
         kinds = (_kind(a), _kind(b))
         return Alarm(
             "data-race", a.ins.where(), b.ins.where(), kinds, witness, ci=not control, di=not data,
             approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]),
-            status="certain" if certain else "possible", cause=_cause(a, b),
+            status="certain" if certain else "possible", cause=_cause(a, b), locations=(_user_loc(a.ins), _user_loc(b.ins)),
         )
 
     def _divergence(self, site: BarrierSite, model: z3.ModelRef) -> Alarm:
+        """A divergence alarm; certain only when the second thread's missing the barrier is exact too.
+
+        That needs every loop the barrier comes after to be `monotone` (its
+        exit iteration is the one the solver quantified over).
+        """
         control = self._approximated(site.cond)
-        iterations = self._iterations_reachable(model, ((site.loops, 1),))
-        certain = not control and iterations
+        loops = self._loops_in(site.cond)
+        iterations = self._iterations_reachable(model, ((loops, 1),))
+        exits_exact = all(self.out.loops[h].monotone for h in loops if h not in site.loops)
+        certain = not control and iterations and exits_exact
         witness = self._witness(model, [(site, 1), (site, 2)])
         return Alarm(
             "barrier-divergence", site.ins.where(), None, None, witness, ci=not control, di=True,
-            approximations=control, status="certain" if certain else "possible",
+            approximations=control, status="certain" if certain else "possible", locations=(_user_loc(site.ins),),
         )
 
+    def _loops_in(self, *terms) -> list[int]:
+        """The loops whose counters the terms name: those around the access, and those it comes after."""
+        names: set[str] = set()
+        for t in terms:
+            names |= free_symbols(t, self.cache)
+        return [h for h, facts in self.out.loops.items() if str(facts.counter) in names]
+
     def _iterations_reachable(self, model: z3.ModelRef, where) -> bool:
-        """Every iteration before the witness's, of every loop around the access, takes the back-edge."""
+        """Every iteration before the witness's, of every loop the accesses depend on, takes the back-edge.
+
+        A loop that ends before the access counts too: the condition to leave
+        it in iteration k is exact only if iterations 0..k-1 went round.
+        """
         for loops, thread in where:
             for header in loops:
                 facts = self.out.loops[header]
@@ -238,6 +259,11 @@ class _Judge:
         }
         dims = {name: value(self.solver.dim(name)) for name in (f"{n}.{d}" for n in ("nctaid", "ntid") for d in DIMS) if self.solver.dims.get(name) is None}
         return Witness(threads, params, dims)
+
+
+def _user_loc(ins: Instruction) -> SourceLoc | None:
+    """The user's source position of an instruction (the frame reports name, as `Instruction.where` does)."""
+    return user_frame(ins.loc) if ins.loc is not None else None
 
 
 def _signed(v: int, width: int) -> int:
