@@ -129,7 +129,12 @@ class State:
 
 @dataclass
 class Exploration:
-    """Everything the race and divergence queries need about one kernel."""
+    """Everything the race and divergence queries need about one kernel.
+
+    `inductions` are the (start, step, counter) of the induction variables
+    assumed not to wrap, from which the queries state a fact the solver
+    could only prove with nonlinear reasoning (`PairSolver`).
+    """
 
     accesses: list[Access] = field(default_factory=list)
     barriers: list[BarrierSite] = field(default_factory=list)
@@ -139,6 +144,7 @@ class Exploration:
     unknown_pointers: list[Instruction] = field(default_factory=list)
     unmodelled: set[str] = field(default_factory=set)
     functions_run: int = 0
+    inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
 
 
 class Explorer:
@@ -340,6 +346,7 @@ class Explorer:
             del pending[name]
             if str(head.term) in compared:  # the loop compares it as a signed integer (through copies too)
                 self.out.assumptions.append(_no_signed_wrap(fit(start, width), step, counter, width))
+                self.out.inductions.append((fit(start, width), step, counter))
             elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
         uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
@@ -425,6 +432,7 @@ class Explorer:
                 first = marks.get((kind, key), 0)
                 states[first:] = [exit_state(s) for s in states[first:]]
         self.out.assumptions[:] = [sub(a) for a in self.out.assumptions]
+        self.out.inductions[:] = [tuple(sub(t) for t in ind) for ind in self.out.inductions]
 
     # ----------------------------------------------------------- instructions
 

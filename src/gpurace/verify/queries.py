@@ -16,7 +16,8 @@ import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
-from gpurace.verify.terms import Symbols, fit
+from gpurace.verify.explore import _consts
+from gpurace.verify.terms import Symbols, fit, free_symbols
 
 MAX_BLOCK = dict(zip(DIMS, MAX_BLOCK_DIMS))
 MAX_GRID = dict(zip(DIMS, MAX_GRID_DIMS))
@@ -33,6 +34,13 @@ class Outcome:
     reason: str | None = None
 
 
+ABSTRACT_TIMEOUT_MS = 10_000
+
+
+def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
+    return z3.If(x < 0, -x, x)
+
+
 class PairSolver:
     """The two thread copies of one kernel's exploration, and the solver that holds their common facts."""
 
@@ -43,7 +51,10 @@ class PairSolver:
                 sym.named(f"{name}.{d}", 32, "thread")
         self.copies = {i: sym.thread_copies(f"@{i}") for i in (1, 2)}
         self.timeout_ms = timeout_ms
-        self.renamed: dict[tuple[int, int], z3.ExprRef] = {}
+        # memo tables keyed by term id; each keeps its key term alive, so that an id is never reused meanwhile
+        self.renamed: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}
+        self.abstracted: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
+        self.symbols_in: dict[int, frozenset[str]] = {}
         self.base = self._launch_facts()
         self.block_equal = z3.And(*[self.index(f"ctaid.{d}", 1) == self.index(f"ctaid.{d}", 2) for d in DIMS])
         self.thread_equal = z3.And(self.block_equal, *[self.index(f"tid.{d}", 1) == self.index(f"tid.{d}", 2) for d in DIMS])
@@ -53,8 +64,8 @@ class PairSolver:
         key = (term.get_id(), thread)
         if key not in self.renamed:
             pairs = self.copies[thread]
-            self.renamed[key] = z3.substitute(term, *pairs) if pairs else term
-        return self.renamed[key]
+            self.renamed[key] = (term, z3.substitute(term, *pairs) if pairs else term)
+        return self.renamed[key][1]
 
     def dim(self, name: str) -> z3.BitVecRef:
         fixed = self.dims.get(name)
@@ -74,14 +85,74 @@ class PairSolver:
             for t in (1, 2):
                 tid, ctaid = self.index(f"tid.{d}", t), self.index(f"ctaid.{d}", t)
                 facts += [z3.ULT(tid, ntid), z3.ULT(ctaid, nctaid)]
-                # implied, but it spares the solver a nonlinear proof: the global index is below the total
-                facts.append(z3.ULT(fit(ctaid, 64) * fit(ntid, 64) + fit(tid, 64), fit(ntid, 64) * fit(nctaid, 64)))
+                # implied, but they spare the solver nonlinear proofs: the global index is below the total,
+                # and the kernel's 32-bit blockIdx * blockDim + threadIdx is its low half
+                wide = fit(ctaid, 64) * fit(ntid, 64) + fit(tid, 64)
+                facts.append(z3.ULT(wide, fit(ntid, 64) * fit(nctaid, 64)))
+                facts.append(z3.Extract(31, 0, wide) == ctaid * ntid + tid)
+            total = fit(ntid, 64) * fit(nctaid, 64)
+            facts += [z3.Extract(31, 0, total) == ntid * nctaid, z3.Extract(31, 0, total) == nctaid * ntid]
+            # and two threads with the same global index are the same thread (along this dimension)
+            wide1, wide2 = (fit(self.index(f"ctaid.{d}", t), 64) * fit(ntid, 64) + fit(self.index(f"tid.{d}", t), 64) for t in (1, 2))
+            facts.append(z3.Implies(wide1 == wide2, z3.And(*[self.index(f"{n}.{d}", 1) == self.index(f"{n}.{d}", 2) for n in ("ctaid", "tid")])))
         if any(self.dims.get(f"ntid.{d}") is None for d in DIMS):
             block = [fit(self.dim(f"ntid.{d}"), 64) for d in DIMS]
             facts.append(z3.ULE(block[0] * block[1] * block[2], MAX_THREADS_PER_BLOCK))
         for t in (1, 2):
             facts += [self.rename(a, t) for a in self.out.assumptions]
+        facts += [self._stride_fact(*ind) for ind in self.out.inductions if not self._per_thread(ind[1])]
         return facts
+
+    def _abstract(self, term: z3.ExprRef) -> z3.ExprRef:
+        """`term` with each product of two non-constant bit-vectors replaced by an uninterpreted function of them."""
+        cache = self.abstracted
+        stack = [term]
+        while stack:
+            t = stack[-1]
+            if t.get_id() in cache:
+                stack.pop()
+                continue
+            kids = t.children() if z3.is_app(t) else []
+            pending = [c for c in kids if c.get_id() not in cache]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if not kids:
+                cache[t.get_id()] = (t, t)
+                continue
+            args = [cache[c.get_id()][1] for c in kids]
+            if t.decl().kind() == z3.Z3_OP_BMUL and sum(bool(free_symbols(c, self.symbols_in)) for c in kids) >= 2:
+                width = t.size()
+                times = z3.Function(f"times{width}", z3.BitVecSort(width), z3.BitVecSort(width), z3.BitVecSort(width))
+                product = args[0]
+                for a in args[1:]:
+                    product = times(product, a)
+                cache[t.get_id()] = (t, product)
+            else:
+                cache[t.get_id()] = (t, t.decl()(*args) if any(not a.eq(c) for a, c in zip(args, kids)) else t)
+        return cache[term.get_id()][1]
+
+    def _per_thread(self, term: z3.ExprRef) -> bool:
+        return any(s.kind == "thread" for s in map(self.sym.of, _consts(term)) if s is not None)
+
+    def _stride_fact(self, start, step, counter) -> z3.BoolRef:
+        """Two threads' values of a non-wrapping induction variable `start + k·step` with the same step, in
+        different iterations, differ from their starts' difference by a multiple of the step: by one at least.
+
+        True of the integers the no-wrap assumption makes them; stated over the
+        very terms the accesses use, so that the solver need not reason about
+        the multiplication (a grid-stride loop).
+        """
+        width = start.size()
+        wide = width + 2
+
+        def at(t):
+            value = self.rename(start + fit(counter, width) * step, t)
+            return fit(value, wide, True), fit(self.rename(start, t), wide, True)
+
+        (x1, s1), (x2, s2) = at(1), at(2)
+        return z3.Or(self.rename(counter, 1) == self.rename(counter, 2), _magnitude((x1 - x2) - (s1 - s2)) >= _magnitude(fit(step, wide, True)))
 
     def same_block(self) -> z3.BoolRef:
         return self.block_equal
@@ -90,7 +161,19 @@ class PairSolver:
         return z3.Not(self.thread_equal)
 
     def solve(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
-        """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier."""
+        """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
+
+        First with every product of two symbols made an uninterpreted
+        function (`_abstract`): more behaviours, so *unsat* there is a proof,
+        and one the solver finds fast when the facts stated for it (global
+        indices, strides) make the products irrelevant. Otherwise exactly.
+        """
+        if not quantified:
+            abstract = z3.SolverFor("QF_UFBV")
+            abstract.set("timeout", min(self.timeout_ms, ABSTRACT_TIMEOUT_MS))
+            abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
+            if abstract.check() == z3.unsat:
+                return Outcome("unsat")
         solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
         solver.set("timeout", self.timeout_ms)
         solver.add(*self.base, *facts)
