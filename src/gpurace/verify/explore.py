@@ -309,8 +309,8 @@ class Explorer:
         for b in loop.blocks:
             block = self.cfg.blocks[b]
             for ins in self.fn.body[block.start : block.end]:
-                if ins.opcode in ("bar", "barrier") and not ins.has("warp"):
-                    out.add(BAR)
+                if (ins.opcode in ("bar", "barrier") and not ins.has("warp")) or ins.opcode == "call":
+                    out.add(BAR)  # a called function may pass barriers too
                 out.update(_destinations(ins))
         return out
 
