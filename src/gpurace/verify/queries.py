@@ -34,7 +34,9 @@ class Outcome:
     reason: str | None = None
 
 
-ABSTRACT_TIMEOUT_MS = 10_000
+ABSTRACT_RLIMIT = 60_000_000
+"""The solver's resource budget for the abstracted question (deterministic, unlike time: about 20 s here);
+the question's time limit applies too."""
 
 
 def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
@@ -170,7 +172,8 @@ class PairSolver:
         """
         if not quantified:
             abstract = z3.SolverFor("QF_UFBV")
-            abstract.set("timeout", min(self.timeout_ms, ABSTRACT_TIMEOUT_MS))
+            abstract.set("timeout", self.timeout_ms)
+            abstract.set("rlimit", ABSTRACT_RLIMIT)
             abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
