@@ -58,15 +58,7 @@ def to_sarif(report: Report, *, stats: bool = False) -> dict:
     rule_index = {k: i for i, k in enumerate(kinds)}
     checked = report.source
     run = {
-        "tool": {
-            "driver": {
-                "name": "gpurace",
-                "informationUri": INFORMATION_URI,
-                "version": gpurace.__version__,
-                "rules": [rule(k) for k in kinds],
-            }
-        },
-        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
+        **run_header([rule(k) for k in kinds]),
         "results": [_result(f, rule_index[f.kind], checked) for f in report.findings],
         "properties": {
             "kernel": report.kernel,
@@ -78,6 +70,14 @@ def to_sarif(report: Report, *, stats: bool = False) -> dict:
     if checked:
         run["artifacts"] = [{"location": artifact_location(checked), "roles": ["analysisTarget"]}]
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def run_header(rules: list[dict]) -> dict:
+    """The `tool` and `originalUriBaseIds` of a run of gpurace (`check` and `verify` alike)."""
+    return {
+        "tool": {"driver": {"name": "gpurace", "informationUri": INFORMATION_URI, "version": gpurace.__version__, "rules": rules}},
+        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
+    }
 
 
 def rule(kind: str) -> dict:

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import hashlib
 
-import gpurace
 from gpurace.frontend.ptx.ir import SourceLoc
-from gpurace.report.sarif import INFORMATION_URI, SCHEMA_URI, SRCROOT, SRCROOT_DESCRIPTION, artifact_location, rule
+from gpurace.report.sarif import SCHEMA_URI, artifact_location, rule, run_header
 from gpurace.verify.report import verdicts_as_dict
 from gpurace.verify.verdicts import Alarm, KernelVerdict
 
@@ -42,15 +41,7 @@ def as_sarif(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str
         if v.unknown:
             results.append(_unknown(v.name, v.unknown, path))
     run = {
-        "tool": {
-            "driver": {
-                "name": "gpurace",
-                "informationUri": INFORMATION_URI,
-                "version": gpurace.__version__,
-                "rules": [*(rule(k) for k in kinds), UNKNOWN_RULE],
-            }
-        },
-        "originalUriBaseIds": {SRCROOT: {"description": {"text": SRCROOT_DESCRIPTION}}},
+        **run_header([*(rule(k) for k in kinds), UNKNOWN_RULE]),
         "artifacts": [{"location": artifact_location(path), "roles": ["analysisTarget"]}],
         "results": results,
         "properties": {"verify": verdicts_as_dict(path, verdicts, notes)},
