@@ -45,7 +45,7 @@ from gpurace.frontend.ptx.ir import (
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
-from gpurace.verify.terms import Symbols, Value, fit, free_symbols, merge
+from gpurace.verify.terms import Symbols, Value, constants, fit, free_symbols, merge
 
 LOOP_KEYS = 1 << 20
 """Loops are keyed by block index plus this times the number of the function execution (kernel 0, each call)."""
@@ -299,7 +299,7 @@ class Explorer:
 
         solver = z3.SolverFor("QF_BV")
         solver.set("timeout", 2000)
-        facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in _consts(a)}]
+        facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in constants(a)}]
         solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
         solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
         return solver.check() == z3.unsat
@@ -812,20 +812,6 @@ def thread_free_entry(explorer: Explorer, entry: State, name: str) -> bool:
     if value is None:
         return False
     return all(explorer.sym.table[n].kind != "thread" for n in free_symbols(value.term) if n in explorer.sym.table)
-
-
-def _consts(term: z3.ExprRef) -> list[z3.ExprRef]:
-    """The uninterpreted constants of `term`."""
-    out, seen, stack = [], set(), [term]
-    while stack:
-        t = stack.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.append(t)
-        stack.extend(t.children())
-    return out
 
 
 def _reads(ins: Instruction) -> list[str]:

@@ -16,8 +16,7 @@ import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
-from gpurace.verify.explore import _consts
-from gpurace.verify.terms import Symbols, fit, free_symbols
+from gpurace.verify.terms import Symbols, constants, fit, free_symbols
 
 MAX_BLOCK = dict(zip(DIMS, MAX_BLOCK_DIMS))
 MAX_GRID = dict(zip(DIMS, MAX_GRID_DIMS))
@@ -136,7 +135,7 @@ class PairSolver:
         return cache[term.get_id()][1]
 
     def _per_thread(self, term: z3.ExprRef) -> bool:
-        return any(s.kind == "thread" for s in map(self.sym.of, _consts(term)) if s is not None)
+        return any(s.kind == "thread" for s in map(self.sym.of, constants(term)) if s is not None)
 
     def _stride_fact(self, start, step, counter) -> z3.BoolRef:
         """Two threads' values of a non-wrapping induction variable `start + k·step` with the same step, in

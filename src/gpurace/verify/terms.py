@@ -110,6 +110,20 @@ def free_symbols(term: z3.ExprRef, cache: dict[int, frozenset[str]] | None = Non
     return cache[term.get_id()]
 
 
+def constants(term: z3.ExprRef) -> list[z3.ExprRef]:
+    """The uninterpreted constants of `term`."""
+    out, seen, stack = [], set(), [term]
+    while stack:
+        t = stack.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        stack.extend(t.children())
+    return out
+
+
 def fit(term: z3.ExprRef, width: int, signed: bool = False) -> z3.ExprRef:
     """`term` made `width` bits wide: truncated, or extended (sign-extended when `signed`)."""
     have = term.size()
