@@ -378,18 +378,19 @@ def _global_vars(_ctx: click.Context, _param: click.Parameter, items: tuple[str,
     return out
 
 
-def launch_dims(file: str, grid: str | None, block: str | None, *, search: bool = False):
+def launch_dims(file: str, grid: str | None, block: str | None, *, required: bool = True):
     """(grid, block, header) of a launch of FILE: `--grid`/`--block` win over its GPUVerify header.
 
-    Without dimensions from either place the launch cannot run, unless an
-    input search is to choose them (`search`; they are then None).
+    Without dimensions from either place the launch cannot run, unless they
+    are not `required` (an input search chooses them; verify covers every
+    launch): they are then None.
     """
     header = file_header(file)
     grid_dims = parse_dims(grid, "grid") if grid is not None else (header.grid if header else None)
     block_dims = parse_dims(block, "block") if block is not None else (header.block if header else None)
     # The one place that decides a launch cannot run without both dimensions.
     missing = [f"--{what}" for what, dims in (("grid", grid_dims), ("block", block_dims)) if dims is None]
-    if missing and not search:
+    if missing and required:
         raise UserError(
             f"{file}: no launch dimensions: pass {' and '.join(missing)}, "
             "or start the file with a GPUVerify header such as //--blockDim=64 --gridDim=4"
@@ -581,7 +582,7 @@ def check(
     if schedules is None and (search or record):
         schedules = 1
     limits = command_limits()
-    grid_dims, block_dims, header = launch_dims(file, grid, block, search=search)
+    grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
     module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
     launch = dict(
         kernel=kernel,
@@ -652,9 +653,7 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     witness) or unknown (with the reason). Exit status: 0 everything proved,
     1 alarms, 4 nothing found but something undecided, 2 the input could not be handled.
     """
-    header = file_header(file)
-    grid_dims = parse_dims(grid, "grid") if grid is not None else (header.grid if header else None)
-    block_dims = parse_dims(block, "block") if block is not None else (header.block if header else None)
+    grid_dims, block_dims, _header = launch_dims(file, grid, block, required=False)
     module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits())
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm

@@ -213,3 +213,11 @@ def test_stores_to_constant_memory_are_accesses(tmp_path):
     status, report = verify(kernel, "--grid", "1", "--block", "32", "-G")
     assert status == 1
     assert {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]} == {"gc": "race"}
+
+
+def test_dimensions_read_by_called_functions_stay_open(tmp_path):
+    kernel = tmp_path / "row.cu"
+    kernel.write_text("__device__ int row() { return threadIdx.y; }\n__global__ void k(int* a) { a[threadIdx.x] = row(); }\n")
+    _, report = verify(kernel, "-G", "--no-confirm")
+    scope = report["kernels"][0]["scope"]
+    assert scope[0].startswith("launch dimensions x, y symbolic") and "dimension z taken as 1" in scope[1]

@@ -27,7 +27,7 @@ from pathlib import Path
 from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.ptx.ir import Module
-from gpurace.frontend.source_params import strip_comments
+from gpurace.frontend.source_params import balanced, strip_comments
 
 Dims = tuple[int, int, int]
 
@@ -252,7 +252,7 @@ def simple_requirements(source_text: str, param_names, *, kernel: str | None = N
         text = _kernel_body(text, kernel)
     bounds: dict[str, list[int | None]] = {}
     for m in _REQUIRES_RE.finditer(text):
-        inner = _balanced(text, m.end() - 1)
+        inner = balanced(text, m.end() - 1)
         if inner is None:
             continue
         for conjunct in _conjuncts(inner):
@@ -298,30 +298,17 @@ def _kernel_body(text: str, kernel: str) -> str:
         prefix = text[max(text.rfind(c, 0, m.start()) for c in ";{}") + 1 : m.start()]
         if "__global__" not in prefix:
             continue
-        params = _balanced(text, m.end() - 1)
+        params = balanced(text, m.end() - 1)
         if params is None:
             continue
         after = m.end() + len(params) + 1
         brace = re.match(r"[^;{]*\{", text[after:])
         if brace is None:
             continue
-        body = _balanced(text, after + brace.end() - 1, "{", "}")
+        body = balanced(text, after + brace.end() - 1, "{", "}")
         if body is not None:
             bodies.append(body)
     return "\n".join(bodies)
-
-
-def _balanced(text: str, open_at: int, opening: str = "(", closing: str = ")") -> str | None:
-    """The text between the bracket at `open_at` and its match."""
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == opening:
-            depth += 1
-        elif text[i] == closing:
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : i]
-    return None
 
 
 def _conjuncts(expr: str) -> list[str]:
@@ -354,7 +341,7 @@ def _is_assignment(expr: str, i: int) -> bool:
 def _comparison(conjunct: str) -> tuple[str, str, int] | None:
     """`n >= 64`, `(64 <= n)` -> ("n", ">=", 64), with the parameter on the left."""
     text = conjunct.strip()
-    while text.startswith("(") and _balanced(text, 0) == text[1:-1]:
+    while text.startswith("(") and balanced(text, 0) == text[1:-1]:
         text = text[1:-1].strip()
     m = _COMPARISON_RE.match(text)
     if m is None:

@@ -52,7 +52,7 @@ def parameter_names(source: str, kernel_name: str, count: int) -> tuple[str | No
     for match in re.finditer(rf"\b{re.escape(base)}\s*\(", text):
         if "__global__" not in _declaration_prefix(text, match.start()):
             continue
-        inner = _parenthesised(text, match.end() - 1)
+        inner = balanced(text, match.end() - 1)
         if inner is None:
             continue
         names = _names(inner)
@@ -67,13 +67,13 @@ def _declaration_prefix(text: str, at: int) -> str:
     return text[start:at]
 
 
-def _parenthesised(text: str, open_at: int) -> str | None:
-    """The text between the `(` at `open_at` and its matching `)`."""
+def balanced(text: str, open_at: int, opening: str = "(", closing: str = ")") -> str | None:
+    """The text between the bracket at `open_at` and its match; None when it is never closed."""
     depth = 0
     for i in range(open_at, len(text)):
-        if text[i] == "(":
+        if text[i] == opening:
             depth += 1
-        elif text[i] == ")":
+        elif text[i] == closing:
             depth -= 1
             if depth == 0:
                 return text[open_at + 1 : i]

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 
 from gpurace.frontend.demangle import split_top_level
 from gpurace.frontend.ptx.debuginfo import read_named_source
-from gpurace.frontend.source_params import strip_comments
+from gpurace.frontend.source_params import balanced, strip_comments
 
 MAX_SOURCE_FILES = 32
 """Files read at most when looking for a definition: the checked file and the files it includes."""
@@ -107,27 +107,14 @@ def _definitions(text: str, name: str) -> list[tuple[str, ...] | None]:
     attributes = r"(?:(?:__align__|alignas|__declspec)\s*\([^()]*\)\s*|__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)\s*)*"
     head = re.compile(rf"\b(?:struct|class)\s+{attributes}{re.escape(name)}\s*(?:final\s*)?(:(?!:)[^;{{]*)?\{{")
     for m in head.finditer(text):
-        body = _braced(text, m.end() - 1)
+        body = balanced(text, m.end() - 1, "{", "}")
         if body is not None:
             found.append(None if m.group(1) else _members(body))  # members of a base class are not listed here
     for m in re.finditer(rf"\btypedef\s+struct\s*{attributes}(?:[A-Za-z_]\w*\s*)?\{{", text):
-        body = _braced(text, m.end() - 1)
+        body = balanced(text, m.end() - 1, "{", "}")
         if body is not None and re.match(rf"\s*{re.escape(name)}\s*;", text[m.end() + len(body) + 1 :]):
             found.append(_members(body))
     return found
-
-
-def _braced(text: str, open_at: int) -> str | None:
-    """The text between the `{` at `open_at` and its matching `}`."""
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1 : i]
-    return None
 
 
 def _members(body: str) -> tuple[str, ...] | None:
@@ -162,7 +149,7 @@ def _statements(body: str) -> list[tuple[str, bool]]:
         elif ch in ")]":
             depth -= 1
         elif ch == "{" and depth == 0:
-            inner = _braced(body, i)
+            inner = balanced(body, i, "{", "}")
             if inner is None:
                 return out
             i += len(inner) + 2

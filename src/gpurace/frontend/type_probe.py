@@ -125,7 +125,7 @@ class TypeProbe:
         """The C++ types of the namespace-scope variables `names` (C++ names, `ns::p`); a name whose type cannot be
         told (no C++ source, a name only the compiler can spell) is left out."""
         names = list(dict.fromkeys(names))
-        if not names or self.module.compile_options is None or str(self.module.source_path).endswith(".ptx"):
+        if not names or not self._has_source():
             return {}
         writable = [n for n in names if _nameable(n)]
         queries = [f"decltype({n}), 0, sizeof({n}), 0" for n in writable]
@@ -141,9 +141,14 @@ class TypeProbe:
                     pass
             return out
 
-    def _check_source(self, what: str) -> None:
+    def _has_source(self) -> bool:
+        """Whether the module was compiled from C++ that a probe can be compiled against."""
         path = self.module.source_path
-        if self.module.compile_options is None or path is None or str(path).endswith(".ptx"):
+        return self.module.compile_options is not None and path is not None and not str(path).endswith(".ptx")
+
+    def _check_source(self, what: str) -> None:
+        if not self._has_source():
+            path = self.module.source_path
             raise LayoutUnknown(f"cannot tell {what}: gpurace reads it from the C++ source, and {path or 'the module'} is PTX")
 
     def _probe(self, queries: list[str]) -> dict[int, tuple[str, int, int, int]]:

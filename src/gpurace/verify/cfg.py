@@ -41,13 +41,11 @@ class Block:
 
 @dataclass
 class Loop:
-    """A natural loop: its header block, the blocks it contains, its back-edge sources and exit edges."""
+    """A natural loop: its header block, the blocks it contains and its back-edge sources."""
 
     header: int
     blocks: frozenset[int]
     latches: tuple[int, ...]
-    exits: tuple[tuple[int, int], ...]
-    parent: Loop | None = None
 
 
 @dataclass
@@ -55,14 +53,6 @@ class Cfg:
     blocks: list[Block]
     order: list[int]
     loops: dict[int, Loop]
-
-    def loop_of(self, block: int) -> Loop | None:
-        """The innermost loop containing `block`, or None."""
-        best: Loop | None = None
-        for loop in self.loops.values():
-            if block in loop.blocks and (best is None or len(loop.blocks) < len(best.blocks)):
-                best = loop
-        return best
 
 
 def _target(ins: Instruction, fn: Function) -> int:
@@ -173,11 +163,7 @@ def _loops(blocks: list[Block], order: list[int], doms: dict[int, set[int]]) -> 
                 if p not in body:
                     body.add(p)
                     work.append(p)
-        exits = tuple((n, s) for n in sorted(body) for s in blocks[n].succs if s not in body)
-        loops[header] = Loop(header, frozenset(body), tuple(srcs), exits)
-    for loop in loops.values():
-        outer = [o for o in loops.values() if o is not loop and loop.header in o.blocks]
-        loop.parent = min(outer, key=lambda o: len(o.blocks)) if outer else None
+        loops[header] = Loop(header, frozenset(body), tuple(srcs))
     return loops
 
 

@@ -21,6 +21,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
 from gpurace.frontend.ptx.debuginfo import display_path, user_frame
 from gpurace.frontend.ptx.ir import Module
+from gpurace.sim.args import scalar_dtype
 from gpurace.verify.explore import DIMS
 from gpurace.verify.verdicts import Alarm, KernelVerdict
 
@@ -62,17 +63,12 @@ def _launch(verdict: KernelVerdict, alarm: Alarm, info: KernelInfo) -> dict | No
 
 
 def _scalar(p: ParamInfo, raw: int):
-    """A parameter's value from the bits the solver chose, in its C++ type (None for a type not handled here)."""
-    width = p.size * 8
-    raw &= (1 << width) - 1
-    spelling = (p.type or "").replace("const", "").strip()
-    if spelling in ("float", "double"):
-        return float(np.array([raw], dtype=f"u{p.size}").view(f"f{p.size}")[0])
-    if spelling.startswith("unsigned") or spelling in ("bool", "size_t") or p.type is None:
-        return raw
-    if spelling in ("int", "long", "long long", "short", "char", "signed char", "long int", "int64_t", "int32_t"):
-        return raw - (1 << width) if raw >> (width - 1) else raw
-    return None
+    """A parameter's value from the bits the solver chose, in the type `check` gives it (None: no such type)."""
+    dtype = scalar_dtype(p)
+    if dtype is None or dtype.itemsize != p.size:
+        return None
+    value = np.array([raw & ((1 << (8 * p.size)) - 1)], dtype=f"u{p.size}").view(dtype)[0].item()
+    return int(value) if isinstance(value, bool) else value
 
 
 def _races(module: Module, mangled: str, launch: dict) -> set[tuple[str, str]] | None:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from gpurace.detect.rules import ATOMIC_SEMANTICS
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.names import variable_name
 from gpurace.frontend.ptx.ir import (
@@ -37,7 +38,6 @@ from gpurace.frontend.ptx.ir import (
     ParamList,
     PredPair,
     Reg,
-    Sink,
     SpecialReg,
     Sym,
     Vec,
@@ -45,7 +45,7 @@ from gpurace.frontend.ptx.ir import (
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
-from gpurace.verify.terms import Symbols, Value, constants, fit, free_symbols, merge
+from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
 
 LOOP_KEYS = 1 << 20
 """Loops are keyed by block index plus this times the number of the function execution (kernel 0, each call)."""
@@ -60,6 +60,7 @@ BAR = "%bar"
 """A pseudo-register counting the block barriers (`bar.sync 0`) the thread has passed (64-bit, never wrapping)."""
 
 DIMS = ("x", "y", "z")
+
 
 class Unsupported(Exception):
     """A construct the verifier does not reason about; the kernel's verdict is "unknown" with this reason."""
@@ -297,8 +298,7 @@ class Explorer:
         def at(term, value):
             return z3.substitute(term, (counter, value))
 
-        solver = z3.SolverFor("QF_BV")
-        solver.set("timeout", 2000)
+        solver = budgeted_solver("QF_BV", HELPER_RLIMIT)
         facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in constants(a)}]
         solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
         solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
@@ -350,10 +350,11 @@ class Explorer:
             elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
         uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
+        as_function = {str(h): v for h, v in uniform}
         for name, head in pending.items():
             if z3.is_bool(head.term):
                 continue
-            value = dict((str(h), v) for h, v in uniform).get(str(head.term), head.term)
+            value = as_function.get(str(head.term), head.term)
             following = z3.substitute(back.regs.get(name, head).term, *subst) if subst else back.regs.get(name, head).term
             start = (entry.regs.get(name) or self._undefined(name)).term
             self.out.assumptions += [c(value, fit(start, value.size())) for c in _bounds(head.term, fit(start, head.term.size()), following)]
@@ -369,21 +370,21 @@ class Explorer:
         iteration shared by all threads, rather than a free value per thread:
         two threads in the same iteration then agree on it.
         """
-        def thread_free(term) -> bool:
-            return all(self.sym.table[n].kind != "thread" or n in heads for n in free_symbols(term))
+        def uniform_besides(term, names: set[str]) -> bool:
+            """No thread symbol in `term` but the head symbols of the registers `names`."""
+            heads = {str(pending[n].term) for n in names}
+            return all(n in heads or n not in self.sym.table or self.sym.table[n].kind != "thread" for n in free_symbols(term))
 
-        heads = {str(v.term): n for n, v in pending.items() if not z3.is_bool(v.term)}
-        candidates = {n for n in heads.values() if thread_free_entry(self, entry, n)}
-        heads = {t: n for t, n in heads.items() if n in candidates}
+        candidates = {
+            n for n, v in pending.items() if not z3.is_bool(v.term) and n in entry.regs and uniform_besides(entry.regs[n].term, set())
+        }
         changed = True
         while changed:
             changed = False
             for name in sorted(candidates):
                 after = back.regs.get(name, pending[name])
-                term = z3.substitute(after.term, *subst) if subst else after.term
-                if not thread_free(term):
+                if not uniform_besides(z3.substitute(after.term, *subst) if subst else after.term, candidates):
                     candidates.discard(name)
-                    heads = {t: n for t, n in heads.items() if n != name}
                     changed = True
         out = []
         where = self._where(loop.header)
@@ -485,7 +486,7 @@ class Explorer:
         op = ins.opcode
         if op == "mov" and len(srcs) == 1 and not isinstance(srcs[0], Vec):
             return self._operand(state, srcs[0], ins)
-        if op in ("cvta",):
+        if op == "cvta":
             return self._operand(state, srcs[0], ins)
         if op == "cvt":
             return convert(ins, self._operand(state, srcs[0], ins))
@@ -580,13 +581,13 @@ class Explorer:
         """
         var = self.variables[name]
         if var.space == "shared" and var.count is None:
-            names = sorted(_display(v.name) for v in self.variables.values() if v.space == "shared" and v.count is None)
+            names = sorted(variable_name(v.name) for v in self.variables.values() if v.space == "shared" and v.count is None)
             key = "extern shared"
             label = names[0] if len(names) == 1 else f"dynamic shared memory ({', '.join(names)})"
             self.out.objects.setdefault(key, ObjectInfo(key, "shared", label))
             return key
         if var.space in ("shared", "global", "const"):  # a store to __constant__ memory is an access too
-            self.out.objects.setdefault(name, ObjectInfo(name, "shared" if var.space == "shared" else "global", _display(name)))
+            self.out.objects.setdefault(name, ObjectInfo(name, "shared" if var.space == "shared" else "global", variable_name(name)))
             return name
         return None
 
@@ -601,15 +602,15 @@ class Explorer:
             return self._store_argument(state, ins, addr)
         if space == "param":
             return self._load_param(state, ins, addr, guard)
+        atomic = ins.opcode in ("atom", "red") or ins.semantics in ATOMIC_SEMANTICS
         if ins.opcode in ("atom", "red"):
             self.out.unmodelled.add("atomics")
-        elif ins.semantics in ("relaxed", "acquire", "release", "volatile"):
+        elif atomic or ins.semantics == "volatile":
             self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
         where = self._locate(state, addr, ins)
         if where is not None and space != "local":
             obj, offset = where
             size = _access_size(ins)
-            atomic = ins.opcode in ("atom", "red") or ins.semantics in ("relaxed", "acquire", "release", "acq_rel")
             scope = (ins.scope or "gpu") if atomic else None
             self.out.accesses.append(
                 Access(
@@ -806,14 +807,6 @@ class Explorer:
         return self.fn.name
 
 
-def thread_free_entry(explorer: Explorer, entry: State, name: str) -> bool:
-    """The register's value on entry to a loop involves no thread symbol."""
-    value = entry.regs.get(name)
-    if value is None:
-        return False
-    return all(explorer.sym.table[n].kind != "thread" for n in free_symbols(value.term) if n in explorer.sym.table)
-
-
 def _reads(ins: Instruction) -> list[str]:
     """Registers `ins` reads: its sources, the base of a store's address, its guard."""
     ops = ins.operands[1:] if _destinations(ins) else ins.operands
@@ -853,9 +846,7 @@ def _dest_regs(op) -> list[str]:
         return [op.first.name, op.second.name]
     if isinstance(op, Vec):
         return [e.name for e in op.elems if isinstance(e, Reg)]
-    if isinstance(op, Sink):
-        return []
-    return []
+    return []  # `_`, or no register
 
 
 def _access_size(ins: Instruction) -> int:
@@ -886,8 +877,7 @@ def _bounds(head, start, following) -> list:
     """
     out = []
     for bound in BOUNDS:
-        solver = z3.SolverFor("QF_BV")
-        solver.set("timeout", 2000)
+        solver = budgeted_solver("QF_BV", HELPER_RLIMIT)
         solver.add(bound(head, start), z3.Not(bound(fit(following, head.size()), start)))
         if solver.check() == z3.unsat:
             out.append(bound)
@@ -901,5 +891,3 @@ def _no_unsigned_wrap(start, step, counter) -> z3.BoolRef:
     return z3.ULT(value, 1 << 64)
 
 
-def _display(name: str) -> str:
-    return variable_name(name)

@@ -11,6 +11,7 @@ its threads twice. The report states both.
 
 from __future__ import annotations
 
+from gpurace.frontend.kernels import reachable_functions
 from gpurace.frontend.ptx.ir import Function, Module, SpecialReg
 from gpurace.verify.explore import DIMS
 
@@ -38,9 +39,10 @@ def launch_scope(module: Module, fn: Function, grid, block) -> tuple[Launch, lis
     return dims, notes
 
 
-def _dimensions_read(module: Module, fn: Function) -> set[str]:
+def _dimensions_read(module: Module, kernel: Function) -> set[str]:
+    """The dimensions the kernel, or a function it calls, reads an index or size of (`%laneid`: all)."""
     out: set[str] = set()
-    for ins in fn.body:
+    for ins in (ins for fn in reachable_functions(module, kernel) for ins in fn.body):
         for op in ins.operands:
             if isinstance(op, SpecialReg) and op.component in DIMS:
                 out.add(op.component)

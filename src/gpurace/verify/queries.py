@@ -16,7 +16,7 @@ import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
-from gpurace.verify.terms import Symbols, constants, fit, free_symbols
+from gpurace.verify.terms import Symbols, budgeted_solver, constants, fit, free_symbols
 
 MAX_BLOCK = dict(zip(DIMS, MAX_BLOCK_DIMS))
 MAX_GRID = dict(zip(DIMS, MAX_GRID_DIMS))
@@ -170,9 +170,8 @@ class PairSolver:
         indices, strides) make the products irrelevant. Otherwise exactly.
         """
         if not quantified:
-            abstract = z3.SolverFor("QF_UFBV")
+            abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
             abstract.set("timeout", self.timeout_ms)
-            abstract.set("rlimit", ABSTRACT_RLIMIT)
             abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")

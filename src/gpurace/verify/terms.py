@@ -110,6 +110,22 @@ def free_symbols(term: z3.ExprRef, cache: dict[int, frozenset[str]] | None = Non
     return cache[term.get_id()]
 
 
+HELPER_RLIMIT = 5_000_000
+"""The resource budget of the small questions asked while exploring (a loop's bounds, its monotony): a few seconds."""
+
+
+def budgeted_solver(logic: str, rlimit: int) -> z3.Solver:
+    """A z3 solver for `logic` that gives up after `rlimit` units of work.
+
+    A resource limit, unlike a time limit, ends at the same point on every
+    machine and under any load, so that what verify proves does not depend
+    on how busy the machine was.
+    """
+    solver = z3.SolverFor(logic)
+    solver.set("rlimit", rlimit)
+    return solver
+
+
 def constants(term: z3.ExprRef) -> list[z3.ExprRef]:
     """The uninterpreted constants of `term`."""
     out, seen, stack = [], set(), [term]

@@ -171,10 +171,12 @@ class _Judge:
 
     # ------------------------------------------------------------- alarms
 
+    def _names(self, *terms) -> set[str]:
+        """The free symbols of the terms, by name."""
+        return set().union(*(free_symbols(t, self.cache) for t in terms))
+
     def _approximated(self, *terms) -> list[str]:
-        names: set[str] = set()
-        for t in terms:
-            names |= free_symbols(t, self.cache)
+        names = self._names(*terms)
         reasons = {self.sym.table[n].reason for n in names if n in self.sym.table and self.sym.table[n].reason}
         return sorted(reasons)
 
@@ -210,9 +212,7 @@ class _Judge:
 
     def _loops_in(self, *terms) -> list[int]:
         """The loops whose counters the terms name: those around the access, and those it comes after."""
-        names: set[str] = set()
-        for t in terms:
-            names |= free_symbols(t, self.cache)
+        names = self._names(*terms)
         return [h for h, facts in self.out.loops.items() if str(facts.counter) in names]
 
     def _iterations_reachable(self, model: z3.ModelRef, where) -> bool:
