@@ -106,6 +106,7 @@ def check(
     progress=None,
     sinks: Sequence[EventSink] = (),
     limits: Limits | None = None,
+    cooperative: bool = False,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`.
 
@@ -124,6 +125,7 @@ def check(
     `shadow_cells` (2, 4 or 8) is the `tsan` detector's cells per 8-byte word; `seed` also seeds its evictions.
     `limits` bound the whole check (every schedule together); a schedule that runs out of time ends with a
     `timeout` finding and no later schedule runs.
+    `cooperative` launches as `cudaLaunchCooperativeKernel` does (`simulate`, `sim.cooperative`).
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
@@ -150,6 +152,7 @@ def check(
         progress=progress,
         sinks=sinks,
         limits=limits,
+        cooperative=cooperative,
     )
     chosen = schedules is None
     if chosen:
@@ -264,6 +267,7 @@ def _check_schedule(
     progress,
     sinks,
     limits,
+    cooperative,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
     memory always: it costs little beside a race detector)."""
@@ -301,6 +305,7 @@ def _check_schedule(
         sink_factory=attach,
         progress=progress,
         limits=limits,
+        cooperative=cooperative,
     )
     det = chosen[0]
     extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]
@@ -315,6 +320,8 @@ def _check_schedule(
     )
     for b in barrier_checks:
         report.stats["barriers"] = {"executed": sorted(b.executed), "needed": sorted(b.needed)}
+    if cooperative:
+        report.launch["cooperative"] = True
     return report
 
 

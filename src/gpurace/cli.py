@@ -46,6 +46,8 @@ from gpurace.limits import (
     limit_address_space,
     parse_size,
 )
+from gpurace.report.benign import STAT as SAME_VALUE_DROPPED
+from gpurace.report.benign import drop_same_value, split_same_value
 from gpurace.report.json_format import to_json
 from gpurace.report.sarif import to_sarif
 from gpurace.report.suppressions import Suppressions, suppress
@@ -408,9 +410,18 @@ def command_suppressions() -> Suppressions | None:
     return click.get_current_context().meta.get("gpurace.suppressions")
 
 
+def _store_benign_same_value(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    ctx.meta["gpurace.benign_same_value"] = value
+
+
+def command_benign_same_value() -> bool:
+    """Whether the running command was given --benign-same-value."""
+    return bool(click.get_current_context().meta.get("gpurace.benign_same_value"))
+
+
 def analysis_options(command: Callable) -> Callable:
-    """--format, --detector, --model, --shadow-cells, --output, --stats and --suppressions: how detection runs and
-    reports, shared by `check`, `analyze` and `exec`."""
+    """--format, --detector, --model, --shadow-cells, --output, --stats, --suppressions and --benign-same-value: how
+    detection runs and reports, shared by `check`, `analyze` and `exec`."""
     decorators = [
         click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True),
         click.option(
@@ -460,6 +471,14 @@ def analysis_options(command: Callable) -> Callable:
             callback=_load_suppressions,
             help="Leave out the findings FILE names: one `KIND PATH_GLOB[:LINE] [PATH_GLOB[:LINE]]` rule per line, "
             "# comments (see the README); the summary counts them.",
+        ),
+        click.option(
+            "--benign-same-value",
+            is_flag=True,
+            expose_value=False,
+            callback=_store_benign_same_value,
+            help="Leave out data races between two stores that wrote the same value (benign under GPUVerify's "
+            "convention; warnings otherwise); the summary counts them.",
         ),
     ]
     for decorate in reversed(decorators):
@@ -561,10 +580,16 @@ def run(
     metavar="TRACE",
     help="Also write the launch's event stream to TRACE (binary trace format), for gpurace analyze.",
 )
+@click.option(
+    "--cooperative",
+    is_flag=True,
+    help="Launch as cudaLaunchCooperativeKernel does: the kernel may use cooperative_groups::this_grid().sync(); "
+    "every block must fit on the simulated device at once.",
+)
 def check(
     file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, fmt,
     detector, model,
-    shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record,
+    shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record, cooperative,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -581,6 +606,8 @@ def check(
         raise UserError("--record records one launch: it cannot be combined with --search or --schedules")
     if schedules is None and (search or record):
         schedules = 1
+    if cooperative and search:
+        raise UserError("--cooperative cannot be combined with --search: check each cooperative launch on its own")
     limits = command_limits()
     grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
     module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
@@ -613,7 +640,7 @@ def check(
     else:
         recorder = [TraceRecorder()] if record else []
         with _Progress() as progress:
-            report = run_check(module, **launch, max_steps=max_steps, progress=progress, sinks=recorder)
+            report = run_check(module, **launch, max_steps=max_steps, progress=progress, sinks=recorder, cooperative=cooperative)
         if record:
             write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)
     if header is not None:
@@ -733,16 +760,23 @@ def exec_command(
     )
     for error in result.errors:
         click.echo(f"gpurace: error: {error}", err=True)
+    dropped = None
+    if command_benign_same_value():
+        result.findings, dropped = split_same_value(result.findings)
     report = result.report(" ".join(files), {"model": model, "detector": detector})
-    if result.findings or fmt != "text" or output:
+    if dropped is not None:
+        report.stats[SAME_VALUE_DROPPED] = dropped
+    if result.findings or dropped or fmt != "text" or output:
         _render(report, fmt, output, stats, err=True)
     raise SystemExit(result.exit_code(error_exitcode))
 
 
 def _emit_report(report, fmt: str, output: str | None, stats: bool) -> None:
     """Render `report` in `fmt` (with timings when `stats`) to `output` (standard output when None) and exit
-    with its status; the one place `check` and `analyze` leave out what --suppressions names."""
+    with its status; the one place `check` and `analyze` leave out what --suppressions and --benign-same-value name."""
     report = suppress(report, command_suppressions())
+    if command_benign_same_value():
+        report = drop_same_value(report)
     _render(report, fmt, output, stats)
     raise SystemExit(report.exit_code())
 

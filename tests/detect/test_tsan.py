@@ -76,7 +76,7 @@ def test_random_eviction_is_reproducible_and_follows_the_seed():
     assert all(_replay("tsan_older_read.trace", 4, seed) == race for seed in range(8))
 
 
-def test_cells_take_24_bytes_per_cell_per_word_touched():
+def test_cells_take_33_bytes_per_cell_per_word_touched():
     made: list[TsanDetector] = []
 
     def sinks(program, geometry, memory):
@@ -88,7 +88,7 @@ def test_cells_take_24_bytes_per_cell_per_word_touched():
     assert det.finish() == []
     for cells in det.cells.values():
         assert cells.cells == 8 and cells.t.shape == (cells.words, 8)
-        assert cells.nbytes == cells.words * 8 * 24
+        assert cells.nbytes == cells.words * 8 * 33
     # shared memory: 2 blocks x 256 bytes = 64 words, each written byte by byte by 8 threads: 8 cells in use
     shared = det.cells[int(Space.SHARED)]
     assert ((shared.t[:64] >= 0).sum(axis=1) == 8).all()

@@ -1,7 +1,7 @@
 // A two-kernel pipeline run three times with the program's own arguments. The first kernel is clean; in the
-// second, every thread of a block stores the block's sum into the same word without a barrier or atomic:
-// a data race on every launch, which gpurace reports once, with the count, the first launch that showed it
-// and that launch's host line. All threads store the same value, so the printed result is what a GPU prints.
+// second, every thread of a block stores the block's sum into the same word without a barrier or atomic: a
+// data race on every launch (a warning: the threads store the same value), which gpurace reports once, with
+// the count, the first launch that showed it and that launch's host line. The printed result is a GPU's.
 // @args 3 7
 // @stdout round 0: 2016
 // @stdout round 1: 4032

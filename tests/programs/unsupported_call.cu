@@ -2,13 +2,13 @@
 // call and its line; what the program printed before the call is kept.
 // @stdout before
 // @exit 2
-// @expect_error unsupported_call.cu:11: cudaGraphCreate is not supported
+// @expect_error unsupported_call.cu:11: cudaGraphDebugDotPrint is not supported
 #include <cstdio>
 
 int main() {
     printf("before\n");
-    cudaGraph_t graph;
-    cudaGraphCreate(&graph, 0);
+    cudaGraph_t graph = nullptr;
+    cudaGraphDebugDotPrint(graph, "graph.dot", 0);
     printf("after\n");
     return 0;
 }

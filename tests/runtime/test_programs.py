@@ -13,7 +13,7 @@ import pytest
 
 from corpus import read_header
 from gpurace.check import check
-from gpurace.frontend.ptx.debuginfo import display_path
+from gpurace.frontend.ptx.debuginfo import display_path, user_frame
 from gpurace.runtime import ExecResult, exec_program
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
@@ -41,7 +41,8 @@ def found(result: ExecResult, path: Path, expected: set[tuple]) -> set[tuple]:
     is expected at both, else (kind, the first of those lines)."""
     out = set()
     for f in result.findings:
-        lines = [s.loc.line for s in f.sites if s.loc is not None and Path(s.loc.file) == path]
+        frames = [user_frame(s.loc) for s in f.sites if s.loc is not None]  # the user's line of an inlined header call
+        lines = [loc.line for loc in frames if Path(loc.file) == path]
         both = (f.kind, *sorted(lines))
         out.add(both if len(lines) == 2 and both in expected else (f.kind, lines[0] if lines else -1))
     return out

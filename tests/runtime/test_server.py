@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import socket
 import struct
-import sys
 import time
-import types
 
+import numpy as np
 import pytest
 
 from gpurace.errors import UserError
@@ -16,20 +15,27 @@ from gpurace.limits import Limits
 from gpurace.runtime.device import Device
 from gpurace.runtime.launch import launch_record
 from gpurace.runtime.protocol import (
+    GRAPH_NODE_STREAM,
     HOST_FAULT,
     PROT_NONE,
     PROTECT_RECORD,
     REPLY,
     STOP,
     CudaError,
+    LaunchFlag,
     MemcpyKind,
     MemoryKind,
+    ObjectKind,
     Op,
+    ResourceKind,
     Wait,
 )
 from gpurace.runtime import server as server_module
 from gpurace.runtime.server import DeviceServer
 from gpurace.runtime.sites import SourceLines
+from gpurace.sim.cooperative import WORKSPACE_NAME
+from gpurace.sim.memory.layout import PAGE_SIZE
+from gpurace.sim.textures import AddressMode, ChannelKind, FilterMode, SurfaceObject, TextureObject
 
 MODULE = parse_ptx(
     ".version 8.0\n.target sm_75\n.address_size 64\n"
@@ -92,8 +98,11 @@ def memcpy(server, dst: int, src: int, count: int, kind: MemcpyKind) -> int:
     return ask(server, Op.MEMCPY, u64(dst) + u64(src) + u64(count) + u32(kind) + u64(0) + u32(0) + site("cudaMemcpy"))[0]
 
 
-def launch(server) -> int:
-    payload = u64(STUB) + u32(1) * 3 + u32(32) + u32(1) * 2 + u64(0) + u64(0) + site("kernel launch") + u32(12) + bytes(12)
+def launch(server, flags: LaunchFlag = LaunchFlag(0), grid: int = 1, block: int = 32) -> int:
+    payload = (
+        u64(STUB) + u32(grid) + u32(1) * 2 + u32(block) + u32(1) * 2 + u64(0) + u64(0) + u32(flags)
+        + site("kernel launch") + u32(12) + bytes(12)
+    )  # fmt: skip
     return ask(server, Op.LAUNCH, payload)[0]
 
 
@@ -105,8 +114,8 @@ def fake_launch(monkeypatch, result):
     """Make `run_launch` return (or raise) `result` with the launch's record, recording its calls."""
     calls = []
 
-    def run_launch(device, name, grid, block, shared_bytes, params, frame, sinks=()):
-        calls.append((name, grid, block, shared_bytes, params, frame.call))
+    def run_launch(device, name, grid, block, shared_bytes, params, frame, sinks=(), cooperative=False):
+        calls.append((name, grid, block, shared_bytes, params, frame.call) + (("cooperative",) if cooperative else ()))
         if isinstance(result, Exception):
             raise result
         return result, launch_record(device, name, grid, block, frame)
@@ -329,3 +338,133 @@ def test_pending_work_on_registered_memory_closes_its_pages_and_a_host_access_th
     assert ask(server, Op.HOST_ACCESS, u64(d + 5000) + u32(0) + site("read"))[0] == CudaError.SUCCESS
     (race,) = server.device.findings.sorted()
     assert race.kind == "data-race" and (race.address.allocation, race.address.offset) == ("cudaHostRegister#1", 5000)
+
+
+def test_a_graph_node_stream_is_named_so_and_leaves_the_program_stream_numbers_alone(server):
+    flags = 1 | GRAPH_NODE_STREAM  # non-blocking, made by the shim to replay a graph's node
+    assert ask(server, Op.STREAM_CREATE, u64(0x600) + u32(flags))[0] == CudaError.SUCCESS
+    assert ask(server, Op.STREAM_CREATE, u64(0x700) + u32(0))[0] == CudaError.SUCCESS
+    node, mine = server.timeline.streams[0x600], server.timeline.streams[0x700]
+    assert (node.name, node.blocking) == ("the stream of a graph node", False)
+    assert (mine.name, mine.blocking) == ("stream 1", True)
+
+
+# ---------------------------------------------------------------------- texture and surface objects
+
+
+def object_request(obj: int, resource: int, base: int, width: int, height: int, pitch: int, dims: int,
+                   fmt=(32, 0, 0, 0, 2), modes=(1, 1, 1), filter_mode=0, read_mode=0, normalized=0, depth=1, layered=0) -> bytes:
+    """An OBJECT_CREATE payload (border colour (0.5, 0, 0, 1))."""
+    payload = u32(obj) + u32(resource) + u64(base) + u64(width) + u64(height) + u64(pitch) + u32(dims) + u64(depth) + u32(layered)
+    payload += b"".join(u32(v) for v in (*fmt, *modes, filter_mode, read_mode, normalized))
+    return payload + struct.pack("<4f", 0.5, 0, 0, 1) + site("cudaCreateTextureObject")
+
+
+def test_texture_and_surface_objects_are_kept_for_the_launches_until_destroyed(server):
+    base = malloc(server, 4 * 8 * 3)
+    request = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, base, 8, 3, 32, 2, modes=(3, 0, 2), filter_mode=1, normalized=1)
+    status, payload = ask(server, Op.OBJECT_CREATE, request)
+    assert status == CudaError.SUCCESS and struct.unpack("<Q", payload) == (1,)
+    tex = server.device.textures[1]
+    assert isinstance(tex, TextureObject)
+    assert (tex.resource.kind, tex.resource.base, tex.resource.width, tex.resource.height, tex.resource.pitch) == ("array", base, 8, 3, 32)
+    assert tex.resource.format.kind is ChannelKind.FLOAT and tex.resource.format.texel_bytes == 4
+    assert tex.sampling.address_modes == (AddressMode.BORDER, AddressMode.WRAP, AddressMode.MIRROR)
+    assert tex.sampling.filter_mode is FilterMode.LINEAR and tex.sampling.normalized and tex.sampling.border == (0.5, 0, 0, 1)
+    layers = object_request(ObjectKind.SURFACE, ResourceKind.ARRAY, base, 8, 1, 32, 1, depth=3, layered=1)
+    status, payload = ask(server, Op.OBJECT_CREATE, layers)
+    surface = server.device.textures[2]
+    assert status == CudaError.SUCCESS and isinstance(surface, SurfaceObject)
+    assert (surface.resource.dims, surface.resource.depth, surface.resource.layered) == (1, 3, True)
+    assert ask(server, Op.OBJECT_DESTROY, u64(1))[0] == CudaError.SUCCESS
+    assert ask(server, Op.OBJECT_DESTROY, u64(1))[0] == CudaError.INVALID_VALUE
+    assert list(server.device.textures) == [2]
+    assert ask(server, Op.RESET, site("cudaDeviceReset"))[0] == CudaError.SUCCESS
+    assert server.device.textures == {}
+
+
+def test_a_texture_cuda_refuses_is_an_invalid_value(server):
+    base = malloc(server, 16)
+    int_linear = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, base, 16, 1, 16, 1, fmt=(8, 0, 0, 0, 1), filter_mode=1)
+    assert ask(server, Op.OBJECT_CREATE, int_linear)[0] == CudaError.INVALID_VALUE
+    bad_mode = object_request(ObjectKind.TEXTURE, ResourceKind.LINEAR, base, 4, 1, 0, 1, modes=(9, 0, 0))
+    assert ask(server, Op.OBJECT_CREATE, bad_mode)[0] == CudaError.INVALID_VALUE
+    no_slices = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, base, 4, 1, 4, 3, depth=0)
+    assert ask(server, Op.OBJECT_CREATE, no_slices)[0] == CudaError.INVALID_VALUE
+    assert server.device.textures == {} and server.errors == []
+
+
+def test_a_channel_format_gpurace_cannot_read_stops_the_program(server):
+    request = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, malloc(server, 48), 16, 1, 48, 1, fmt=(8, 8, 8, 0, 1))
+    assert ask(server, Op.OBJECT_CREATE, request)[0] == STOP
+    assert server.errors == ["cudaCreateTextureObject: cudaChannelFormatDesc {8, 8, 8, 0, kind 1}: only 1, 2 or 4 channels of equal size are supported"]
+
+
+WORKSPACE_PROBE = parse_ptx(
+    ".version 8.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry _Z5probePy(.param .u64 out) {\n"
+    "  .reg .b32 %r<3>; .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  mov.u32 %r1, %envreg1; mov.u32 %r2, %envreg2;\n"
+    "  cvt.u64.u32 %rd2, %r1; cvt.u64.u32 %rd3, %r2;\n"
+    "  shl.b64 %rd2, %rd2, 32; or.b64 %rd4, %rd2, %rd3;\n"
+    "  st.global.u64 [%rd1], %rd4;\n"
+    "  ret;\n}\n",
+    "probe.ptx",
+)
+"""A kernel that stores the grid workspace's address, as cooperative groups read it (%envreg1 high, %envreg2 low)."""
+
+
+@pytest.fixture
+def probe_server():
+    device = Device([WORKSPACE_PROBE], arch="compute_75", limits=Limits(max_memory=1 << 30), source_lines=SourceLines())
+    server = DeviceServer(device)
+    assert ask(server, Op.REGISTER_FUNCTION, u64(1) + u64(STUB) + text("_Z5probePy"))[0] == CudaError.SUCCESS
+    yield server
+    device.close()
+
+
+def probe(server, out: int, flags: LaunchFlag, grid: int = 1, block: int = 1) -> int:
+    payload = (
+        u64(STUB) + u32(grid) + u32(1) * 2 + u32(block) + u32(1) * 2 + u64(0) + u64(0) + u32(flags)
+        + site("kernel launch") + u32(8) + u64(out)
+    )  # fmt: skip
+    return ask(server, Op.LAUNCH, payload)[0]
+
+
+def stored_address(server, out: int) -> int:
+    return int(server.device.global_arena.view(out, 8).view(np.uint64)[0])
+
+
+def test_the_launch_flags_reach_the_simulator(server, monkeypatch):
+    calls = fake_launch(monkeypatch, 0)
+    register(server)
+    assert launch(server, LaunchFlag.COOPERATIVE) == CudaError.SUCCESS
+    assert launch(server) == CudaError.SUCCESS
+    assert [c[-1] for c in calls] == ["cooperative", "kernel launch"]
+
+
+def test_a_cooperative_launch_gets_a_workspace_of_its_own_and_others_none(probe_server):
+    out = malloc(probe_server, 8)
+    assert probe(probe_server, out, LaunchFlag.COOPERATIVE) == CudaError.SUCCESS
+    first = stored_address(probe_server, out)
+    workspace = probe_server.device.global_table.find(first)
+    assert workspace is not None and (workspace.name, workspace.base, workspace.size) == (WORKSPACE_NAME, first, 8)
+    assert first % PAGE_SIZE == 0 and not probe_server.device.global_arena.view(first, 8).any()  # released at the end
+    assert probe(probe_server, out, LaunchFlag.COOPERATIVE) == CudaError.SUCCESS
+    assert stored_address(probe_server, out) > first  # a new workspace: no two launches share one
+    assert probe(probe_server, out, LaunchFlag(0)) == CudaError.SUCCESS
+    assert stored_address(probe_server, out) == 0
+    assert probe_server.device.findings.sorted() == [] and probe_server.errors == []
+
+
+def test_a_cooperative_grid_larger_than_the_device_holds_fails_at_the_launch(probe_server):
+    out = malloc(probe_server, 8)
+    # Blocks of 1024 threads: one per multiprocessor, 40 multiprocessors.
+    assert probe(probe_server, out, LaunchFlag.COOPERATIVE, grid=41, block=1024) == CudaError.COOPERATIVE_LAUNCH_TOO_LARGE
+    (finding,) = probe_server.device.findings.sorted()
+    assert finding.kind == "invalid-launch"
+    assert finding.cause.startswith("the launch fails with cudaErrorCooperativeLaunchTooLarge: a cooperative launch of 41 blocks")
+    assert "at most 40 blocks of 1024 threads" in finding.cause
+    assert stored_address(probe_server, out) == 0  # it never ran
+    assert ask(probe_server, Op.SYNCHRONIZE, u32(Wait.DEVICE) + u64(0) + site("cudaDeviceSynchronize"))[0] == CudaError.SUCCESS

@@ -13,7 +13,7 @@ from gpurace.errors import UserError
 from gpurace.limits import Limits
 from gpurace.runtime import shim_build
 from gpurace.runtime.process import Program
-from gpurace.runtime.protocol import STICKY, STOP, MemoryKind, Op, VarFlag
+from gpurace.runtime.protocol import STICKY, STOP, MemoryKind, ObjectKind, Op, ResourceKind, VarFlag
 
 NVIDIA_RUNTIME = Path("/usr/local/cuda/lib64/libcudart.so.13")
 
@@ -81,10 +81,13 @@ def test_captured_output_and_signals():
 def test_the_shim_speaks_the_protocol_as_documented():
     """The C side's numbers are the Python side's (runtime/protocol.py is the contract)."""
     source = (shim_build.SHIM_SOURCES / "cudart.c").read_text()
-    numbers = {name: int(value) for name, value in re.findall(r"\b([A-Z_0-9]+) = (\d+)", source)}
+    every_file = "".join((shim_build.SHIM_SOURCES / name).read_text() for name in shim_build.SHIM_FILES if name.endswith((".c", ".h")))
+    numbers = {name: int(value) for name, value in re.findall(r"\b([A-Z_0-9]+) = (\d+)", every_file)}
     assert {op.name: op.value for op in Op} == {k[3:]: v for k, v in numbers.items() if k.startswith("OP_")}
     assert {k.name: k.value for k in MemoryKind} == {k[5:]: v for k, v in numbers.items() if k.startswith("KIND_")}
     assert {f.name: f.value for f in VarFlag} == {k[4:]: v for k, v in numbers.items() if k.startswith("VAR_")}
+    assert {k.name: k.value for k in ObjectKind} == {k[7:]: v for k, v in numbers.items() if k.startswith("OBJECT_")}
+    assert {k.name: k.value for k in ResourceKind} == {k[9:]: v for k, v in numbers.items() if k.startswith("RESOURCE_")}
     sticky = re.search(r"static int is_sticky\(cudaError_t e\) \{(.*?)\}", source, re.S).group(1)
     assert {int(n) for n in re.findall(r"e == (\d+)", sticky)} == set(STICKY)
     assert re.search(r"#define STOP \((-?\d+)\)", source).group(1) == str(STOP)

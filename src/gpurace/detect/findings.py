@@ -19,6 +19,11 @@ ERROR = "error"
 WARNING = "warning"
 PERFORMANCE = "performance"
 
+SAME_VALUE = "both threads wrote the same value"
+"""The cause of a write-write race whose two stores wrote equal bytes where they overlap: still a race under the
+PTX memory model, but one GPUVerify's convention calls benign, so it is reported as a warning
+(`Finding.same_value`) and `--benign-same-value` drops it."""
+
 
 @dataclass(frozen=True)
 class Site:
@@ -62,6 +67,9 @@ class Finding:
     # Under `gpurace exec`, the launch that first showed it:
     # {"index": 2, "kernel": "reduce", "grid": [...], "block": [...], "host": "prog.cu:41"}.
     launch: dict | None = None
+    # A data race between two stores that wrote the same bytes where they overlap (cause SAME_VALUE, a warning);
+    # a finding merged from several instances is one only if every instance was.
+    same_value: bool = False
 
     @property
     def key(self) -> tuple:
@@ -116,9 +124,14 @@ class FindingSet:
         self._by_key: dict[tuple, Finding] = {}
 
     def add(self, finding: Finding, count: int = 1) -> None:
+        """Add `count` instances of `finding`; an instance that is not a same-value race turns a same-value
+        finding of the same key into an ordinary one, with that instance as its example."""
         existing = self._by_key.get(finding.key)
         if existing is None:
             finding.count = count
+            self._by_key[finding.key] = finding
+        elif existing.same_value and not finding.same_value:
+            finding.count = existing.count + count
             self._by_key[finding.key] = finding
         else:
             existing.count += count

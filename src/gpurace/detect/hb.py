@@ -47,10 +47,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
+from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
 from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.rules import AccessFlags, Cause, batch_flags, cause_message, classify, scoped_op_name, severity_of
-from gpurace.detect.shadow import PageTable, Shadow
+from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow
+from gpurace.detect.written_values import byte_at, stored_words
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
 from gpurace.sim.memory import GLOBAL_BASE, Space
 
@@ -307,7 +308,10 @@ class HappensBeforeDetector:
             at = [s[k] if k < len(s) else None for s in seqs]
             rel = _objects(at)[inv]
             who = np.array([(r.thread, r.block, r.scope) if r is not None else (-1, -1, 0) for r in at], dtype=np.int64)[inv]
-            m = (who[:, 0] >= 0) & (threads != who[:, 0])
+            # A thread's own release counts too: its read-modify-write may have continued a sequence that
+            # other threads' releases head, and an acquire that reads its own write synchronises with them
+            # (PTX observation order runs through atomic read-modify-writes: cg grid.sync's arrival counter).
+            m = who[:, 0] >= 0
             narrow = m & (blocks != who[:, 1]) & ((who[:, 2] <= cluster) | narrow_read)
             for i in np.flatnonzero(narrow).tolist():
                 r = rel[i]
@@ -421,6 +425,7 @@ class HappensBeforeDetector:
         t = threads[lane_of_byte]
         clock = self.clock[t]
         cur_flags = np.full(nb, flags_word, dtype=np.int16)
+        words = stored_words(ev)
         # 1. against the history
         slots = [sh.w] + ([sh.r1, sh.r2] if write else [])
         for slot in slots:
@@ -430,9 +435,11 @@ class HappensBeforeDetector:
                 cand &= (slot["fl"][byte] & F_WRITE) != 0
             if cand.any():
                 k = np.flatnonzero(cand)
+                kl = lanes[lane_of_byte[k]]
                 self._check_pairs(
                     ev, space, byte[k], t[k], u[k], slot["c"][byte[k]], slot["ph"][byte[k]], slot["pc"][byte[k]],
-                    _unpack_flags(slot["fl"][byte[k]]), cur_flags[k], lanes[lane_of_byte[k]],
+                    _unpack_flags(slot["fl"][byte[k]]), cur_flags[k], kl,
+                    same_value=self._same_as_memory(ev, space, byte[k], kl, words) if slot is sh.w else None,
                 )
         # 2. within the batch: lanes of one instruction are unordered with each other
         if nb < 2 or bool((byte[1:] > byte[:-1]).all()):  # coalesced: no byte twice, no sort needed
@@ -447,9 +454,11 @@ class HappensBeforeDetector:
             diff = t[a] != t[b]
             if diff.any():
                 a, b = a[diff], b[diff]
+                la, lb = lanes[lane_of_byte[a]], lanes[lane_of_byte[b]]
                 self._check_pairs(
                     ev, space, byte[b], t[b], t[a], clock[a], self.phase[t[a]], np.full(len(a), ev.pc, np.int32),
-                    _unpack_flags(cur_flags[a]), cur_flags[b], lanes[lane_of_byte[b]], same_batch=True,
+                    _unpack_flags(cur_flags[a]), cur_flags[b], lb, same_batch=True,
+                    same_value=None if words is None else lambda i: words[la[i]] == words[lb[i]],
                 )
         # 3. update the history: the last lane per byte wins; reads keep the last two readers
         last = np.append(sb[1:] != sb[:-1], True)
@@ -497,7 +506,34 @@ class HappensBeforeDetector:
             ordered[rest] = [(k := know[tt]) is not None and k.knows(uu, cc, b, p, pn) for tt, uu, cc, b, p, pn in pairs]
         return ordered
 
-    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False) -> None:
+    def _same_as_memory(self, ev, space: int, byte: np.ndarray, lanes: np.ndarray, words: np.ndarray | None):
+        """The `same_value` test of pairs against the last write of each byte: the store's own byte against the
+        byte in memory, which is the last write's since the store has not taken effect yet (`written_values`).
+        None where values cannot be compared (not a store with known bytes, or no memory contents: a trace)."""
+        if words is None or not hasattr(self.mem, "bytes_at"):
+            return None
+
+        def same(i: np.ndarray) -> np.ndarray:
+            canon = self._canonical_many(space, byte[i])
+            own = byte_at(words[lanes[i]], canon - ev.addrs[lanes[i]])
+            return own == self.mem.bytes_at(canon)
+
+        return same
+
+    def _same_values(self, ev, idx: np.ndarray, flags_u: AccessFlags, flags_t: AccessFlags, same_value) -> np.ndarray:
+        """Which racing pairs `idx` are two stores (neither atomic) that wrote the same byte: `same_value(i)`
+        answers for the pairs `i` where it applies (None: for none)."""
+        same = np.zeros(len(idx), dtype=np.bool_)
+        if same_value is None or ev.kind != AccessKind.WRITE:
+            return same
+        stores = flags_u.write[idx] & ~flags_u.atomic[idx] & ~flags_t.atomic[idx]
+        if stores.any():
+            same[stores] = same_value(idx[stores])
+        return same
+
+    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False, same_value=None) -> None:
+        """Report the pairs (t's access in `ev`, u's earlier one) that race; `same_value(i)` says for pairs `i` of
+        two stores whether they wrote the same byte (None: not known)."""
         geo = self.geo
         flags_t = _unpack_flags(cur_words)
         same_block = geo.block_of[t] == geo.block_of[u]
@@ -512,24 +548,30 @@ class HappensBeforeDetector:
             idx = idx[~ordered]
         if len(idx) == 0:
             return
-        # one finding per (pc pair, cause); count the dynamic pairs
-        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64)], axis=1)
+        same = self._same_values(ev, idx, flags_u, flags_t, same_value)
+        # one finding per (pc pair, cause, same value); count the dynamic pairs
+        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), same.astype(np.int64)], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-        for (pcu, cz), f, n in zip(uk, first, counts):
+        for (pcu, cz, sv), f, n in zip(uk, first, counts):
             i = idx[f]
-            self._report(ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n))
+            self._report(
+                ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
+                same=bool(sv),
+            )
 
-    def _report(self, ev, space: int, byte: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int) -> None:
+    def _report(self, ev, space: int, byte: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int, same: bool = False) -> None:
         program, geo = self.ctx.program, self.geo
         op_u = _op_name(program.instructions[pc_u], bool(fu.write[0]))
         op_t = _op_name(program.instructions[ev.pc], ev.kind != AccessKind.READ)
         first = make_site(program, geo, pc_u, u, op_u, _scope_name(int(fu.scope[0])))
         second = make_site(program, geo, ev.pc, t, op_t, ev.scope if ev.strong else None)
-        text = self._cause_text(cause, t, u, pc_u, ev)
+        text = SAME_VALUE if same else self._cause_text(cause, t, u, pc_u, ev)
         canonical = self._canonical(space, byte)
         address = describe_address(self.mem, canonical)
         space_name = "shared" if space == Space.SHARED else "global"
-        self.findings.add(Finding("data-race", severity_of(cause), text, (first, second), space=space_name, address=address), count)
+        severity = WARNING if same else severity_of(cause)
+        finding = Finding("data-race", severity, text, (first, second), space=space_name, address=address, same_value=same)
+        self.findings.add(finding, count)
 
     def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:
         program, geo = self.ctx.program, self.geo
@@ -552,6 +594,15 @@ class HappensBeforeDetector:
             where = ins.where()
             return cause_message(cause, where=where)
         return cause_message(cause)
+
+    def _canonical_many(self, space: int, byte: np.ndarray) -> np.ndarray:
+        """`_canonical` of an array of dense byte indices (uint64)."""
+        byte = np.asarray(byte, dtype=np.int64)
+        if space == Space.SHARED:
+            stride = self.mem.shared.stride
+            return (np.uint64(1 << 62) | ((byte // stride).astype(np.uint64) << np.uint64(32)) | (byte % stride).astype(np.uint64))
+        page = self.global_pages.page_of_slot[byte >> PAGE_SHIFT]
+        return np.uint64(GLOBAL_BASE) + ((page << PAGE_SHIFT) | (byte & PAGE_MASK)).astype(np.uint64)
 
     def _canonical(self, space: int, byte: int) -> int:
         if space == Space.SHARED:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.findings import Finding, FindingSet, describe_address, make_site
+from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
 from gpurace.detect.rules import (
     BLOCK_SCOPES,
     NO_SCOPE,
@@ -35,7 +35,8 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.segments import pairs_in_runs, run_bounds, shared_by_threads, split_segments
+from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, shared_by_threads, split_segments
+from gpurace.detect.written_values import span, stored_words
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
 from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
@@ -149,6 +150,9 @@ class IntervalDetector:
         self._g_tmin = np.zeros(0, dtype=np.int64)
         self._g_tmax = np.zeros(0, dtype=np.int64)
         self._g_seq = np.zeros(0, dtype=np.int64)
+        # the bytes every store of the row wrote (`_g_uni`: all known and equal), for same-value races
+        self._g_val = np.zeros(0, dtype=np.uint64)
+        self._g_uni = np.zeros(0, dtype=np.bool_)
 
     @staticmethod
     def applies(program: Program) -> bool:
@@ -189,6 +193,7 @@ class IntervalDetector:
             self._pending_repeats = True
         self._pending_pcs.add(batch.pc)
         n = len(batch.threads)
+        words = stored_words(batch)
         self._pending.append(
             (
                 np.asarray(batch.threads, dtype=np.int64),
@@ -196,6 +201,8 @@ class IntervalDetector:
                 np.full(n, batch.size, dtype=np.uint64),
                 np.full(n, batch.pc, dtype=np.int64),
                 np.full(n, batch.seq, dtype=np.int64),
+                np.zeros(n, dtype=np.uint64) if words is None else words,
+                np.full(n, words is not None, dtype=np.bool_),
             )
         )
 
@@ -213,27 +220,29 @@ class IntervalDetector:
         repeats = self._pending_repeats
         if mine.all():
             self._pending, self._pending_pcs, self._pending_repeats = [], set(), False
-            thread, addr, size, pc, seq = cols
+            thread, addr, size, pc, seq, val, known = cols
         else:
             self._pending = [tuple(c[~mine] for c in cols)]
-            thread, addr, size, pc, seq = (c[mine] for c in cols)
+            thread, addr, size, pc, seq, val, known = (c[mine] for c in cols)
         if len(thread) == 0:
             return
         if repeats:
             # one record per distinct (thread, address range, instruction), keeping its first execution:
-            # records are buffered in event order and lexsort is stable, so the first comes first
+            # records are buffered in event order and lexsort is stable, so the first comes first; its
+            # value stays known only if every execution stored the same bytes
             order = np.lexsort((pc, size, addr, thread))
-            thread, addr, size, pc, seq = (c[order] for c in (thread, addr, size, pc, seq))
+            thread, addr, size, pc, seq, val, known = (c[order] for c in (thread, addr, size, pc, seq, val, known))
             begin, _ = run_bounds(_runs(thread, addr, size, pc))
-            thread, addr, size, pc, seq = (c[begin] for c in (thread, addr, size, pc, seq))
+            known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
+            thread, addr, size, pc, seq, val = (c[begin] for c in (thread, addr, size, pc, seq, val))
         maybe = shared_by_threads(thread, addr, size)
         if maybe.any():
-            self._check_same_block(thread[maybe], addr[maybe], size[maybe], pc[maybe], seq[maybe])
+            self._check_same_block(*(c[maybe] for c in (thread, addr, size, pc, seq, val, known)))
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
         if glob.any():
-            self._check_other_blocks(thread[glob], addr[glob], size[glob], pc[glob], seq[glob])
+            self._check_other_blocks(*(c[glob] for c in (thread, addr, size, pc, seq, val, known)))
 
-    def _check_same_block(self, thread, addr, size, pc, seq) -> None:
+    def _check_same_block(self, thread, addr, size, pc, seq, val, known) -> None:
         """Conflicts between threads of one block within the interval just closed."""
         geo = self.geometry
         segs = split_segments(geo.block_of[thread], addr, addr + size)
@@ -257,6 +266,14 @@ class IntervalDetector:
         ta, tb, distinct, cross_warp = _choose_example(tmin[i], tmax[i], tmin[j], tmax[j], geo.warp_of)
         cause = classify(fa, fb, True, ~cross_warp, self.ctx.model)
         racy = (fa.write | fb.write) & (cause != Cause.NONE)
+        same = np.zeros(len(i), dtype=np.bool_)
+        stores = racy & fa.write & fb.write & ~fa.atomic & ~fb.atomic
+        if stores.any():
+            # a group stored one known value on its segment when all its stores did and they agree
+            r_val = _segment_bytes(segs, val, addr, addr + size)[o]
+            vmin = np.minimum.reduceat(r_val, begin)
+            uniform = np.logical_and.reduceat(known[segs.rec][o], begin) & (vmin == np.maximum.reduceat(r_val, begin))
+            same = stores & uniform[i] & uniform[j] & (vmin[i] == vmin[j])
         self_pair = i == j
         count = np.where(
             self_pair,
@@ -279,14 +296,16 @@ class IntervalDetector:
         all_counts = np.concatenate([count[racy], -np.ones(len(same_thread_keys), dtype=np.int64)])
         ukeys, inverse = np.unique(all_keys, return_inverse=True)
         totals = np.bincount(inverse, weights=all_counts, minlength=len(ukeys)).astype(np.int64)
+        # a finding is a same-value race only if every racing group pair of its two instructions is one
+        differ = np.bincount(inverse[: int(racy.sum())], weights=(distinct & ~same)[racy], minlength=len(ukeys)) > 0
 
         cand = np.flatnonzero(racy & distinct)
         if len(cand) == 0:
             return
         cand = cand[np.lexsort((~cross_warp[cand], keys[cand]))]
         firsts = cand[np.append(True, keys[cand][1:] != keys[cand][:-1])]
-        total_of = totals[np.searchsorted(ukeys, keys[firsts])]
-        for row, total in zip(firsts, total_of):
+        at = np.searchsorted(ukeys, keys[firsts])
+        for row, total, benign in zip(firsts, totals[at], ~differ[at]):
             if total <= 0:
                 continue
             a_first = seqmin[i[row]] <= seqmin[j[row]] if not self_pair[row] else True
@@ -298,9 +317,10 @@ class IntervalDetector:
                 int(gstart[i[row]]),
                 bool(shared[i[row]]),
                 int(total),
+                bool(benign),
             )
 
-    def _check_other_blocks(self, thread, addr, size, pc, seq) -> None:
+    def _check_other_blocks(self, thread, addr, size, pc, seq, val, known) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now)."""
         block_of = self.geometry.block_of
         if len(self._g_start) == 0 and not (self._alive > 0).any():
@@ -309,11 +329,12 @@ class IntervalDetector:
             several = shared_by_threads(block_of[thread], addr, size)
             if not several.any():
                 return
-            thread, addr, size, pc, seq = (c[several] for c in (thread, addr, size, pc, seq))
+            thread, addr, size, pc, seq, val, known = (c[several] for c in (thread, addr, size, pc, seq, val, known))
         # new items: one per (start, size, instruction)
         o = np.lexsort((thread, pc, size, addr))
-        thread, addr, size, pc, seq = (c[o] for c in (thread, addr, size, pc, seq))
+        thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
         begin, _ = run_bounds(_runs(addr, size, pc))
+        vmin = np.minimum.reduceat(val, begin)
         new = (
             addr[begin],
             size[begin],
@@ -322,10 +343,12 @@ class IntervalDetector:
             np.minimum.reduceat(thread, begin),
             np.maximum.reduceat(thread, begin),
             np.minimum.reduceat(seq, begin),
+            vmin,
+            np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
         old = self._summary_near(new[0], new[0] + new[1])
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
-        start, size, pc, n, tmin, tmax, seq = both
+        start, size, pc, n, tmin, tmax, seq, val, uni = both
         is_new = np.arange(len(start)) < len(new[0])
         # only items that another block may overlap can race here; when some item spans blocks, the filter
         # sees each item as both its lowest and its highest block, so that it keeps the single-block items
@@ -338,7 +361,9 @@ class IntervalDetector:
         if not maybe.any():
             self._remember(new)
             return
-        start, size, pc, n, tmin, tmax, seq, is_new = (c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, is_new))
+        start, size, pc, n, tmin, tmax, seq, val, uni, is_new = (
+            c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, val, uni, is_new)
+        )
 
         segs = split_segments(np.zeros(len(start), dtype=np.int64), start, start + size)
         o = np.argsort(segs.seg, kind="stable")
@@ -352,14 +377,20 @@ class IntervalDetector:
         ta, tb, _, cross_block = _choose_example(tmin[i], tmax[i], tmin[j], tmax[j], block_of)
         cause = classify(fa, fb, False, False, self.ctx.model)
         racy = (fa.write | fb.write) & (cause != Cause.NONE) & cross_block
+        same = np.zeros(len(i), dtype=np.bool_)
+        stores = racy & fa.write & fb.write & ~fa.atomic & ~fb.atomic
+        if stores.any():
+            seg_val = _segment_bytes(segs, val, start, start + size)[o]
+            same = stores & uni[i] & uni[j] & (seg_val[ri] == seg_val[rj])
         count = np.where(i == j, n[i] - 1, np.minimum(n[i], n[j])) * (first[ri] | first[rj])
         keys = self._pair_keys(pa, pb, np.zeros(len(pa), dtype=np.bool_))
         rows = np.flatnonzero(racy)
         if len(rows):
             ukeys, inverse = np.unique(keys[rows], return_inverse=True)
             totals = np.bincount(inverse, weights=count[rows], minlength=len(ukeys)).astype(np.int64)
+            differ = np.bincount(inverse, weights=~same[rows], minlength=len(ukeys)) > 0
             firsts = rows[np.unique(inverse, return_index=True)[1]]
-            for row, total in zip(firsts, totals):
+            for row, total, benign in zip(firsts, totals, ~differ):
                 self._report(
                     (int(pa[row]), int(ta[row])),
                     (int(pb[row]), int(tb[row])),
@@ -368,6 +399,7 @@ class IntervalDetector:
                     int(seg_start[ri[row]]),
                     False,
                     int(total),
+                    bool(benign),
                 )
         self._remember(new)
 
@@ -375,7 +407,7 @@ class IntervalDetector:
 
     def _summary_near(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
         """Summary rows that may overlap any of the ranges [start, end)."""
-        cols = (self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq)
+        cols = self._summary()
         if len(self._g_start) == 0:
             return cols
         widest = np.uint64(self._g_size.max())
@@ -393,22 +425,26 @@ class IntervalDetector:
         if (self._alive > 0).any():
             self._summary_merge(new)
 
+    def _summary(self) -> tuple[np.ndarray, ...]:
+        """The summary's columns, in the order of the items `_check_other_blocks` builds."""
+        return (
+            self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq, self._g_val,
+            self._g_uni,
+        )
+
     def _summary_merge(self, new: tuple[np.ndarray, ...]) -> None:
         """Fold the closed interval's global items into the summary (one row per start, size and instruction)."""
-        start, size, pc, n, tmin, tmax, seq = (
-            np.concatenate([a, b])
-            for a, b in zip(
-                (self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq), new
-            )
-        )
+        start, size, pc, n, tmin, tmax, seq, val, uni = (np.concatenate([a, b]) for a, b in zip(self._summary(), new))
         o = np.lexsort((pc, size, start))
-        start, size, pc, n, tmin, tmax, seq = (c[o] for c in (start, size, pc, n, tmin, tmax, seq))
+        start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
         begin, _ = run_bounds(_runs(start, size, pc))
         self._g_start, self._g_size, self._g_pc = start[begin], size[begin], pc[begin]
         self._g_n = np.add.reduceat(n, begin)
         self._g_tmin = np.minimum.reduceat(tmin, begin)
         self._g_tmax = np.maximum.reduceat(tmax, begin)
         self._g_seq = np.minimum.reduceat(seq, begin)
+        self._g_val = np.minimum.reduceat(val, begin)
+        self._g_uni = np.logical_and.reduceat(uni, begin) & (self._g_val == np.maximum.reduceat(val, begin))
 
     # ------------------------------------------------------------------ findings
 
@@ -418,19 +454,21 @@ class IntervalDetector:
         lo, hi = np.minimum(pa, pb), np.maximum(pa, pb)
         return (lo * np.int64(1 << 31) + hi) * 2 + shared.astype(np.int64)
 
-    def _report(self, a, b, a_first: bool, cause: Cause, address: int, shared: bool, count: int) -> None:
-        """Add one finding for the access pairs of instructions a and b ((pc, example thread) each)."""
+    def _report(self, a, b, a_first: bool, cause: Cause, address: int, shared: bool, count: int, same: bool) -> None:
+        """Add one finding for the access pairs of instructions a and b ((pc, example thread) each); `same`: every
+        racing pair of them was two stores of the same bytes."""
         if not a_first:
             a, b = b, a
         program, geo, pcs = self.program, self.geometry, self.pcs
         sites = tuple(make_site(program, geo, pc, g, pcs.op[pc], pcs.scope_name[pc]) for pc, g in (a, b))
         finding = Finding(
             kind="data-race",
-            severity=severity_of(cause),
-            cause=self._cause_text(cause, a, b, sites),
+            severity=WARNING if same else severity_of(cause),
+            cause=SAME_VALUE if same else self._cause_text(cause, a, b, sites),
             sites=sites,
             space="shared" if shared else "global",
             address=describe_address(self.ctx.memory, address),
+            same_value=same,
         )
         self.findings.add(finding, count)
 
@@ -448,3 +486,16 @@ class IntervalDetector:
             return cause_message(cause, where=program.where(plain_pc))
         return cause_message(cause)
 
+
+
+def _segment_bytes(segs: Segments, val: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The bytes each record stored (`val`, at [start, end)) within each of its segments, as `written_values.span`.
+
+    A record's segments are consecutive in `segs` and tile its range, so a
+    segment ends where the record's next one starts, or where the record ends.
+    """
+    rec = segs.rec
+    seg_end = end[rec].copy()
+    same_rec = np.flatnonzero(rec[1:] == rec[:-1])
+    seg_end[same_rec] = segs.start[same_rec + 1]
+    return span(val[rec], start[rec], segs.start, seg_end)

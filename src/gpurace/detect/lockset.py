@@ -282,14 +282,15 @@ class LocksetDetector(HappensBeforeDetector):
 
     # ------------------------------------------------------------------ race check
 
-    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch=False, ls_u=None) -> None:
+    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch=False, same_value=None, ls_u=None) -> None:
         if self.table is None:
-            super()._check_pairs(ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch)
+            super()._check_pairs(ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch, same_value)
             return
         geo = self.geo
         same_block = geo.block_of[t] == geo.block_of[u]
         same_warp = geo.warp_of[t] == geo.warp_of[u]
-        cause = classify(flags_u, _unpack_flags(cur_words), same_block, same_warp, self.model)
+        flags_t = _unpack_flags(cur_words)
+        cause = classify(flags_u, flags_t, same_block, same_warp, self.model)
         idx = np.flatnonzero(cause != Cause.NONE)
         if len(idx) == 0:
             return
@@ -315,12 +316,16 @@ class LocksetDetector(HappensBeforeDetector):
         if len(keep) == 0:
             return
         idx, ls_u, ls_t, locked = idx[keep], ls_u[keep], ls_t[keep], locked[keep]
-        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), locked.astype(np.int64)], axis=1)
+        same = self._same_values(ev, idx, flags_u, flags_t, same_value)
+        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), locked.astype(np.int64), same.astype(np.int64)], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-        for (pcu, cz, lk), f, n in zip(uk, first, counts):
+        for (pcu, cz, lk, sv), f, n in zip(uk, first, counts):
             i = idx[f]
             self._race = _LocksetRace(int(ls_u[f]), int(ls_t[f]), int(pcu)) if lk else None
-            self._report(ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n))
+            self._report(
+                ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
+                same=bool(sv),
+            )
         self._race = None
 
     def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:

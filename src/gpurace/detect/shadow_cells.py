@@ -6,13 +6,14 @@ application memory owns N shadow cells (N = 2, 4 or 8), and each cell
 describes one earlier access to that word: its thread, clock and barrier phase
 (what happens-before needs), its pc (for the report), its flags word (write,
 atomic, volatile and scope bits, as `hb` keeps them), and which bytes of the
-word it touched (offset 0-7 and size). The detector decides which access a
+word it touched (offset 0-7 and size), and for a store the bytes it wrote (so
+that a write-write race of equal bytes is told apart). The detector decides which access a
 full word forgets (`detect/tsan.py`); this module only holds the cells.
 
 The cells are 2-D NumPy arrays (word x cell), indexed by dense word numbers
 (`hb`'s dense byte index // 8: shared memory block by block, global memory
 through the page table), so a batch reads all cells of its words with one
-gather per field and writes its new cells with one scatter. A cell costs 24
+gather per field and writes its new cells with one scatter. A cell costs 33
 bytes; an empty cell has thread -1.
 """
 
@@ -37,6 +38,8 @@ class ShadowCells:
         "fl": np.int16,  # flags word (hb's F_WRITE, F_ATOMIC, F_VOLATILE and scope bits)
         "off": np.int8,  # first byte inside the word, 0-7
         "size": np.int8,  # bytes, 1-8
+        "v": np.uint64,  # the bytes a store wrote, its first byte lowest (`written_values`)
+        "vk": np.bool_,  # whether `v` is known: a store (`st`) of at most 8 bytes
     }
 
     def __init__(self, words: int, cells: int):
@@ -49,6 +52,8 @@ class ShadowCells:
         self.fl = np.zeros((words, cells), dtype=np.int16)
         self.off = np.zeros((words, cells), dtype=np.int8)
         self.size = np.zeros((words, cells), dtype=np.int8)
+        self.v = np.zeros((words, cells), dtype=np.uint64)
+        self.vk = np.zeros((words, cells), dtype=np.bool_)
 
     @property
     def nbytes(self) -> int:
@@ -63,8 +68,8 @@ class ShadowCells:
             setattr(self, name, new)
         self.words = words
 
-    def put(self, word, slot, t, c, ph, pc, fl, off, size) -> None:
-        """Store one access per (word, slot) pair (the pairs are distinct)."""
+    def put(self, word, slot, t, c, ph, pc, fl, off, size, v=None) -> None:
+        """Store one access per (word, slot) pair (the pairs are distinct); `v` the bytes each stored, if known."""
         self.t[word, slot] = t
         self.c[word, slot] = c
         self.ph[word, slot] = ph
@@ -72,3 +77,6 @@ class ShadowCells:
         self.fl[word, slot] = fl
         self.off[word, slot] = off
         self.size[word, slot] = size
+        self.vk[word, slot] = v is not None
+        if v is not None:
+            self.v[word, slot] = v

@@ -46,6 +46,7 @@ import numpy as np
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.hb import F_WRITE, SCOPE_SHIFT, HappensBeforeDetector, Release, _unpack_flags
 from gpurace.detect.shadow_cells import WORD, WORD_SHIFT, ShadowCells
+from gpurace.detect.written_values import span, stored_words
 from gpurace.errors import UserError
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind
 
@@ -126,13 +127,15 @@ class TsanDetector(HappensBeforeDetector):
         word = start >> WORD_SHIFT
         off = start & (WORD - 1)
         cells = self._shadow_cells(space, int(word.max()) + 1)
-        self._against_cells(ev, space, cells, word, off, piece, t, write, flags_word)
+        words = stored_words(ev)
+        values = None if words is None else words[lanes[owner]]
+        self._against_cells(ev, space, cells, word, off, piece, t, write, flags_word, values)
         device_atomics = ev.kind == AccessKind.ATOMIC and scope >= SCOPE_RANK["gpu"]  # exempt among themselves
         if write and not device_atomics:
-            self._within_batch(ev, space, start, t, flags_word)
-        self._store(ev, cells, start, word, off, piece, t, flags_word)
+            self._within_batch(ev, space, start, t, flags_word, values)
+        self._store(ev, cells, start, word, off, piece, t, flags_word, values)
 
-    def _against_cells(self, ev, space, cells: ShadowCells, word, off, piece: int, t, write: bool, flags_word: int) -> None:
+    def _against_cells(self, ev, space, cells: ShadowCells, word, off, piece: int, t, write: bool, flags_word: int, values) -> None:
         """Step 1: every lane against every non-empty cell of its word."""
         ct = cells.t[word]
         coff = cells.off[word].astype(np.int64)
@@ -145,12 +148,24 @@ class TsanDetector(HappensBeforeDetector):
         k, j = np.nonzero(hit)
         w = word[k]
         byte = (w << WORD_SHIFT) + np.maximum(off[k], coff[k, j])
+        same_value = None
+        if values is not None:
+
+            def same_value(i: np.ndarray) -> np.ndarray:
+                """The two stores wrote the same bytes where they overlap (the cell's store's bytes, if known)."""
+                ki, ji, wi = k[i], j[i], w[i]
+                mine, theirs = off[ki], coff[ki, ji]
+                lo = np.maximum(mine, theirs)
+                hi = np.minimum(mine + piece, theirs + cells.size[wi, ji])
+                equal = span(values[ki], mine, lo, hi) == span(cells.v[wi, ji], theirs, lo, hi)
+                return cells.vk[wi, ji] & equal
+
         self._check_pairs(
             ev, space, byte, t[k], ct[k, j].astype(np.int64), cells.c[w, j], cells.ph[w, j], cells.pc[w, j],
-            _unpack_flags(cells.fl[w, j]), np.full(len(k), flags_word, dtype=np.int16), k,
+            _unpack_flags(cells.fl[w, j]), np.full(len(k), flags_word, dtype=np.int16), k, same_value=same_value,
         )
 
-    def _within_batch(self, ev, space, start, t, flags_word: int) -> None:
+    def _within_batch(self, ev, space, start, t, flags_word: int, values) -> None:
         """Step 1 within the batch: lanes of one instruction are unordered with each other.
 
         Every lane of a batch accesses the same number of naturally aligned bytes, so two lanes
@@ -168,21 +183,23 @@ class TsanDetector(HappensBeforeDetector):
         self._check_pairs(
             ev, space, start[b], t[b], t[a], self.clock[t[a]], self.phase[t[a]], np.full(len(a), ev.pc, np.int32),
             _unpack_flags(flags), flags, b, same_batch=True,
+            same_value=None if values is None else lambda i: values[a[i]] == values[b[i]],
         )
 
-    def _store(self, ev, cells: ShadowCells, start, word, off, piece: int, t, flags_word: int) -> None:
+    def _store(self, ev, cells: ShadowCells, start, word, off, piece: int, t, flags_word: int, values) -> None:
         """Step 2: store every lane's access, lanes of one word in batch order."""
         keep = self._last_per_bytes(start)
         if keep is not None:
             word, off, t = word[keep], off[keep], t[keep]
+            values = None if values is None else values[keep]
         rank = _rank_within(word)
         top = int(rank.max()) if len(rank) else -1
         if top == 0:  # every lane on a word of its own: one step
-            self._store_rank(ev, cells, word, off, piece, t, flags_word)
+            self._store_rank(ev, cells, word, off, piece, t, flags_word, values)
             return
         for r in range(top + 1):
             sel = np.flatnonzero(rank == r)
-            self._store_rank(ev, cells, word[sel], off[sel], piece, t[sel], flags_word)
+            self._store_rank(ev, cells, word[sel], off[sel], piece, t[sel], flags_word, None if values is None else values[sel])
 
     def _last_per_bytes(self, start: np.ndarray) -> np.ndarray | None:
         """Indices (in batch order) of the last N lanes on each starting byte; None when no byte has more."""
@@ -197,7 +214,7 @@ class TsanDetector(HappensBeforeDetector):
             return None
         return np.sort(order[from_end < self.ncells])
 
-    def _store_rank(self, ev, cells: ShadowCells, word, off, piece: int, t, flags_word: int) -> None:
+    def _store_rank(self, ev, cells: ShadowCells, word, off, piece: int, t, flags_word: int, values) -> None:
         """Store accesses to distinct words: subsumed own cell, else empty, else happens-before, else random."""
         ct = cells.t[word]
         coff = cells.off[word].astype(np.int64)
@@ -221,7 +238,7 @@ class TsanDetector(HappensBeforeDetector):
             slot[full[known]] = before[known].argmax(axis=1)
             evict = full[~known]
             slot[evict] = self.rng.integers(n, size=len(evict))
-        cells.put(word, slot, t, self.clock[t], self.phase[t], ev.pc, flags_word, off, piece)
+        cells.put(word, slot, t, self.clock[t], self.phase[t], ev.pc, flags_word, off, piece, values)
 
 
 def _subsumed_by(old_flags: np.ndarray, new_flags: int) -> np.ndarray:

@@ -82,6 +82,7 @@ def _finding(f: Finding, checked: str | None) -> dict:
         "severity": f.severity,
         "space": f.space,
         "cause": f.cause,
+        "same_value": f.same_value,
         "count": int(f.count),
         "accesses": [_access(s, checked) for s in f.sites],
         "address": _address(f.address),
@@ -144,6 +145,7 @@ def _read_finding(d: dict) -> Finding:
         input=d.get("input"),
         schedule=d.get("schedule"),
         launch=d.get("launch"),
+        same_value=bool(d.get("same_value", False)),
     )
 
 

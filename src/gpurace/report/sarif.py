@@ -110,6 +110,8 @@ def _result(f: Finding, rule_index: int, checked: str | None) -> dict:
         result["properties"]["allocation"] = f.address.allocation
         result["properties"]["offset"] = int(f.address.offset)
         result["properties"]["location"] = format_address(f.address)
+    if f.same_value:
+        result["properties"]["same_value"] = True
     if f.input is not None:
         result["properties"]["input"] = plain(f.input)
     if f.schedule is not None:

@@ -42,6 +42,7 @@ from gpurace.detect.findings import ERROR, PERFORMANCE, WARNING, Finding, Site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.debuginfo import display_path, read_named_source
 from gpurace.frontend.ptx.ir import SourceLoc
+from gpurace.report.benign import STAT as SAME_VALUE_DROPPED
 from gpurace.report.locations import frames, function_label
 from gpurace.report.model import (
     SEVERITY_RANK,
@@ -157,7 +158,8 @@ def schedules_summary(report: Report) -> Text:
 
 def summary(report: Report) -> Text:
     """`2 errors, 1 warning in reduce (grid 1x1x1, block 256x1x1)`, or `no issues found in ...`, followed by
-    `(3 suppressed)` when a suppressions file took findings out (`report.suppressions`).
+    `(3 suppressed)` when a suppressions file took findings out (`report.suppressions`), and
+    `(2 same-value races dropped)` when `--benign-same-value` did (`report.benign`).
 
     Under an input search, a grid or block that was searched reads `grid searched`.
     """
@@ -168,6 +170,8 @@ def summary(report: Report) -> Text:
         where += f" (grid {grid}, block {block})"
     if report.stats.get("suppressed"):
         where += f" ({report.stats['suppressed']} suppressed)"
+    if report.stats.get(SAME_VALUE_DROPPED):
+        where += f" ({plural(report.stats[SAME_VALUE_DROPPED], 'same-value race')} dropped)"
     if report.clean:
         return Text("no issues found" + where, style="bold green")
     counts: dict[str, int] = {}

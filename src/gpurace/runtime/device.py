@@ -111,6 +111,7 @@ class Device:
         self.launches = 0
         self.checked_launches = 0
         self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_CLOCK_HZ)
+        self.textures: dict[int, object] = {}  # live texture and surface objects by handle (`sim.textures`)
         self.heap = Heap(self.global_arena)
         self._kernels: dict[str, int] = {}
         for index, module in enumerate(self.modules):
@@ -255,6 +256,7 @@ class Device:
     def reset(self, site: WireSite) -> None:
         """`cudaDeviceReset` at `site`: every allocation freed (without findings), variables back to their initial values."""
         self.heap.free_all(site)
+        self.textures.clear()
         for arena, alloc, initial in self._initial:
             view = arena.view(alloc.base, alloc.size)
             view[:] = 0

@@ -33,18 +33,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpurace.check import check
 from gpurace.detect.findings import ERROR, Finding
 from gpurace.detect.initcheck import GlobalInitCheck
+from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
 from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
+from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
 from gpurace.sim.memory import DeviceMemory
+from gpurace.sim.memory.layout import PAGE_SIZE, Allocation
 from gpurace.words import plural
 
 # What each kind of finding does to a real launch: faults end the kernel with these errors; races and the
@@ -91,11 +96,13 @@ def launch_record(device: Device, mangled: str, grid, block, site: HostFrame) ->
 
 def run_launch(
     device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
-    params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (),
+    params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (), cooperative: bool = False,
 ) -> tuple[int, dict]:
     """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
     `cudaError_t` the program gets for it, and the launch as its findings name it (`launch_record`).
-    `sinks` watch its run (the first schedule's, when checked).
+    `sinks` watch its run (the first schedule's, when checked). A `cooperative` launch
+    (`cudaLaunchCooperativeKernel`) gets a grid workspace of its own, and fails with
+    `cudaErrorCooperativeLaunchTooLarge` when its blocks cannot all be resident (`sim.cooperative`).
 
     `device.launches` already counts this launch. A launch the simulator
     cannot run raises a UserError (the program is then stopped).
@@ -103,11 +110,17 @@ def run_launch(
     launch = launch_record(device, mangled, grid, block, site)
     left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
+    too_many = _not_coresident(device, mangled, grid, block, shared_bytes) if cooperative and invalid is None else None
     if invalid is not None:
-        findings = [_launch_error(invalid, site)]
+        findings = [_launch_error("cudaErrorInvalidConfiguration", invalid, site)]
         status = CudaError.INVALID_CONFIGURATION
+    elif too_many is not None:
+        findings = [_launch_error("cudaErrorCooperativeLaunchTooLarge", too_many, site)]
+        status = CudaError.COOPERATIVE_LAUNCH_TOO_LARGE
     else:
-        findings, steps = _execute(device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None)
+        findings, steps = _execute(
+            device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None, cooperative=cooperative
+        )
         device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
     if left_out_by is None:
@@ -120,12 +133,46 @@ def run_launch(
     return status, launch
 
 
+def _not_coresident(device: Device, mangled: str, grid, block, shared_bytes: int) -> str | None:
+    """Why a cooperative launch cannot have all its blocks resident on the virtual device, or None."""
+    attributes = device.kernel_attributes(mangled)
+    static = attributes.static_shared_bytes if attributes is not None else 0
+    return too_large(grid, block, static + shared_bytes)
+
+
 def _execute(
-    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool
+    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool,
+    cooperative: bool,
 ) -> tuple[list[Finding], int]:
     """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
     command) or only simulated. The findings, of which the simulator's own decide the launch's CUDA error, and
-    the scheduler steps of the run whose memory the program keeps (its simulated time)."""
+    the scheduler steps of the run whose memory the program keeps (its simulated time).
+
+    A cooperative launch's grid workspace is placed in the global arena for this launch alone (a new address,
+    so two launches never share one), and its page goes back to the system when the launch ends."""
+    workspace = _place_workspace(device) if cooperative else None
+    try:
+        return _run(device, mangled, grid, block, shared_bytes, params, sinks, checked, workspace)
+    finally:
+        if workspace is not None:
+            device.global_arena.release(workspace.base, PAGE_SIZE)
+
+
+def _place_workspace(device: Device) -> Allocation:
+    """A fresh grid workspace at the start of a page of the global arena (`sim.cooperative`)."""
+    try:
+        workspace = device.global_table.place(WORKSPACE_NAME, WORKSPACE_BYTES, PAGE_SIZE)
+    except MemoryError:
+        raise UserError("the simulated device's global memory has no room left for a cooperative launch's grid workspace") from None
+    device.global_arena.view(workspace.base, WORKSPACE_BYTES)[:] = np.frombuffer(workspace_bytes(), dtype=np.uint8)
+    return workspace
+
+
+def _run(
+    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], checked: bool,
+    workspace: Allocation | None,
+) -> tuple[list[Finding], int]:
+    """`_execute`'s run, with the grid workspace of a cooperative launch (None: not cooperative)."""
     module = device.module_of(mangled)
     memory = DeviceMemory(
         device.global_table,
@@ -133,11 +180,13 @@ def _execute(
         device.const_table,
         device.const_store,
         symbols={name: (a.space, a.base) for name, a in device.variables[device.modules.index(module)].items()},
+        textures=device.textures,
     )
     init_check = GlobalInitCheck(device.heap.written)
     launch = dict(
-        kernel=mangled, grid=grid, block=block, args=DeviceArgs(memory, params), shared_bytes=shared_bytes,
-        limits=device.limits, sinks=[init_check, *sinks],
+        kernel=mangled, grid=grid, block=block, shared_bytes=shared_bytes, limits=device.limits, sinks=[init_check, *sinks],
+        args=DeviceArgs(memory, params, grid_workspace=workspace.base if workspace is not None else 0),
+        cooperative=workspace is not None,
     )  # fmt: skip
     if checked:
         report = check(module, **launch, **device.check_options)
@@ -181,11 +230,11 @@ def invalid_configuration(grid, block, shared_bytes: int, shared_optin_bytes: in
     return None
 
 
-def _launch_error(why: str, site: HostFrame) -> Finding:
+def _launch_error(error: str, why: str, site: HostFrame) -> Finding:
     return Finding(
         "invalid-launch",
         ERROR,
-        f"the launch fails with cudaErrorInvalidConfiguration: {why}",
+        f"the launch fails with {error}: {why}",
         (site.site(),),
         space=None,
     )

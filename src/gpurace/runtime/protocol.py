@@ -58,9 +58,9 @@ translation unit.
 | MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | - (status 0: the shim copies) |
 | MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | - (status 0: the shim copies) |
 | MEMSET | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site (`cudaMemset` is one row: pitch = width = count, height 1) | - (status 0: the shim sets) |
-| LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream`, site, `u32 length` + parameter bytes | what the kernel printed (UTF-8, the whole payload) |
+| LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream, u32 flags (LaunchFlag)`, site, `u32 length` + parameter bytes | what the kernel printed (UTF-8, the whole payload) |
 | SYNCHRONIZE | `u32 what (Wait), u64 handle` (the stream or event; 0 for the device), site | - |
-| STREAM_CREATE | `u64 handle, u32 flags` (the shim's new handle; `cudaStreamNonBlocking` = 1) | - |
+| STREAM_CREATE | `u64 handle, u32 flags` (the shim's new handle; `cudaStreamNonBlocking` = 1; `GRAPH_NODE_STREAM`: a stream the shim made to replay a graph's node, named so in findings) | - |
 | STREAM_DESTROY | `u64 handle` | - |
 | EVENT_RECORD | `u64 event, u64 stream` | - |
 | STREAM_WAIT_EVENT | `u64 stream, u64 event` | - |
@@ -70,6 +70,8 @@ translation unit.
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
 | HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
+| OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
+| OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -123,6 +125,24 @@ class Op(IntEnum):
     EVENT_ELAPSED = 17
     HOST_ACCESS = 18
     HOST_FLAGS = 19
+    OBJECT_CREATE = 40
+    OBJECT_DESTROY = 41
+
+
+class ObjectKind(IntEnum):
+    """What an OBJECT_CREATE makes."""
+
+    TEXTURE = 0  # cudaCreateTextureObject
+    SURFACE = 1  # cudaCreateSurfaceObject
+
+
+class ResourceKind(IntEnum):
+    """Where an object's texels are (`sim.textures.Resource.kind`): a CUDA array is allocated by the shim in
+    the global arena, row-major with pitch = width x texel size, so all three are global memory."""
+
+    ARRAY = 0
+    LINEAR = 1
+    PITCH2D = 2
 
 
 class Wait(IntEnum):
@@ -140,9 +160,20 @@ class MemoryKind(IntEnum):
     REGISTERED = 3  # cudaHostRegister: the program's own memory, page-locked and mapped for the device
 
 
+GRAPH_NODE_STREAM = 1 << 31
+"""A STREAM_CREATE flag: the stream is one the shim made to replay a node of a CUDA graph (shim/graphs.h), not
+one the program created; findings name it so, and the program's own streams keep their numbers."""
+
 HOST_MAPPED = 2
 """`cudaHostAllocMapped` and `cudaHostRegisterMapped`: with unified addressing every page-locked block is mapped,
 so cudaHostGetFlags reports this bit whatever the program asked for (as NVIDIA's runtime does)."""
+
+
+class LaunchFlag(IntFlag):
+    """How a LAUNCH runs: COOPERATIVE as `cudaLaunchCooperativeKernel` launches (`sim.cooperative`), or with
+    `cudaLaunchKernelEx`'s cudaLaunchAttributeCooperative."""
+
+    COOPERATIVE = 1
 
 
 class VarFlag(IntFlag):
@@ -185,6 +216,7 @@ class CudaError(IntEnum):
     INVALID_ADDRESS_SPACE = 717
     INVALID_PC = 718
     LAUNCH_FAILURE = 719
+    COOPERATIVE_LAUNCH_TOO_LARGE = 720
     NOT_SUPPORTED = 801
 
 
@@ -241,6 +273,9 @@ class Reader:
 
     def u64(self) -> int:
         return self._take("<Q")
+
+    def f32(self) -> float:
+        return self._take("<f")
 
     def dims(self) -> tuple[int, int, int]:
         return (self.u32(), self.u32(), self.u32())

@@ -30,6 +30,7 @@ from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
 from gpurace.runtime.protocol import (
+    GRAPH_NODE_STREAM,
     HEADER,
     HOST_FAULT,
     HOST_MAPPED,
@@ -37,8 +38,10 @@ from gpurace.runtime.protocol import (
     STICKY,
     STOP,
     CudaError,
+    LaunchFlag,
     MemcpyKind,
     MemoryKind,
+    ObjectKind,
     Op,
     Reader,
     VarFlag,
@@ -49,6 +52,7 @@ from gpurace.runtime.protocol import (
 from gpurace.runtime.protection import host_pages
 from gpurace.runtime.sites import at_where
 from gpurace.runtime.streams import Operation, Timeline
+from gpurace.runtime.texture_objects import read_object
 from gpurace.sim.printf import DeviceOutput
 
 _NEEDS_LIVE_CONTEXT = frozenset(
@@ -70,6 +74,7 @@ class DeviceServer:
         self.timeline = Timeline(device.describe_address, budget=device.limits.max_memory // 8)
         self.event_times: dict[int, float] = {}  # event handle -> the device's simulated time at its record
         self._protected_version = self.timeline.version
+        self.next_object = 0  # the last texture or surface object handle given out
         self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
         self._handlers = {
             Op.HELLO: self._hello,
@@ -91,6 +96,8 @@ class DeviceServer:
             Op.EVENT_ELAPSED: self._event_elapsed,
             Op.HOST_ACCESS: self._host_access,
             Op.HOST_FLAGS: self._host_flags,
+            Op.OBJECT_CREATE: self._object_create,
+            Op.OBJECT_DESTROY: self._object_destroy,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -255,7 +262,7 @@ class DeviceServer:
     # ------------------------------------------------------------------ launches and the context
 
     def _launch(self, r: Reader) -> bytes:
-        host_fun, grid, block, shared_bytes, stream = r.u64(), r.dims(), r.dims(), r.u64(), r.u64()
+        host_fun, grid, block, shared_bytes, stream, flags = r.u64(), r.dims(), r.dims(), r.u64(), r.u64(), LaunchFlag(r.u32())
         site, params = r.site(), r.bytes()
         name = self.functions.get(host_fun)
         if name is None:
@@ -267,7 +274,10 @@ class DeviceServer:
         footprint = LaunchFootprint(budget=self.device.limits.max_memory // 8)
         output = DeviceOutput()
         try:
-            status, launch = run_launch(self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output])
+            status, launch = run_launch(
+                self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output],
+                cooperative=LaunchFlag.COOPERATIVE in flags,
+            )  # fmt: skip
         except UserError as e:
             self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
             return encode_reply(STOP)
@@ -296,7 +306,7 @@ class DeviceServer:
 
     def _stream_create(self, r: Reader) -> bytes:
         handle, flags = r.u64(), r.u32()
-        self.timeline.create_stream(handle, non_blocking=bool(flags & 1))
+        self.timeline.create_stream(handle, non_blocking=bool(flags & 1), graph_node=bool(flags & GRAPH_NODE_STREAM))
         return encode_reply(CudaError.SUCCESS)
 
     def _stream_destroy(self, r: Reader) -> bytes:
@@ -347,6 +357,28 @@ class DeviceServer:
         if race is not None:
             self.device.findings.add(race)
         self.device.heap.protection.opened(address >> PAGE_SHIFT)
+        return encode_reply(CudaError.SUCCESS)
+
+    # ------------------------------------------------------------------ texture and surface objects
+
+    def _object_create(self, r: Reader) -> bytes:
+        """A texture or surface object over memory the shim has checked; its handle (never 0, never reused)."""
+        kind = ObjectKind(r.u32())
+        try:
+            obj = read_object(kind is ObjectKind.SURFACE, r)
+        except UserError as e:
+            site = r.site()
+            self.errors.append(f"{_prefix(self.device.source_lines.frame(site).where())}{site.call}: {e}")
+            return encode_reply(STOP)
+        except ValueError:
+            return encode_reply(CudaError.INVALID_VALUE)
+        self.next_object += 1
+        self.device.textures[self.next_object] = obj
+        return encode_reply(CudaError.SUCCESS, struct.pack("<Q", self.next_object))
+
+    def _object_destroy(self, r: Reader) -> bytes:
+        if self.device.textures.pop(r.u64(), None) is None:
+            return encode_reply(CudaError.INVALID_VALUE)
         return encode_reply(CudaError.SUCCESS)
 
     def _unsupported(self, r: Reader) -> bytes:

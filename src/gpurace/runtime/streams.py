@@ -123,8 +123,12 @@ class Timeline:
 
     # ------------------------------------------------------------------ streams and events
 
-    def create_stream(self, handle: int, non_blocking: bool) -> None:
-        """`cudaStreamCreate*` returned `handle` (a new stream, whatever an earlier one with that handle was)."""
+    def create_stream(self, handle: int, non_blocking: bool, graph_node: bool = False) -> None:
+        """`cudaStreamCreate*` returned `handle` (a new stream, whatever an earlier one with that handle was);
+        `graph_node`: a stream of the runtime's own, on which a node of a CUDA graph is replayed."""
+        if graph_node:
+            self.streams[handle] = self._new_stream("the stream of a graph node", blocking=not non_blocking)
+            return
         self._created += 1
         self.streams[handle] = self._new_stream(f"stream {self._created}", blocking=not non_blocking)
 

@@ -103,6 +103,7 @@ class Engine:
         max_steps: int = 2_000_000,
         progress: Callable[[RunStats], None] | None = None,
         limits: Limits | None = None,
+        grid_workspace: int = 0,
     ):
         from gpurace.sim.execute import decode_all
 
@@ -122,7 +123,8 @@ class Engine:
         self.findings = FindingSet()
         self.stats = RunStats()
         n = geometry.nthreads
-        self.state = ThreadState(program, geometry)
+        self.grid_workspace = grid_workspace  # its address in a cooperative launch, else 0 (`sim.cooperative`)
+        self.state = ThreadState(program, geometry, grid_workspace)
         self.calls = CallStack(n)
         self.pc = np.full(n, program.entry.entry, dtype=np.int64)
         self.status = np.zeros(n, dtype=np.int8)

@@ -45,7 +45,9 @@ class AccessBatch:
     `cas`, `exch`, ...) and `values` the value read (loads/atomics: old value)
     when the detector needs it to infer locks; `stored` the value written
     (stores, the new value of a `cas`) and `compare` the compare value of a
-    `cas` (it succeeded where `values == compare`).
+    `cas` (it succeeded where `values == compare`). A store's batch (`st`) is
+    delivered before the store takes effect, so memory still holds what the
+    last earlier write left there (`Memory.bytes_at`).
     """
 
     seq: int

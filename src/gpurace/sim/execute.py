@@ -17,8 +17,9 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations
+from gpurace.sim import annotations, texture_ops
 from gpurace.sim.alu import compile_alu
+from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
@@ -26,6 +27,7 @@ from gpurace.sim.memory import Space, from_generic, space_of, to_generic
 from gpurace.sim.printf import printf_handler
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
+from gpurace.sim.textures import SurfaceObject, TextureObject
 
 Handler = Callable[[np.ndarray], "int | None"]
 
@@ -562,9 +564,11 @@ class Decoder:
                 vals = readers[0](idx)
             else:
                 vals = np.stack([r(idx) for r in readers], axis=1)
+            # the detectors see the store before it takes effect: memory still holds what the last
+            # earlier write left, which tells a same-value write-write race (`Memory.bytes_at`)
+            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else None)
             mem.store(acc, esize, vals)
             eng.progress = True
-            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else None)
             return nxt
 
         return st
@@ -684,6 +688,26 @@ class Decoder:
 
     # ------------------------------------------------------------------ fences
 
+    # ------------------------------------------------------------------ textures and surfaces (sim.texture_ops)
+
+    def op_tex(self) -> Handler:
+        return texture_ops.tex(self)
+
+    def op_tld4(self) -> Handler:
+        return texture_ops.tld4(self)
+
+    def op_suld(self) -> Handler:
+        return texture_ops.suld(self)
+
+    def op_sust(self) -> Handler:
+        return texture_ops.sust(self)
+
+    def op_txq(self) -> Handler:
+        return texture_ops.query(self, TextureObject, "texture")
+
+    def op_suq(self) -> Handler:
+        return texture_ops.query(self, SurfaceObject, "surface")
+
     def op_membar(self) -> Handler:
         self.operands(0)
         level = self.one_of(("cta", "gl", "sys"), "level")
@@ -751,9 +775,10 @@ class Decoder:
         self.operands(0)
         eng = self.eng
         pc = self.pc
+        cause = "the kernel executed `trap` (abort)" + trap_hint(eng.grid_workspace != 0, eng.program)
 
         def trap(idx):
-            eng.report("trap", "the kernel executed `trap` (abort)", [eng.site(pc, int(idx[0]), "trap")], count=len(idx))
+            eng.report("trap", cause, [eng.site(pc, int(idx[0]), "trap")], count=len(idx))
             eng.stopped = "trap"
             return None
 

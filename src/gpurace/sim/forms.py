@@ -54,6 +54,12 @@ MODIFIERS: dict[str, frozenset[str]] = {
     "match": frozenset({"sync", "any", "all", "b32", "b64"}),
     "redux": frozenset({"sync", "add", "min", "max", "and", "or", "xor", "u32", "s32", "b32"}),
     "activemask": frozenset({"b32"}),
+    "tex": frozenset({"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms", "v4"}) | TYPES,
+    "tld4": frozenset({"r", "g", "b", "a", "2d", "a2d", "cube", "acube", "v4"}) | TYPES,
+    "suld": frozenset({"b", "1d", "2d", "3d", "a1d", "a2d", "trap", "clamp", "zero"}) | _VECTORS | TYPES,
+    "sust": frozenset({"b", "p", "1d", "2d", "3d", "a1d", "a2d", "trap", "clamp", "zero"}) | _VECTORS | TYPES,
+    "txq": frozenset({"width", "height", "depth", "b32"}),
+    "suq": frozenset({"width", "height", "depth", "b32"}),
     "cp": frozenset(
         {"async", "ca", "cg", "shared", "shared::cta", "global", "commit_group", "wait_group", "wait_all", "L2::cache_hint"}
     )

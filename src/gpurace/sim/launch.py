@@ -30,6 +30,7 @@ from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, Struc
 from gpurace.sim.args import AUTO, Resolver, copy_arg
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
+from gpurace.sim.cooperative import WORKSPACE_ALIGN, WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
 from gpurace.sim.budget import (
     check_constant_memory,
     check_footprint,
@@ -57,6 +58,7 @@ class DeviceArgs:
 
     memory: DeviceMemory
     params: bytes
+    grid_workspace: int = 0  # a cooperative launch's grid workspace, placed by the runtime (`sim.cooperative`)
 
 
 @dataclass
@@ -168,6 +170,8 @@ def simulate(
     defines=(),
     arch: str = DEFAULT_ARCH,
     limits: Limits | None = None,
+    cooperative: bool = False,
+    check_residency: bool = True,
 ) -> RunResult:
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
@@ -195,6 +199,11 @@ def simulate(
     engine, the wall-clock time and call depth. A launch past a limit, or past
     what CUDA allows (dimensions, shared memory per block, local memory per
     thread), is a UserError that names the option to change.
+
+    `cooperative` launches as `cudaLaunchCooperativeKernel` does (`sim.cooperative`): the launch gets a grid
+    workspace (a `DeviceArgs` launch brings its own, placed by the runtime), and a grid whose blocks cannot
+    all be resident is a UserError (not with `check_residency` False: the first run that measures automatic
+    dynamic shared memory runs with more of it than the launch has).
     """
     limits = (limits or Limits()).started()
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
@@ -212,7 +221,7 @@ def simulate(
     program = build_program(module, mangled)
     dynamic_shared = None
     if shared_bytes is None and not isinstance(args, DeviceArgs) and has_extern_shared(program.shared_vars):
-        first_run = dict(grid=grid, block=block, seed=seed, policy=policy, max_steps=max_steps, limits=limits)
+        first_run = dict(grid=grid, block=block, seed=seed, policy=policy, max_steps=max_steps, limits=limits, cooperative=cooperative)
         capacity = automatic_dynamic_bytes(program.shared_vars)
         dynamic_shared = _measure_dynamic_shared(module, mangled, args, global_vars, capacity, first_run)
         shared_bytes = dynamic_shared.bytes
@@ -222,10 +231,19 @@ def simulate(
     if device is None:
         launch = _resolve_inputs(module, fn, info, args, global_vars, np.random.default_rng(seed), nthreads, limits)
     _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits)
+    if cooperative and check_residency:
+        _check_coresident(program, grid, block, shared_bytes)
+    elif isinstance(args, DeviceArgs) and args.grid_workspace:
+        raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
     geometry = Geometry.create(grid, block)
     mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device)
     variables = place_module_variables(mem, module) if device is None else {}
+    workspace = 0
+    if cooperative:
+        workspace = args.grid_workspace if device is not None else _place_workspace(mem)
+        if not workspace:
+            raise RuntimeError("a cooperative launch on a device's memory needs the grid workspace the runtime placed")
     mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
     if program.entry.frame_size:
         mem.ensure_local(program.entry.frame_size)
@@ -247,6 +265,7 @@ def simulate(
         max_steps=max_steps,
         progress=progress,
         limits=limits,
+        grid_workspace=workspace,
     )
     engine.run()
 
@@ -269,6 +288,19 @@ def simulate(
     )
 
 
+def _check_coresident(program: Program, grid: Dims, block: Dims, shared_bytes: int) -> None:
+    """Refuse a cooperative launch whose blocks cannot all be resident at once (`sim.cooperative.too_large`)."""
+    static = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], 0).dynamic_base
+    why = too_large(grid, block, static + shared_bytes)
+    if why is not None:
+        raise UserError(f"--cooperative: {why}")
+
+
+def _place_workspace(mem: Memory) -> int:
+    """A fresh grid workspace for a cooperative launch, an allocation of its own; its address."""
+    return mem.allocate_global(WORKSPACE_NAME, WORKSPACE_BYTES, init=workspace_bytes(), align=WORKSPACE_ALIGN, symbol=False).base
+
+
 def _measure_dynamic_shared(module: Module, mangled: str, args, global_vars, capacity: int, launch: dict) -> SharedUsage:
     """Automatic dynamic shared memory (`sim.dynamic_shared`): a first run of the launch with `capacity` bytes per
     block and no detectors, on copies of the arguments, says how many bytes the kernel's indexing reaches."""
@@ -280,7 +312,9 @@ def _measure_dynamic_shared(module: Module, mangled: str, args, global_vars, cap
 
     copies = None if args is None else [copy_arg(a) for a in args]
     variables = None if global_vars is None else copy_arg(dict(global_vars))
-    simulate(module, kernel=mangled, args=copies, global_vars=variables, shared_bytes=capacity, sink_factory=track, **launch)
+    simulate(
+        module, kernel=mangled, args=copies, global_vars=variables, shared_bytes=capacity, sink_factory=track, check_residency=False, **launch
+    )
     return trackers[0].usage()
 
 

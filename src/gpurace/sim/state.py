@@ -28,6 +28,7 @@ from gpurace.frontend.ptx.ir import (
     Vec,
     type_size,
 )
+from gpurace.sim.cooperative import envreg_values
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.program import Program
 
@@ -77,7 +78,7 @@ def imm_bits(imm: Imm, ptx_type: str) -> int | bool:
 class ThreadState:
     """Registers, the carry flag, local frame bases and per-thread `.param` storage of every thread."""
 
-    def __init__(self, program: Program, geometry: Geometry):
+    def __init__(self, program: Program, geometry: Geometry, grid_workspace: int = 0):
         n = geometry.nthreads
         self.n = n
         self.program = program
@@ -90,6 +91,9 @@ class ThreadState:
         self.params: list[np.ndarray | None] = [None] * len(program.param_sizes)
         self.clock = 0  # scheduler steps so far; what %clock and %globaltimer read
         self._special = self._special_registers(geometry)
+        if grid_workspace:  # a cooperative launch: %envreg1/%envreg2 give its grid workspace (`sim.cooperative`)
+            for name, value in envreg_values(grid_workspace).items():
+                self._special[(name, None)] = np.full(n, value, dtype=np.uint32)
 
     def param_buffer(self, slot: int) -> np.ndarray:
         """Per-thread bytes of a `.param` slot (call arguments and returns), allocated on first use."""

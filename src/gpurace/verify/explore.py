@@ -44,6 +44,7 @@ from gpurace.frontend.ptx.ir import (
     type_size,
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
 from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
 
@@ -135,6 +136,10 @@ class Exploration:
     `inductions` are the (start, step, counter) of the induction variables
     assumed not to wrap, from which the queries state a fact the solver
     could only prove with nonlinear reasoning (`PairSolver`).
+    `function_addresses` names the device functions whose address the kernel
+    takes (the targets a function pointer can be proved to hold);
+    `local_escaped` is set once the address of local memory is stored to
+    other memory, after which a call may write the thread's local slots.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -145,6 +150,8 @@ class Exploration:
     unknown_pointers: list[Instruction] = field(default_factory=list)
     unmodelled: set[str] = field(default_factory=set)
     functions_run: int = 0
+    function_addresses: list[str] = field(default_factory=list)
+    local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
 
 
@@ -179,6 +186,11 @@ class Explorer:
             self.calls: tuple[str, ...] = (fn.name,)
         else:
             self.out = caller.out
+            # the callers' local memory, which a pointer argument may reach, and the widths of its slots
+            for name, var in caller.variables.items():
+                if var.space == "local":
+                    self.variables.setdefault(name, var)
+            self.widths.update({n: w for n, w in caller.widths.items() if n.startswith(LOCAL)})
             self.active_loops = list(caller.active_loops)
             self.pointer_params = caller.pointer_params
             self.calls = (*caller.calls, fn.name)
@@ -255,6 +267,8 @@ class Explorer:
         where = self._where(loop.header)
         key = self.loop_base + loop.header
         assigned = self._assigned(loop) & (self.live[loop.header] | {BAR})
+        if self._may_store(loop):
+            assigned |= {name for name in entry.regs if name.startswith(LOCAL)}
         heads: dict[str, Value] = {}
         for name in sorted(assigned):
             before = entry.regs.get(name) or self._undefined(name)
@@ -303,6 +317,14 @@ class Explorer:
         solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
         solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
         return solver.check() == z3.unsat
+
+    def _may_store(self, loop: Loop) -> bool:
+        """Whether the loop may write thread-private memory: it stores, or calls (its local slots may change)."""
+        for b in loop.blocks:
+            block = self.cfg.blocks[b]
+            if any(ins.opcode in ("st", "atom", "red", "call") for ins in self.fn.body[block.start : block.end]):
+                return True
+        return False
 
     def _assigned(self, loop: Loop) -> set[str]:
         out: set[str] = set()
@@ -570,8 +592,25 @@ class Explorer:
         width = 32 if ins.types and ins.types[0].endswith("32") else 64
         var = self.variables.get(name)
         if var is None:
+            fn = self.module.functions.get(name)
+            if fn is not None and not fn.is_entry:
+                return Value(fit(self._function_address(name), width))
             raise Unsupported(f"{ins.where()}: the address of `{name}` is not a variable verify knows")
         return Value(z3.BitVecVal(0, width), var.name)
+
+    def _function_address(self, name: str) -> z3.BitVecRef:
+        """A device function's address: a value shared by all threads, not null and unlike any other function's.
+
+        Its number is left open, as the linker chooses it: a comparison of
+        two function pointers (`f >= g`) can come out either way.
+        """
+        key = f"function {name}"
+        if key not in self.sym.table:
+            others = [self.sym.table[f"function {f}"].term for f in self.out.function_addresses]
+            term = self.sym.named(key, 64, "uniform")
+            self.out.assumptions.append(z3.Distinct(z3.BitVecVal(0, 64), *others, term))
+            self.out.function_addresses.append(name)
+        return self.sym.table[key].term
 
     def _object_for_variable(self, name: str) -> str | None:
         """The object a variable's accesses are judged on; None for thread-private (local) memory.
@@ -607,7 +646,15 @@ class Explorer:
             self.out.unmodelled.add("atomics")
         elif atomic or ins.semantics == "volatile":
             self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
+        slot = self._local_slot(state, addr)
+        if slot is not None:
+            return self._local_access(state, ins, slot, guard)
+        if ins.opcode in ("st", "atom") and len(ins.operands) > 1:
+            self._note_escape(state, ins.operands[-1], ins)
+        untraced = len(self.out.unknown_pointers)
         where = self._locate(state, addr, ins)
+        if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
+            state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
         if where is not None and space != "local":
             obj, offset = where
             size = _access_size(ins)
@@ -625,6 +672,95 @@ class Explorer:
             return state
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _local_slot(self, state: State, addr: Addr):
+        """(object, offset) when `addr` is in this function's thread-private memory, else None."""
+        if isinstance(addr.base, Sym):
+            var = self.variables.get(addr.base.name)
+            return (var.name, z3.BitVecVal(addr.offset, 64)) if var is not None and var.space == "local" else None
+        if addr.base is None:
+            return None
+        value = state.regs.get(addr.base.name)
+        var = self.variables.get(value.base) if value is not None and value.base is not None else None
+        if var is None or var.space != "local":
+            return None
+        return var.name, fit(value.term, 64) + addr.offset
+
+    def _local_access(self, state: State, ins: Instruction, slot, guard) -> State:
+        """A load or store of the thread's own local memory: kept exactly in slot pseudo-registers (`local_memory`)."""
+        obj, offset = slot
+        offset = z3.simplify(offset)
+        start = offset.as_long() if z3.is_bv_value(offset) else None
+        size = _access_size(ins)
+        vector = any(m in ("v2", "v4", "v8") for m in ins.modifiers)
+        if ins.opcode in ("st", "atom", "red"):
+            value = None
+            if ins.opcode == "st" and not vector and len(ins.operands) > 1:
+                value = self._operand(state, ins.operands[-1], ins)
+            state = self._local_store(state, ins, obj, start, size, value, guard)
+            if ins.opcode != "atom":
+                return state
+        elif start is not None and not vector:
+            value = self._local_load(state, obj, start, size, ins)
+            if value is not None:
+                return self._write_dest(state, ins.operands[0], value, guard)
+        return self._clobber(state, ins, guard, f"loaded from memory at {ins.where()}")
+
+    def _local_store(self, state: State, ins: Instruction, obj: str, start, size: int, value, guard) -> State:
+        """Slots after storing `value` (None: unknown bytes) to `size` bytes at `start` (None: unknown offset)."""
+        regs = dict(state.regs)
+        target = slot_name(obj, start, size) if start is not None else None
+        for name in overlapping(state.regs, obj, start, size):
+            if name != target or value is None:
+                regs[name] = self._guarded(state, name, self._approx(name, f"thread-private memory overwritten at {ins.where()}"), guard)
+        if target is not None and value is not None:
+            self.widths[target] = size * 8
+            if value.base is not None and size != 8 or z3.is_bool(value.term):
+                value = self._approx(target, f"stored to thread-private memory at {ins.where()}")
+            elif value.base is None:
+                value = Value(fit(value.term, size * 8))
+            regs[target] = self._guarded(state, target, value, guard)
+        return State(regs, state.cond)
+
+    def _local_load(self, state: State, obj: str, start: int, size: int, ins: Instruction) -> Value | None:
+        """The value of a slot holding bytes `start .. start + size` (a part of a wider slot too), or None."""
+        exact = state.regs.get(slot_name(obj, start, size))
+        if exact is not None:
+            value = exact
+        else:
+            value = None
+            for name in overlapping(state.regs, obj, start, size):
+                _, at, width = parse_slot(name)
+                whole = state.regs[name]
+                if at <= start and start + size <= at + width and whole.base is None:
+                    lo = (start - at) * 8
+                    value = Value(z3.Extract(lo + size * 8 - 1, lo, whole.term))
+            if value is None:
+                return None
+        kind = ins.types[-1] if ins.types else ""
+        dest = ins.operands[0]
+        width = self.widths.get(dest.name) if isinstance(dest, Reg) else None
+        if kind.startswith("s") and value.base is None and width and width > size * 8:
+            value = Value(z3.SignExt(width - size * 8, value.term))  # `ld.s8` into a wider register sign-extends
+        return value
+
+    def _note_escape(self, state: State, operand, ins: Instruction) -> None:
+        """Storing the address of local memory to other memory loses track of it: calls then clobber the slots."""
+        if isinstance(operand, Reg):
+            value = state.regs.get(operand.name)
+            var = self.variables.get(value.base) if value is not None and value.base is not None else None
+            if var is not None and var.space == "local":
+                self.out.local_escaped = True
+
+    def _havoc_local(self, state: State, reason: str) -> State:
+        """Every slot made an approximated value: something may have written any of them."""
+        names = [n for n in state.regs if n.startswith(LOCAL)]
+        if not names:
+            return state
+        regs = dict(state.regs)
+        for name in names:
+            regs[name] = self._approx(name, reason)
+        return State(regs, state.cond)
 
     def _locate(self, state: State, addr: Addr, ins: Instruction):
         """(object, offset) an address operand points to; None for thread-private memory.
@@ -657,31 +793,51 @@ class Explorer:
         return obj, term
 
     def _load_param(self, state: State, ins: Instruction, addr: Addr, guard) -> State:
+        """`ld.param`: a kernel parameter, an argument of this call, or a called function's result.
+
+        A vector load (`ld.param.v2.u32 {%r1, %r2}`, two fields of a struct)
+        gives each register its own bytes.
+        """
+        dest = ins.operands[0]
+        if isinstance(dest, Vec):
+            size = type_size(ins.types[-1]) if ins.types else 4
+            for i, elem in enumerate(dest.elems):
+                if isinstance(elem, Reg):
+                    value = self._param_bytes(state, ins, addr, addr.offset + i * size, size, scalar=False)
+                    state = self._write_dest(state, elem, value, guard)
+            return state
+        return self._write_dest(state, dest, self._param_bytes(state, ins, addr, addr.offset, _access_size(ins), scalar=True), guard)
+
+    def _param_bytes(self, state: State, ins: Instruction, addr: Addr, offset: int, size: int, *, scalar: bool) -> Value:
+        """The `size` bytes at `offset` of the parameter space variable `addr` names.
+
+        Eight bytes loaded alone from a struct passed by value are taken as a
+        pointer field (`scalar`); parts of a vector load are plain values.
+        """
         name = addr.base.name if isinstance(addr.base, Sym) else None
         passed = self.bound.get(name) if self.bound else None
         if passed is None and name is not None:
             passed = state.regs.get(ARG + name)  # a called function's result (`ld.param [retval0]`)
         if passed is not None:
-            return self._write_dest(state, ins.operands[0], self._slice(passed, addr.offset, _access_size(ins), ins), guard)
+            return self._slice(passed, offset, size, ins)
         if name not in self.params or self.bound:
-            return self._clobber(state, ins, guard, f"loaded from a parameter at {ins.where()}")
+            return Value(self.sym.fresh("param", size * 8, "thread", f"loaded from a parameter at {ins.where()}"))
         index, param = self.params[name]
-        size = _access_size(ins)
         info = self.info.params[index] if index < len(self.info.params) else None
         label = (info.cpp_name or info.name) if info else name
-        if info is not None and info.is_pointer and addr.offset == 0 and size == 8:
+        if info is not None and info.is_pointer and offset == 0 and size == 8:
             obj = f"param:{name}"
             self.pointer_params[obj] = ObjectInfo(obj, "param", label)
-            value = Value(z3.BitVecVal(0, 64), obj)
-        elif param.dims and size == 8 and addr.offset % 8 == 0 and (info is None or not info.is_pointer):
-            obj = f"param:{name}+{addr.offset}"  # a pointer field of a struct passed by value, taken as one
-            self.pointer_params[obj] = ObjectInfo(obj, "param", f"{label} (bytes {addr.offset}..{addr.offset + 7})")
-            value = Value(z3.BitVecVal(0, 64), obj)
-        else:
-            whole = self.sym.named(f"param.{label}", param.size * 8, "uniform")
-            lo = addr.offset * 8
-            value = Value(z3.Extract(min(lo + size * 8, param.size * 8) - 1, lo, whole))
-        return self._write_dest(state, ins.operands[0], value, guard)
+            return Value(z3.BitVecVal(0, 64), obj)
+        if scalar and param.dims and size == 8 and offset % 8 == 0 and (info is None or not info.is_pointer):
+            obj = f"param:{name}+{offset}"  # a pointer field of a struct passed by value, taken as one
+            self.pointer_params[obj] = ObjectInfo(obj, "param", f"{label} (bytes {offset}..{offset + 7})")
+            return Value(z3.BitVecVal(0, 64), obj)
+        whole = self.sym.named(f"param.{label}", param.size * 8, "uniform")
+        lo = offset * 8
+        if lo >= param.size * 8:
+            return Value(self.sym.fresh("param", size * 8, "thread", f"loaded past the end of a parameter at {ins.where()}"))
+        return Value(z3.Extract(min(lo + size * 8, param.size * 8) - 1, lo, whole))
 
     def _slice(self, value: Value, offset: int, size: int, ins: Instruction) -> Value:
         """`size` bytes at `offset` of an argument; approximated where the argument's known bytes end."""
@@ -742,6 +898,8 @@ class Explorer:
         """
         if not isinstance(addr.base, Sym) or len(ins.operands) < 2:
             return state
+        if addr.offset != 0:
+            self._note_escape(state, ins.operands[1], ins)  # a field of a struct argument: not passed on
         regs = dict(state.regs)
         if addr.offset == 0:
             regs[ARG + addr.base.name] = self._operand(state, ins.operands[1], ins)
@@ -752,17 +910,25 @@ class Explorer:
     def _call(self, state: State, ins: Instruction, guard) -> State:
         """A call: a device function nvcc did not inline (as under `-G`) is executed in place.
 
-        `__requires(e)` (`__gpurace_requires`) assumes `e` wherever the thread
-        reaches it. `printf` and `__assert` change nothing verify reasons about
-        (asserts are not proved here); a verifier-only predicate's result is
-        approximated. Recursion, indirect calls and functions only declared
-        (defined in another file) are unsupported.
+        `__requires(e)` (`__gpurace_requires`) in the kernel assumes `e`
+        wherever the thread reaches it; in a device function it is ignored
+        (it is the callers' to meet). `printf`, `__assert` and `assert`
+        change nothing verify reasons about (asserts are not proved here); a
+        verifier-only predicate's result is approximated. A call through a function pointer runs every function of
+        the file the pointer can be (`_indirect_call`). Recursion, other
+        indirect calls and functions only declared (defined in another file)
+        are unsupported.
         """
         callee = next((o.name for o in ins.operands if isinstance(o, Sym)), None)
         lists = [o.items for o in ins.operands if isinstance(o, ParamList)]
         results, args = (lists[0], lists[1]) if len(lists) == 2 else ((), lists[0] if lists else ())
-        if callee in ("vprintf", "__gpurace_assert"):
-            return state
+        target = next((o for o in ins.operands if isinstance(o, Reg)), None)
+        if target is not None:
+            return self._indirect_call(state, ins, guard, target, results, args)
+        if callee in ("vprintf", "__gpurace_assert", "__assertfail"):
+            return state  # `assert` failing ends the kernel: carrying on only adds accesses it never makes
+        if callee == "__gpurace_requires" and len(self.calls) > 1:
+            return state  # a device function's precondition is its callers' to meet, and verify does not prove it
         if callee == "__gpurace_requires":
             holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
             if holds is None:
@@ -775,19 +941,72 @@ class Explorer:
         fn = self.module.functions.get(callee or "")
         if fn is None or fn.is_declaration:
             raise Unsupported(f"{ins.where()}: a call to `{callee}`, whose body is not in this file, is not supported by verify")
-        if callee in self.calls or len(self.calls) > CALL_DEPTH:
-            raise Unsupported(f"{ins.where()}: recursion (`{callee}`) is not supported by verify")
         if guard is not None:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
+        return self._run_callee(state, ins, fn, results, args, state.cond)
+
+    def _run_callee(self, state: State, ins: Instruction, fn: Function, results, args, cond: z3.BoolRef) -> State:
+        """Execute `fn`'s body for the thread reaching the call under `cond`; the caller's state after it."""
+        if fn.name in self.calls or len(self.calls) > CALL_DEPTH:
+            raise Unsupported(f"{ins.where()}: recursion (`{fn.name}`) is not supported by verify")
         bound = {p.name: state.regs[ARG + a.name] for p, a in zip(fn.params, args) if isinstance(a, Sym) and ARG + a.name in state.regs}
         callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound)
-        after = callee_run.execute(State({BAR: state.regs[BAR]}, state.cond))
+        slots = {n: v for n, v in state.regs.items() if n.startswith(LOCAL)}  # the callee may write them through pointers
+        after = callee_run.execute(State({BAR: state.regs[BAR], **slots}, cond))
         regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
         regs[BAR] = after.regs[BAR]
+        for name, value in after.regs.items():
+            slot = parse_slot(name)
+            if slot is not None and slot[0] in self.variables and self.variables[slot[0]].space == "local":
+                regs[name] = value
+                self.widths[name] = slot[2] * 8
         for ret, name in zip(fn.returns, results):
             if isinstance(name, Sym) and ARG + ret.name in after.regs:
                 regs[ARG + name.name] = after.regs[ARG + ret.name]
-        return State(regs, after.cond)
+        after_call = State(regs, after.cond)
+        if self.out.local_escaped:
+            after_call = self._havoc_local(after_call, f"thread-private memory the call at {ins.where()} can reach")
+        return after_call
+
+    def _indirect_call(self, state: State, ins: Instruction, guard, target: Reg, results, args) -> State:
+        """`call (ret), %rd, (args), prototype`: a call through a function pointer.
+
+        The pointer must be proved (under the call's condition and the
+        kernel's assumptions, such as `__requires(f == g | f == h)`) to hold
+        the address of a device function of this file whose address the
+        kernel takes; each such function that it can be is then executed
+        under the condition that the pointer holds its address, and the paths
+        are merged. A pointer that may hold anything else (a function of
+        another file, say) leaves the kernel unknown.
+        """
+        if guard is not None:
+            raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
+        pointer = self._operand(state, target, ins)
+        if pointer.base is not None or z3.is_bool(pointer.term):
+            raise Unsupported(f"{ins.where()}: a call through `{target.name}`, which does not hold a function's address, is not supported by verify")
+        address = fit(pointer.term, 64)
+        known = [
+            (fn, self.sym.table[f"function {name}"].term)
+            for name in self.out.function_addresses
+            if len((fn := self.module.functions[name]).params) == len(args) and len(fn.returns) == len(results)
+        ]
+
+        def possible(extra: z3.BoolRef) -> z3.CheckSatResult:
+            solver = budgeted_solver("QF_BV", HELPER_RLIMIT)
+            solver.add(*self.out.assumptions, state.cond, extra)
+            return solver.check()
+
+        if possible(z3.And(*[address != a for _, a in known])) != z3.unsat:
+            raise Unsupported(
+                f"{ins.where()}: a call through a function pointer that verify cannot prove to hold the address "
+                "of a function defined in this file (state which ones with `__requires`) is not supported"
+            )
+        ends = [
+            self._run_callee(state, ins, fn, results, args, z3.And(state.cond, address == a))
+            for fn, a in known
+            if possible(address == a) != z3.unsat
+        ]
+        return self._merge(ends)
 
     # ---------------------------------------------------------------- helpers
 

@@ -211,6 +211,9 @@ SYSTEM_INCLUDE_DIRS = ("/usr/include", "/usr/local/include", "/usr/lib", "/opt/n
 TOOLKIT_MARKER = "cuda_runtime_api.h"
 """A file every CUDA toolkit's `include` directory holds, wherever the toolkit is installed."""
 
+NVRTC_BUILTIN_HEADER = "__nv_nvrtc_builtin_header"
+"""The name NVRTC gives, in line information, to the toolkit headers built into it."""
+
 _GPURACE_DIR = Path(__file__).resolve().parents[2]  # gpurace's own headers (its GPUVerify cuda.h) live in it
 
 
@@ -238,6 +241,8 @@ def is_library_file(path: str) -> bool:
     directory above it, so any install location counts), the system's, an installed Python package's or gpurace's.
     A relative name is taken relative to the current directory, as reports write paths below it.
     """
+    if os.path.basename(path).startswith(NVRTC_BUILTIN_HEADER):  # NVRTC's own headers (textures, atomics, ...)
+        return True
     try:
         real = os.path.realpath(path)
         if any(real.startswith(root) for root in _library_roots()):

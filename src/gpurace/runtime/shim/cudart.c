@@ -342,10 +342,14 @@ static void __attribute__((noinline)) capture(struct stack *s) {
         if (!dladdr(all[i], &info) || info.dli_fbase != self.dli_fbase) s->frames[s->n++] = all[i];
 }
 
+/* While a graph's node is replayed, its operation is reported where the node was made (graphs.h). */
+static __thread const struct stack *replay_site;
+
 /* Where the program made a call: the call's name, then each frame of `stack` (captured here when NULL) as a
    link-time address of its object file (what addr2line takes) and that file's path. */
 static void put_site(struct buf *b, const char *call, const struct stack *stack) {
     struct stack here;
+    if (!stack) stack = replay_site;
     if (!stack) {
         capture(&here);
         stack = &here;
@@ -919,6 +923,33 @@ EXPORT void __cudaRegisterManagedVar(void **handle, void **hostVarPtrAddress, ch
 }
 
 /* ------------------------------------------------------------------------ */
+/* Stream capture hooks (graphs.h): work issued to a capturing stream becomes a node of its graph instead of
+   running. Each capture_* function answers NOT_CAPTURED when the call goes on as usual, else its result;
+   while no capture is in progress (`captures` is 0) the hooks cost nothing. */
+/* ------------------------------------------------------------------------ */
+
+#define NOT_CAPTURED (-2)
+static int captures;
+#define CAPTURE_HOOK(hook)                                        \
+    if (__atomic_load_n(&captures, __ATOMIC_ACQUIRE)) {           \
+        cudaError_t captured_ = (hook);                           \
+        if (captured_ != NOT_CAPTURED) return record(captured_);  \
+    }
+static cudaError_t capture_launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream,
+                                  const struct stack *site);
+static cudaError_t capture_copy(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                                int kind, void *stream, int async, const char *call);
+static cudaError_t capture_fill(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream,
+                                int async, const char *call);
+static cudaError_t capture_host_function(void *stream, void (*fn)(void *), void *data);
+static cudaError_t capture_event_record(void *event, void *stream);
+static cudaError_t capture_stream_wait(void *stream, void *event, unsigned int flags);
+static cudaError_t capture_external_record(void *event, void *stream, unsigned int flags);
+static cudaError_t capture_wait_for(uint32_t what, const void *handle);
+static cudaError_t capture_unsafe_call(void);
+static void note_stream_flags(void *stream, unsigned int flags);
+
+/* ------------------------------------------------------------------------ */
 /* Launches                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -960,10 +991,17 @@ EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *fun) {
     return cudaSuccess;
 }
 
-static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream) {
+/* How a launch runs (the LAUNCH request's flags, protocol.py LaunchFlag). */
+enum { LAUNCH_COOPERATIVE = 1 };
+
+static cudaError_t launch_with(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream,
+                               unsigned flags) {
     struct stack site = launch_site;
     if (site.n == 0) capture(&site); /* cudaLaunchKernel called by the program itself */
     launch_site.n = 0;
+    if ((flags & LAUNCH_COOPERATIVE) && __atomic_load_n(&captures, __ATOMIC_ACQUIRE))
+        unsupported("a cooperative launch while a stream capture is in progress", &site);
+    CAPTURE_HOOK(capture_launch(func, grid, block, args, shared, stream, &site));
     if (rt.sticky) return rt.sticky;
     pthread_mutex_lock(&rt.lock);
     struct kernel *k = find_kernel(func);
@@ -986,6 +1024,7 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
     put_u32(&b, block.x), put_u32(&b, block.y), put_u32(&b, block.z);
     put_u64(&b, shared);
     put_u64(&b, (uintptr_t)stream);
+    put_u32(&b, flags);
     put_site(&b, "kernel launch", &site);
     put_u32(&b, (uint32_t)nbytes);
     size_t start = b.len;
@@ -1003,6 +1042,10 @@ static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, 
     return record(status);
 }
 
+static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream) {
+    return launch_with(func, grid, block, args, shared, stream, 0);
+}
+
 EXPORT cudaError_t __cudaLaunchKernel(void *kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                       void *stream) {
     return launch(kernel, gridDim, blockDim, args, sharedMem, stream);
@@ -1013,6 +1056,79 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
     return launch(func, gridDim, blockDim, args, sharedMem, stream);
 }
 
+/* Every block of a cooperative launch must be resident at once: the server answers
+   cudaErrorCooperativeLaunchTooLarge past the occupancy of cudaOccupancyMaxActiveBlocksPerMultiprocessor times
+   the multiprocessors (sim/cooperative.py), and gives the launch the grid workspace grid.sync() needs. */
+EXPORT cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                               size_t sharedMem, void *stream) {
+    return launch_with(func, gridDim, blockDim, args, sharedMem, stream, LAUNCH_COOPERATIVE);
+}
+
+/* cudaLaunchConfig_t and cudaLaunchAttribute as driver_types.h lays them out (CUDA 13). */
+struct launch_attribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int value; /* cooperative, priority, programmaticStreamSerializationAllowed, ... */
+    } val;
+};
+
+struct launch_config {
+    dim3 grid, block;
+    size_t shared;
+    void *stream;
+    struct launch_attribute *attrs;
+    unsigned int nattrs;
+};
+
+/* cudaLaunchKernelEx's attributes: cooperative is honoured; hints that change nothing a simulator shows are
+   accepted; an attribute whose semantics gpurace does not model stops the program, by name. */
+static unsigned launch_flags_of(const struct launch_config *config, const char *call) {
+    unsigned flags = 0;
+    for (unsigned int i = 0; i < config->nattrs; i++) {
+        const struct launch_attribute *a = &config->attrs[i];
+        const char *refused = NULL;
+        char unknown[64];
+        switch (a->id) {
+        case 0: break;  /* cudaLaunchAttributeIgnore */
+        case 1: break;  /* cudaLaunchAttributeAccessPolicyWindow: an L2 cache hint */
+        case 2: if (a->val.value) flags |= LAUNCH_COOPERATIVE; break;
+        case 3: break;  /* cudaLaunchAttributeSynchronizationPolicy: how the host waits */
+        case 5: break;  /* cudaLaunchAttributeClusterSchedulingPolicyPreference: a hint */
+        case 6: if (a->val.value) refused = "cudaLaunchAttributeProgrammaticStreamSerialization"; break;
+        case 8: break;  /* cudaLaunchAttributePriority: streams run in order of issue here */
+        case 14: break; /* cudaLaunchAttributePreferredSharedMemoryCarveout: a hint */
+        case 16: break; /* cudaLaunchAttributeNvlinkUtilCentricScheduling: a hint */
+        case 4: refused = "cudaLaunchAttributeClusterDimension"; break;
+        case 7: refused = "cudaLaunchAttributeProgrammaticEvent"; break;
+        case 9: refused = "cudaLaunchAttributeMemSyncDomainMap"; break;
+        case 10: refused = "cudaLaunchAttributeMemSyncDomain"; break;
+        case 11: refused = "cudaLaunchAttributePreferredClusterDimension"; break;
+        case 12: refused = "cudaLaunchAttributeLaunchCompletionEvent"; break;
+        case 13: refused = "cudaLaunchAttributeDeviceUpdatableKernelNode"; break;
+        default:
+            snprintf(unknown, sizeof unknown, "%d (not one gpurace knows)", a->id);
+            refused = unknown;
+            break;
+        }
+        if (refused) {
+            char what[256];
+            struct stack site;
+            capture(&site);
+            snprintf(what, sizeof what, "%s with the launch attribute %s", call, refused);
+            unsupported(what, &site);
+        }
+    }
+    return flags;
+}
+
+EXPORT cudaError_t cudaLaunchKernelExC(const struct launch_config *config, const void *func, void **args) {
+    if (!config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
+    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx");
+    return launch_with(func, config->grid, config->block, args, config->shared, config->stream, flags);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Memory                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -1020,6 +1136,7 @@ EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
 static cudaError_t allocate(void **ptr, size_t size, uint32_t kind, unsigned int flags, const char *call) {
     if (!ptr) return record(cudaErrorInvalidValue);
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_unsafe_call());
     *ptr = NULL;
     if (size == 0) return cudaSuccess;
     struct buf b = {0};
@@ -1057,6 +1174,7 @@ EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) 
 
 static cudaError_t release(void *ptr, uint32_t kind, const char *call) {
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_unsafe_call());
     if (!ptr) return cudaSuccess;
     struct buf b = {0};
     put_u64(&b, (uintptr_t)ptr);
@@ -1161,6 +1279,7 @@ EXPORT cudaError_t cudaHostUnregister(void *ptr) {
 static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void *stream, int async,
                         const char *call) {
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_copy(dst, count, src, count, count, 1, kind, stream, async, call));
     if (count == 0) return cudaSuccess;
     dst = device_side(dst, count), src = device_side(src, count);
     struct buf b = {0};
@@ -1190,6 +1309,7 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, int
 static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                            int kind, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_copy(dst, dpitch, src, spitch, width, height, kind, stream, async, call));
     if (width == 0 || height == 0) return cudaSuccess;
     dst = device_side(dst, (height - 1) * dpitch + width), src = device_side(src, (height - 1) * spitch + width);
     struct buf b = {0};
@@ -1277,6 +1397,7 @@ EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
 static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
                         const char *call) {
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_fill(dst, pitch, value, width, height, stream, async, call));
     if (width == 0 || height == 0) return cudaSuccess;
     dst = device_side(dst, (height - 1) * pitch + width);
     struct buf b = {0};
@@ -1320,6 +1441,7 @@ EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, void *
 static cudaError_t wait_for(uint32_t what, const void *handle, const char *call) {
     flush_device_output(); /* the work waited for has run: what it printed comes out now, as from a GPU */
     if (rt.sticky) return rt.sticky;
+    CAPTURE_HOOK(capture_wait_for(what, handle));
     struct buf b = {0};
     put_u32(&b, what);
     put_u64(&b, (uintptr_t)handle);
@@ -1356,6 +1478,7 @@ EXPORT cudaError_t cudaStreamCreateWithFlags(void **stream, unsigned int flags) 
         free(handle);
         return status;
     }
+    note_stream_flags(handle, flags);
     *stream = handle;
     return cudaSuccess;
 }
@@ -1376,8 +1499,8 @@ EXPORT cudaError_t cudaStreamDestroy(void *stream) {
 }
 
 EXPORT cudaError_t cudaStreamWaitEvent(void *stream, void *event, unsigned int flags) {
-    (void)flags;
     if (!event) return record(cudaErrorInvalidResourceHandle);
+    CAPTURE_HOOK(capture_stream_wait(stream, event, flags));
     return handles(OP_STREAM_WAIT_EVENT, stream, event);
 }
 
@@ -1389,6 +1512,7 @@ typedef void (*stream_callback)(void *stream, cudaError_t status, void *user_dat
 
 EXPORT cudaError_t cudaLaunchHostFunc(void *stream, host_fn fn, void *userData) {
     if (!fn) return record(cudaErrorInvalidValue);
+    CAPTURE_HOOK(capture_host_function(stream, fn, userData));
     cudaError_t status = wait_for(WAIT_STREAM, stream, "cudaLaunchHostFunc");
     if (status != cudaSuccess) return status;
     fn(userData);
@@ -1416,11 +1540,12 @@ EXPORT cudaError_t cudaEventCreateWithFlags(void **event, unsigned int flags) {
 
 EXPORT cudaError_t cudaEventRecord(void *event, void *stream) {
     if (!event) return record(cudaErrorInvalidResourceHandle);
+    CAPTURE_HOOK(capture_event_record(event, stream));
     return handles(OP_EVENT_RECORD, event, stream);
 }
 
 EXPORT cudaError_t cudaEventRecordWithFlags(void *event, void *stream, unsigned int flags) {
-    (void)flags;
+    if (event) CAPTURE_HOOK(capture_external_record(event, stream, flags));
     return cudaEventRecord(event, stream);
 }
 
@@ -1503,6 +1628,7 @@ static const struct error_text error_strings[] = {
     {717, "operation not supported on global/shared address space"},
     {718, "invalid program counter"},
     {719, "unspecified launch failure"},
+    {720, "too many blocks in cooperative launch"},
     {801, "operation not supported"},
     {999, "unknown error"},
 };
@@ -1580,6 +1706,7 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     prop->sharedMemPerMultiprocessor = SHARED_PER_SM;
     prop->regsPerMultiprocessor = REGISTERS;
     prop->managedMemory = 1;
+    prop->cooperativeLaunch = 1;
     prop->concurrentManagedAccess = 1;
     prop->sharedMemPerBlockOptin = rt.shared_optin;
     prop->maxBlocksPerMultiProcessor = MAX_BLOCKS_PER_SM;
@@ -1626,7 +1753,8 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 81: *value = (int)p.sharedMemPerMultiprocessor; break;
     case 82: *value = p.regsPerMultiprocessor; break;
     case 83: *value = p.managedMemory; break;
-    case 84: case 85: case 86: case 88: case 90: case 91: case 95: *value = 0; break;
+    case 84: case 85: case 86: case 88: case 90: case 91: *value = 0; break;
+    case 95: *value = p.cooperativeLaunch; break;
     case 89: *value = p.concurrentManagedAccess; break;
     case 97: *value = (int)p.sharedMemPerBlockOptin; break;
     case 99: *value = p.hostRegisterSupported; break;
@@ -1779,6 +1907,17 @@ EXPORT cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 bl
     return launch(func, gridDim, blockDim, args, sharedMem, PER_THREAD(stream));
 }
 
+EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                                    size_t sharedMem, void *stream) {
+    return launch_with(func, gridDim, blockDim, args, sharedMem, PER_THREAD(stream), LAUNCH_COOPERATIVE);
+}
+
+EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const struct launch_config *config, const void *func, void **args) {
+    if (!config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
+    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx");
+    return launch_with(func, config->grid, config->block, args, config->shared, PER_THREAD(config->stream), flags);
+}
+
 EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, int kind) {
     return copy(dst, src, count, kind, PER_THREAD_STREAM, SYNC, "cudaMemcpy");
 }
@@ -1858,9 +1997,13 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
     return cudaStreamAddCallback(PER_THREAD(stream), callback, userData, flags);
 }
 
+#include "textures.h"
+
 /* ------------------------------------------------------------------------ */
 /* Everything else NVIDIA's runtime exports: stop with the call's name and site */
 /* ------------------------------------------------------------------------ */
+
+#include "graphs.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }

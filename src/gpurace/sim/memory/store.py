@@ -12,7 +12,7 @@ instead of gathering bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -65,7 +65,8 @@ class DeviceMemory:
     The stores are the arenas the program's host code shares (`store[0]` is
     the byte at the table's base); the tables hold every allocation and
     module variable, placed by the runtime, never by a launch; `symbols` are
-    the kernel's module variables by PTX name.
+    the kernel's module variables by PTX name; `textures` the program's live
+    texture and surface objects by handle (`sim.textures`).
     """
 
     global_table: AllocationTable
@@ -73,6 +74,7 @@ class DeviceMemory:
     const_table: AllocationTable
     const_store: np.ndarray
     symbols: dict[str, tuple[Space, int]]
+    textures: dict[int, object] = field(default_factory=dict)
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """A copy of every byte placed so far, for `restore` (each schedule of a launch starts from the same memory)."""
@@ -429,6 +431,25 @@ class Memory:
             view = self._stores[space].view(dtype)
             sel = slice(None) if lanes is None else lanes
             out[sel] = atomics.apply(view, acc.index[sel] // esz, op, ptx_type, a[sel], None if b is None else b[sel])
+        return out
+
+    def bytes_at(self, canonical: np.ndarray) -> np.ndarray:
+        """The byte (uint8) now at each shared or global canonical address that a performed access touched.
+
+        Stores reach the detectors before they take effect, so a detector
+        reading here during a store's event sees what the last earlier write
+        left: the race detectors compare it with the store's own value to
+        tell same-value write-write races apart.
+        """
+        c = np.asarray(canonical, dtype=np.uint64)
+        out = np.empty(len(c), dtype=np.uint8)
+        shared = (c & np.uint64(CANON_TAG_MASK)) == np.uint64(CANON_SHARED_TAG)
+        if shared.any():
+            s = c[shared]
+            owner = ((s >> np.uint64(CANON_OWNER_SHIFT)) & np.uint64(CANON_OWNER_MASK)).astype(np.int64)
+            out[shared] = self._stores[Space.SHARED][owner * self.shared.stride + (s & np.uint64(CANON_OFFSET_MASK)).astype(np.int64)]
+        if not shared.all():
+            out[~shared] = self._stores[Space.GLOBAL][(c[~shared] - np.uint64(GLOBAL_BASE)).astype(np.int64)]
         return out
 
     # ----------------------------------------------------------------------
