@@ -10,13 +10,16 @@ process of its own: `exec` also builds the program with nvcc, `check` only
 compiles the kernel to PTX) and for the launch alone: `exec`'s handling of
 the launch request (its host line looked up, the launch checked on the
 program's memory) against `gpurace.check.check` on a loaded module, both in
-this process after a warm-up run. The best of `--repeat` runs is shown.
+this process after a warm-up run, the two alternating so that a change in the machine's load strikes both
+alike. The best of `--repeat` runs is shown, as wall time and as the CPU time of the thread that did the
+work (which other processes on a busy machine do not inflate).
 
 (b) `benchmarks/kernels/many_launches.cu`, `--launches` (300) small launches
 of a race-free kernel, run through `gpurace.exec_program` with every launch
 checked, with `--launch-count 10` and with `--launch-count 0` (every launch
 only simulated). `total s` is the whole run, build included; `launch s` the
-time spent in launch requests, and `launches/s` divides the launches by it.
+time spent in launch requests, and `launches/s` divides the launches by it;
+`CPU s` and `per CPU s` are the same for the CPU time of those requests.
 
 Figures come from one machine and one run: compare rows, not machines.
 """
@@ -44,10 +47,12 @@ CHECK_LAUNCH = ["--grid", str(N // 256), "--block", "256", "--arg", f"buf:{N}:io
 
 
 class LaunchTimer:
-    """Sums the time the device server spends in launch requests, by wrapping `DeviceServer._launch`."""
+    """Sums the time the device server spends in launch requests (wall, and its thread's CPU time), by wrapping
+    `DeviceServer._launch`."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.cpu_seconds = 0.0
         self.count = 0
         self._original = server.DeviceServer._launch
 
@@ -55,11 +60,12 @@ class LaunchTimer:
         original = self._original
 
         def timed(device_server, reader):
-            start = time.perf_counter()
+            start, cpu_start = time.perf_counter(), time.thread_time()
             try:
                 return original(device_server, reader)
             finally:
                 self.seconds += time.perf_counter() - start
+                self.cpu_seconds += time.thread_time() - cpu_start
                 self.count += 1
 
         server.DeviceServer._launch = timed
@@ -79,19 +85,19 @@ def wall(command: list[str], cwd: Path) -> float:
     return seconds
 
 
-def exec_launch_seconds() -> tuple[float, int]:
-    """Seconds of `exec`'s one launch request of sum_app, and the findings of the run."""
+def exec_launch_seconds() -> tuple[float, float, int]:
+    """Seconds (wall, CPU) of `exec`'s one launch request of sum_app, and the findings of the run."""
     with LaunchTimer() as timer:
         result = exec_program(SUM_APP, [str(N)], capture_output=True)
     assert timer.count == 1 and result.status == 0, (result.errors, result.stderr)
-    return timer.seconds, len(result.findings)
+    return timer.seconds, timer.cpu_seconds, len(result.findings)
 
 
-def check_launch_seconds(module) -> tuple[float, int]:
-    """Seconds of `check` on the same launch, and its findings."""
-    start = time.perf_counter()
+def check_launch_seconds(module) -> tuple[float, float, int]:
+    """Seconds (wall, CPU) of `check` on the same launch, and its findings."""
+    start, cpu_start = time.perf_counter(), time.thread_time()
     report = check(module, grid=N // 256, block=256, args=[f"buf:{N}:iota", "buf:1", str(N)])
-    return time.perf_counter() - start, len(report.findings)
+    return time.perf_counter() - start, time.thread_time() - cpu_start, len(report.findings)
 
 
 def overhead(repeat: int) -> None:
@@ -100,28 +106,34 @@ def overhead(repeat: int) -> None:
     ends = {name: min(wall(cmd, ROOT) for _ in range(repeat)) for name, cmd in (("exec", exec_cmd), ("check", check_cmd))}
     module = load_module(SUM_APP)
     exec_launch_seconds(), check_launch_seconds(module)  # warm-up: imports, caches
-    exec_runs = [exec_launch_seconds() for _ in range(repeat)]
-    check_runs = [check_launch_seconds(module) for _ in range(repeat)]
-    assert {f for _, f in exec_runs} == {f for _, f in check_runs}, "exec and check found different things"
-    launch = {"exec": min(s for s, _ in exec_runs), "check": min(s for s, _ in check_runs)}
+    exec_runs, check_runs = [], []
+    for _ in range(repeat):
+        exec_runs.append(exec_launch_seconds())
+        check_runs.append(check_launch_seconds(module))
+    assert {f for *_, f in exec_runs} == {f for *_, f in check_runs}, "exec and check found different things"
+    launch = {"exec": min(s for s, _, _ in exec_runs), "check": min(s for s, _, _ in check_runs)}
+    launch_cpu = {"exec": min(c for _, c, _ in exec_runs), "check": min(c for _, c, _ in check_runs)}
     print(f"(a) one launch of block_sum (grid {N // 256}, block 256), best of {repeat}")
     print(f"{'':<22} {'exec s':>8} {'check s':>8} {'exec/check':>11}")
-    for name, figures in (("end to end", ends), ("the launch alone", launch)):
+    for name, figures in (("end to end", ends), ("the launch alone", launch), ("the launch alone, CPU", launch_cpu)):
         print(f"{name:<22} {figures['exec']:>8.3f} {figures['check']:>8.3f} {figures['exec'] / figures['check']:>11.3f}")
-    print(f"{'launch spread (exec)':<22} {statistics.pstdev(s for s, _ in exec_runs):>8.3f} s standard deviation")
+    print(f"{'launch spread (exec)':<22} {statistics.pstdev(s for s, _, _ in exec_runs):>8.3f} s standard deviation")
     print()
 
 
 def many_launches(launches: int) -> None:
     print(f"(b) {MANY.name}: {launches} launches of step (grid 2, block 128)")
-    print(f"{'checked':<22} {'total s':>8} {'launch s':>9} {'launches/s':>11}")
+    print(f"{'checked':<22} {'total s':>8} {'launch s':>9} {'launches/s':>11} {'CPU s':>8} {'per CPU s':>10}")
     for label, count in (("all", None), ("--launch-count 10", 10), ("--launch-count 0", 0)):
         start = time.perf_counter()
         with LaunchTimer() as timer:
             result = exec_program(MANY, [str(launches)], capture_output=True, launch_count=count)
         total = time.perf_counter() - start
         assert result.clean and result.launches == launches, (result.errors, result.stderr)
-        print(f"{label:<22} {total:>8.2f} {timer.seconds:>9.2f} {launches / timer.seconds:>11.1f}")
+        print(
+            f"{label:<22} {total:>8.2f} {timer.seconds:>9.2f} {launches / timer.seconds:>11.1f} {timer.cpu_seconds:>8.2f} "
+            f"{launches / timer.cpu_seconds:>10.1f}"
+        )
 
 
 def main() -> None:

@@ -20,8 +20,10 @@ first exposed it. By default (`schedules=None`) a kernel without atomics,
 fences or strong accesses runs once (nothing in it lets the order of warps
 change what a thread reads, so every schedule runs the same path, and the
 interval detector is exact for it) and any other kernel runs
-`DEFAULT_SCHEDULES` schedules: the default combination of detectors and
-schedules.
+`DEFAULT_SCHEDULES` schedules, and then, when schedule 0 saw warps contend for
+an atomic's address (a lock, a ticket), the `flip` schedule in which the other
+contender wins each contest (`sim.contention`): the default combination of
+detectors and schedules.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.sim.args import copy_arg
+from gpurace.sim.contention import Contention
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
@@ -56,7 +59,8 @@ from gpurace.sim.schedule import synchronises
 from gpurace.words import plural
 
 DEFAULT_SCHEDULES = 3
-"""Schedules of the default check of a kernel that synchronises beyond barriers: min-pc, reverse and one random."""
+"""Schedules of the default check of a kernel that synchronises beyond barriers: min-pc, reverse and one random
+(and `flip` after them when schedule 0 had contended atomics)."""
 MAX_SCHEDULES = 1024
 """The most schedules one check explores (each is a complete simulation)."""
 
@@ -179,7 +183,8 @@ def schedule_policy(seed: int, index: int) -> Policy:
 
 
 def describe_schedule(index: int, policy: Policy) -> dict:
-    """What a finding records as the schedule that exposed it (`Finding.schedule`)."""
+    """What a finding records as the schedule that exposed it (`Finding.schedule`); `flip` records no gates (a
+    function of schedule 0's run)."""
     return {"index": index, "policy": policy.kind, "seed": policy.seed if policy.kind == "random" else None}
 
 
@@ -188,7 +193,9 @@ def _check_schedules(
 ) -> Report:
     """The union of `schedules` checks of one launch, every one on the input `args` describes.
 
-    With `stop_at_livelock` (the default number of schedules, not one asked for), a schedule that ends in a
+    With `stop_at_livelock` (the default number of schedules, not one asked for), schedule 0 is watched for
+    contended atomics (`sim.contention`) and, when it had any, a `flip` schedule follows the others, in
+    which the runner-up of each contest wins it; and a schedule that ends in a
     livelock ends the exploration: the run spent its whole step budget, and so would the next ones. A
     schedule that ends in a timeout always ends it: the time budget is the whole check's."""
     from gpurace.search.union import FindingUnion  # gpurace.search imports this module
@@ -206,16 +213,24 @@ def _check_schedules(
     ended_by = None  # what stopped the exploration before its last schedule
     runs = []
     totals = {"steps": 0, "thread_instructions": 0, "events": 0}
-    for index in range(schedules):
-        policy = schedule_policy(seed, index)
+    watch = Contention() if stop_at_livelock else None  # the default check learns schedule 0's lock winners
+
+    def policies():
+        for index in range(schedules):
+            yield index, schedule_policy(seed, index)
+        if watch is not None and watch.contended():
+            yield schedules, Policy("flip", gates=watch.flip_gates())
+
+    for index, policy in policies():
         if device is not None and index > 0:
             left_by_first = left_by_first or device.snapshot()
             device.restore(initial)
         run_args = args if index == 0 or pristine is None else [copy_arg(a) for a in pristine]
         run_vars = global_vars if index == 0 else copy_arg(pristine_vars)
+        run_options = {**options, "sinks": [*options["sinks"], watch]} if index == 0 and watch is not None else options
         report = _check_schedule(
             module, policy, args=run_args, global_vars=run_vars, seed=seed, redundant_barriers=redundant_barriers,
-            kernel=kernel, **options,
+            kernel=kernel, **run_options,
         )  # fmt: skip
         if first is None:
             first = report

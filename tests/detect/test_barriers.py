@@ -381,7 +381,7 @@ def test_under_scord_a_strong_read_may_be_the_consumers_flag_read(model, redunda
 # ---------------------------------------------------------------- unions over runs
 
 
-def _program_with_barriers(lines: list[int]) -> FakeProgram:
+def _program_with_barriers(lines: list[int]):
     return fake_program(
         [Instruction("bar", ("sync",), (Imm(0),), loc=SourceLoc("k.cu", line), text="bar.sync 0") for line in lines]
     )

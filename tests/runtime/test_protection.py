@@ -60,3 +60,15 @@ def test_a_block_that_starts_inside_a_page_is_closed_page_by_page():
     p = Protection()
     p.closed(registered)
     assert p.take() == [(BASE + 16 * PAGE_SIZE, 2 * PAGE_SIZE, PROT_NONE)]
+
+
+def test_no_pending_work_before_or_after_changes_nothing_and_forgets_opened_pages():
+    p = Protection()
+    p.opened(page(0))
+    p.take()
+    p.pending_work([])
+    assert p.take() == []
+    p.pending_work([(np.array([page(0)]), np.zeros(0, dtype=np.int64))])
+    assert p.take() == [(BASE, PAGE_SIZE, PROT_NONE)]
+    p.pending_work([])
+    assert p.take() == [(BASE, PAGE_SIZE, PROT_READ_WRITE)]

@@ -135,3 +135,31 @@ def test_footprints_beyond_the_memory_budget_are_let_go():
         ("b", "last"),
         ("quiet", "last"),
     ]
+
+
+def test_an_operation_races_with_every_pending_one_of_another_stream_however_many_of_its_own_precede(timeline):
+    found = races(timeline, (A, op("first")), (A, op("second")), (B, op("other")), (A, op("third")))
+    assert found == [("first", "other"), ("second", "other"), ("other", "third")]
+
+
+def test_a_new_stream_with_a_destroyed_ones_handle_is_another_stream(timeline):
+    races(timeline, (A, op("old")))
+    timeline.destroy_stream(A)
+    timeline.create_stream(A, non_blocking=False)
+    assert races(timeline, (A, op("new"))) == [("old", "new")]
+
+
+def test_the_memory_budget_counts_only_the_work_still_pending():
+    def page_op(name: str) -> Operation:
+        written = PageBits()
+        written.add(np.array([0x10000], dtype=np.uint64), 4)
+        return Operation(name, Footprint(Spans(), written), lambda _address, _write: site(name))
+
+    t = Timeline(lambda address: (Address("buf", address, address), "global"), budget=2 * PAGE_SIZE)
+    for handle in (A, B, QUIET):
+        t.create_stream(handle, non_blocking=True)
+    t.issue(A, page_op("waited for"), blocking=False)
+    t.host_waits_for_stream(A)
+    for handle, name in ((B, "b"), (QUIET, "quiet")):
+        t.issue(handle, page_op(name), blocking=False)
+    assert [o.what for o in t.pending] == ["b", "quiet"]

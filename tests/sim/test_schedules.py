@@ -241,8 +241,8 @@ def test_cli_json_and_exit_codes():
     launch = ["check", str(FLAG), "--grid", "2", "--block", "32", "--arg", "buf:1", "--arg", "buf:1", "--format", "json"]
     one = CliRunner().invoke(cli, [*launch, "--schedules", "1"])
     assert one.exit_code == 0 and json.loads(one.stdout)["findings"] == []
-    many = CliRunner().invoke(cli, launch)  # the default: three schedules for a kernel with atomics
-    assert json.loads(many.stdout)["launch"]["schedules"] == {"count": 3, "seed": 0}
+    many = CliRunner().invoke(cli, launch)  # the default: three schedules, and flip since the blocks contend
+    assert json.loads(many.stdout)["launch"]["schedules"] == {"count": 4, "seed": 0}
     assert many.exit_code == 1
     (f,) = json.loads(many.stdout)["findings"]
     assert f["schedule"]["index"] == 2

@@ -152,8 +152,11 @@ class LaunchFootprint:
     def _flush(self) -> None:
         """Set the flags of the buffered accesses, a few NumPy operations for many batches."""
         for (size, writes), batches in self._buffered.items():
-            starts = np.concatenate([s for s, _ in batches])
-            flags = np.repeat(np.array([f for _, f in batches], dtype=np.uint8), [len(s) for s, _ in batches])
+            if len(batches) == 1:  # one instruction of this size and kind (small kernels): its batch as it is
+                starts, flags = batches[0]
+            else:
+                starts = np.concatenate([s for s, _ in batches])
+                flags = np.repeat(np.array([f for _, f in batches], dtype=np.uint8), [len(s) for s, _ in batches])
             (self.writes if writes else self.reads).add(starts, size, flags)
         self._buffered.clear()
         self._buffered_count = 0

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -87,11 +88,17 @@ def launch_record(device: Device, mangled: str, grid, block, site: HostFrame) ->
     """The launch as `Finding.launch` names it: the latest one, which `device.launches` counts."""
     return {
         "index": device.launches,
-        "kernel": demangle_signature(mangled).name,
+        "kernel": _kernel_name(mangled),
         "grid": list(grid),
         "block": list(block),
         "host": site.where() or None,
     }
+
+
+@lru_cache(maxsize=None)
+def _kernel_name(mangled: str) -> str:
+    """The kernel's name as findings show it, demangled once per kernel rather than at each of its launches."""
+    return demangle_signature(mangled).name
 
 
 def run_launch(

@@ -90,6 +90,9 @@ class Protection:
     def pending_work(self, uses: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
         """The pending operations changed; `uses` are their (pages written, pages only read) in host memory."""
         uses = list(uses)
+        if not uses and not len(self._pending[0]):  # no host memory pending before or after: nothing changes
+            self._exempt.clear()
+            return
         written = np.concatenate([w for w, _ in uses] + [np.zeros(0, dtype=np.int64)])
         read = np.concatenate([r for _, r in uses] + [np.zeros(0, dtype=np.int64)])
         pages = np.union1d(written, read)

@@ -97,6 +97,7 @@ class Operation:
     stream: Stream | None = None
     clock: Clock = field(default_factory=dict)
     host_use: tuple | None = None  # (pages written, pages only read) of host-visible memory, for `protection`
+    nbytes: int = 0  # its footprint's memory, counted once when it is queued (the footprint no longer changes)
 
 
 class Timeline:
@@ -180,19 +181,24 @@ class Timeline:
         """Queue `op` on `stream` (the host waits for it when `blocking`); the races it has with earlier work."""
         op.stream = self.streams[stream]
         op.clock = self._issue(op.stream)
-        findings = [race for earlier in self.pending if (race := self._race(earlier, op)) is not None]
+        # An earlier operation of the same stream always comes before (a stream's clock only grows), so only
+        # the other streams' pending work is compared: a program that never waits keeps many launches pending.
+        others = [earlier for earlier in self.pending if earlier.stream is not op.stream]
+        findings = [race for earlier in others if (race := self._race(earlier, op)) is not None]
         if blocking:
             self._host_learns(op.clock)
         else:
+            op.nbytes = op.footprint.nbytes
             self.pending.append(op)
             self.version += 1
             del self.pending[:-MAX_PENDING]
-            kept = 0
-            for index in range(len(self.pending) - 1, -1, -1):
-                kept += self.pending[index].footprint.nbytes
-                if kept > self.budget:
-                    del self.pending[: index + 1]
-                    break
+            if sum(earlier.nbytes for earlier in self.pending) > self.budget:
+                kept = 0
+                for index in range(len(self.pending) - 1, -1, -1):
+                    kept += self.pending[index].nbytes
+                    if kept > self.budget:
+                        del self.pending[: index + 1]
+                        break
         return findings
 
     def host_access(self, address: int, write: bool, host: Site) -> Finding | None:

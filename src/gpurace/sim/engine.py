@@ -20,7 +20,9 @@ synchronisation point (atomic, fence, barrier, strong access) go first, and
 holds warps back for a few steps, at the start and around synchronisation
 points; otherwise it runs the lowest pc as `min-pc` does. It keeps the rounds
 and yields, and so the same progress guarantees. The `reverse` policy is its
-fixed variant: highest warp first, no holds.
+fixed variant: highest warp first, no holds. The `flip` policy
+(`sim.contention`) is `min-pc` with the winner of every contended atomic of an
+earlier run held back until the runner-up has gone.
 
 Threads block at barriers (`bar.sync`) and warp-synchronising instructions
 (`bar.warp.sync`, `shfl.sync`, ...). When nothing can run, the engine decides
@@ -49,6 +51,7 @@ from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD, Space
 from gpurace.sim.program import Program
+from gpurace.sim.contention import FlipSchedule
 from gpurace.sim.schedule import SeededSchedule
 from gpurace.sim.state import ThreadState
 
@@ -64,10 +67,13 @@ POLICIES = ("min-pc", "reverse", "random")
 @dataclass(frozen=True)
 class Policy:
     """How the scheduler picks the next instruction: `min-pc` (default), `reverse` (highest warp first at
-    synchronisation points), or `random` with a seed (`sim.schedule`)."""
+    synchronisation points), `random` with a seed (`sim.schedule`), or `flip` with the `gates` a watched run
+    gave (`sim.contention`: the runner-up of every contended atomic goes first; built by `check`, not a
+    `--policy` choice, since it needs a run to learn from)."""
 
     kind: str = "min-pc"
     seed: int = 0
+    gates: tuple = ()
 
 
 @dataclass
@@ -112,9 +118,12 @@ class Engine:
         self.mem = memory
         self.sinks = sinks
         self.policy = policy
-        self.schedule = (
-            None if policy.kind == "min-pc" else SeededSchedule(program, geometry, policy.seed, reverse=policy.kind == "reverse")
-        )
+        if policy.kind == "min-pc":
+            self.schedule = None
+        elif policy.kind == "flip":
+            self.schedule = FlipSchedule(program, geometry, policy.gates)
+        else:
+            self.schedule = SeededSchedule(program, geometry, policy.seed, reverse=policy.kind == "reverse")
         # Where the scheduler must pick again even when every eligible thread moved together.
         self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
         self.max_steps = max_steps

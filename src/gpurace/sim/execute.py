@@ -488,7 +488,6 @@ class Decoder:
         )
 
     def op_ld(self) -> Handler:
-        ins = self.ins
         t = self.last_type()
         count = self.vec_width()
         esize = type_size(t)
@@ -539,7 +538,6 @@ class Decoder:
         return ld_param
 
     def op_st(self) -> Handler:
-        ins = self.ins
         t = self.last_type()
         count = self.vec_width()
         esize = type_size(t)
