@@ -12,14 +12,17 @@ the launch request (its host line looked up, the launch checked on the
 program's memory) against `gpurace.check.check` on a loaded module, both in
 this process after a warm-up run, the two alternating so that a change in the machine's load strikes both
 alike. The best of `--repeat` runs is shown, as wall time and as the CPU time of the thread that did the
-work (which other processes on a busy machine do not inflate).
+work (which other processes on a busy machine do not inflate). `runtime own work` is the CPU time of the
+launch request outside the `check` it makes (the launch's record, its arguments read from the program's
+memory, the footprint and host checks, the program's initcheck), as a share of `check`'s own CPU time.
 
 (b) `benchmarks/kernels/many_launches.cu`, `--launches` (300) small launches
 of a race-free kernel, run through `gpurace.exec_program` with every launch
 checked, with `--launch-count 10` and with `--launch-count 0` (every launch
 only simulated). `total s` is the whole run, build included; `launch s` the
 time spent in launch requests, and `launches/s` divides the launches by it;
-`CPU s` and `per CPU s` are the same for the CPU time of those requests.
+`CPU s` and `per CPU s` are the same for the CPU time of those requests, and `own CPU` the runtime's own
+share of it against the checks' own, where every launch is checked.
 
 Figures come from one machine and one run: compare rows, not machines.
 """
@@ -33,6 +36,7 @@ import sys
 import time
 from pathlib import Path
 
+import gpurace.runtime.launch as runtime_launch
 import gpurace.runtime.server as server
 from gpurace.check import check
 from gpurace.frontend.load import load_module
@@ -48,16 +52,26 @@ CHECK_LAUNCH = ["--grid", str(N // 256), "--block", "256", "--arg", f"buf:{N}:io
 
 class LaunchTimer:
     """Sums the time the device server spends in launch requests (wall, and its thread's CPU time), by wrapping
-    `DeviceServer._launch`."""
+    `DeviceServer._launch`, and the CPU time of the `check` each request makes (`check_cpu_seconds`): the
+    difference is the runtime's own work, which the machine's load inflates no more than the check's."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.cpu_seconds = 0.0
+        self.check_cpu_seconds = 0.0
         self.count = 0
         self._original = server.DeviceServer._launch
+        self._original_check = runtime_launch.check
 
     def __enter__(self) -> LaunchTimer:
-        original = self._original
+        original, original_check = self._original, self._original_check
+
+        def timed_check(*args, **kwargs):
+            cpu_start = time.thread_time()
+            try:
+                return original_check(*args, **kwargs)
+            finally:
+                self.check_cpu_seconds += time.thread_time() - cpu_start
 
         def timed(device_server, reader):
             start, cpu_start = time.perf_counter(), time.thread_time()
@@ -69,10 +83,12 @@ class LaunchTimer:
                 self.count += 1
 
         server.DeviceServer._launch = timed
+        runtime_launch.check = timed_check
         return self
 
     def __exit__(self, *exc) -> None:
         server.DeviceServer._launch = self._original
+        runtime_launch.check = self._original_check
 
 
 def wall(command: list[str], cwd: Path) -> float:
@@ -85,12 +101,13 @@ def wall(command: list[str], cwd: Path) -> float:
     return seconds
 
 
-def exec_launch_seconds() -> tuple[float, float, int]:
-    """Seconds (wall, CPU) of `exec`'s one launch request of sum_app, and the findings of the run."""
+def exec_launch_seconds() -> tuple[float, float, float, int]:
+    """Seconds (wall, CPU, CPU outside its check) of `exec`'s one launch request of sum_app, and the findings of
+    the run."""
     with LaunchTimer() as timer:
         result = exec_program(SUM_APP, [str(N)], capture_output=True)
     assert timer.count == 1 and result.status == 0, (result.errors, result.stderr)
-    return timer.seconds, timer.cpu_seconds, len(result.findings)
+    return timer.seconds, timer.cpu_seconds, timer.cpu_seconds - timer.check_cpu_seconds, len(result.findings)
 
 
 def check_launch_seconds(module) -> tuple[float, float, int]:
@@ -111,19 +128,31 @@ def overhead(repeat: int) -> None:
         exec_runs.append(exec_launch_seconds())
         check_runs.append(check_launch_seconds(module))
     assert {f for *_, f in exec_runs} == {f for *_, f in check_runs}, "exec and check found different things"
-    launch = {"exec": min(s for s, _, _ in exec_runs), "check": min(s for s, _, _ in check_runs)}
-    launch_cpu = {"exec": min(c for _, c, _ in exec_runs), "check": min(c for _, c, _ in check_runs)}
+    launch = {"exec": min(r[0] for r in exec_runs), "check": min(s for s, _, _ in check_runs)}
+    launch_cpu = {"exec": min(r[1] for r in exec_runs), "check": min(c for _, c, _ in check_runs)}
+    own = statistics.median(r[2] for r in exec_runs)
     print(f"(a) one launch of block_sum (grid {N // 256}, block 256), best of {repeat}")
     print(f"{'':<22} {'exec s':>8} {'check s':>8} {'exec/check':>11}")
     for name, figures in (("end to end", ends), ("the launch alone", launch), ("the launch alone, CPU", launch_cpu)):
         print(f"{name:<22} {figures['exec']:>8.3f} {figures['check']:>8.3f} {figures['exec'] / figures['check']:>11.3f}")
-    print(f"{'launch spread (exec)':<22} {statistics.pstdev(s for s, _, _ in exec_runs):>8.3f} s standard deviation")
+    print(f"{'launch spread (exec)':<22} {statistics.pstdev(r[0] for r in exec_runs):>8.3f} s standard deviation")
+    print(
+        f"{'runtime own work, CPU':<22} {own:>8.3f} s per launch (median): "
+        f"{own / launch_cpu['check']:.1%} of check's CPU time on the launch"
+    )
     print()
+
+
+def own_share(timer: LaunchTimer) -> str:
+    """The runtime's own CPU time in launch requests as a share of the checks they made ('-' with no check)."""
+    if timer.check_cpu_seconds == 0:
+        return "-"
+    return f"{(timer.cpu_seconds - timer.check_cpu_seconds) / timer.check_cpu_seconds:.1%}"
 
 
 def many_launches(launches: int) -> None:
     print(f"(b) {MANY.name}: {launches} launches of step (grid 2, block 128)")
-    print(f"{'checked':<22} {'total s':>8} {'launch s':>9} {'launches/s':>11} {'CPU s':>8} {'per CPU s':>10}")
+    print(f"{'checked':<22} {'total s':>8} {'launch s':>9} {'launches/s':>11} {'CPU s':>8} {'per CPU s':>10} {'own CPU':>8}")
     for label, count in (("all", None), ("--launch-count 10", 10), ("--launch-count 0", 0)):
         start = time.perf_counter()
         with LaunchTimer() as timer:
@@ -132,7 +161,7 @@ def many_launches(launches: int) -> None:
         assert result.clean and result.launches == launches, (result.errors, result.stderr)
         print(
             f"{label:<22} {total:>8.2f} {timer.seconds:>9.2f} {launches / timer.seconds:>11.1f} {timer.cpu_seconds:>8.2f} "
-            f"{launches / timer.cpu_seconds:>10.1f}"
+            f"{launches / timer.cpu_seconds:>10.1f} {own_share(timer) if count is None else '-':>8}"
         )
 
 

@@ -16,7 +16,8 @@ Kernels (256 threads per block):
 - `reduction`: a shared-memory tree reduction, a barrier per step (`bench_sim.py`'s);
 - `histogram`: shared-memory atomics into 64 bins, then global atomics;
 - `lock_leader`: each block's thread 0 takes one device-wide spin lock (the
-  serial depth is the number of blocks);
+  serial depth is the number of blocks; the waiters park until the lock word
+  changes, `sim.parking`, so its cost is linear in the blocks);
 - `lock_lanes`: every thread takes one of n/32 spin locks (lock `i % (n/32)`:
   32 contenders from 32 different warps per lock, so the serial depth stays
   32 whatever n).

@@ -13,6 +13,11 @@ Two launches are timed, compilation excluded (best of a few runs):
     process; both do the same work, so the ratio of their times is the ratio
     of their speeds (target: >= 100x). Numba is optional: without it the
     Numba column is skipped with a note.
+
+Both launches run under each executor (GPURACE_EXECUTOR=interpreter and
+=native: straight-line register-only runs compiled with LLVM, `sim.native`),
+side by side with their ratio; a last table gives the compile time of each
+kernel's runs (empty on-disk cache) and the time to load them from the cache.
 """
 
 from __future__ import annotations
@@ -100,7 +105,12 @@ def best_of(repeat: int, fn):
     return best, result
 
 
-def bench_converged(workdir: Path) -> tuple[float, int]:
+def under(executor: str):
+    """Run what follows with GPURACE_EXECUTOR set to `executor`."""
+    os.environ["GPURACE_EXECUTOR"] = executor
+
+
+def bench_converged(workdir: Path, repeat: int = 3) -> tuple[float, int]:
     path = workdir / "saxpy_loop.cu"
     path.write_text(SAXPY_LOOP)
     module = load_module(path)
@@ -114,11 +124,11 @@ def bench_converged(workdir: Path) -> tuple[float, int]:
         assert not res.findings and y[1] != 1.0
         return res
 
-    seconds, res = best_of(3, once)
+    seconds, res = best_of(repeat, once)
     return seconds, res.stats.thread_instructions
 
 
-def bench_reduction(workdir: Path) -> tuple[float, int, np.ndarray]:
+def bench_reduction(workdir: Path, repeat: int = 5) -> tuple[float, int, np.ndarray]:
     path = workdir / "reduce_tree.cu"
     path.write_text(TREE_REDUCE)
     module = load_module(path)
@@ -131,7 +141,7 @@ def bench_reduction(workdir: Path) -> tuple[float, int, np.ndarray]:
         assert not res.findings
         return res, out
 
-    seconds, (res, out) = best_of(5, once)
+    seconds, (res, out) = best_of(repeat, once)
     np.testing.assert_array_equal(out, data.reshape(grid, block).sum(axis=1))
     return seconds, res.stats.thread_instructions, out
 
@@ -155,11 +165,45 @@ def bench_numba_reduction() -> float | str:
     return seconds
 
 
+def bench_compile(workdir: Path, source: str, name: str, grid: int, block: int, args) -> tuple[float, float]:
+    """(compile seconds with an empty cache, seconds to load from the cache) of one kernel's compiled runs."""
+    from gpurace.sim.native import jit
+
+    path = workdir / f"{name}.cu"
+    path.write_text(source)
+    module = load_module(path)
+    os.environ["XDG_CACHE_HOME"] = str(workdir / f"cache-{name}")
+    under("native")
+    times = []
+    for _ in range(2):  # the first run compiles and fills the cache, the second loads from it (as a new process)
+        jit.LOADED.clear()
+        simulate(module, grid=grid, block=block, args=args())
+        times.append(jit.LAST.seconds)
+    return times[0], times[1]
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        conv_s, conv_ti = bench_converged(workdir)
-        red_s, red_ti, _ = bench_reduction(workdir)
+        os.environ["XDG_CACHE_HOME"] = str(workdir / "cache")
+        under("native")
+        bench_converged(workdir, repeat=1)  # compile once: the timed native runs load their code
+        bench_reduction(workdir, repeat=1)
+        best: dict[tuple[str, str], float] = {}
+        for _ in range(3):  # alternate the executors, so that both see the same load on the machine
+            for executor in ("interpreter", "native"):
+                under(executor)
+                conv_one, conv_ti = bench_converged(workdir, repeat=1)
+                red_one, red_ti, _ = bench_reduction(workdir, repeat=3)
+                best[executor, "conv"] = min(best.get((executor, "conv"), conv_one), conv_one)
+                best[executor, "red"] = min(best.get((executor, "red"), red_one), red_one)
+        conv_s, red_s = best["interpreter", "conv"], best["interpreter", "red"]
+        conv_native_s, red_native_s = best["native", "conv"], best["native", "red"]
+        red_n = REDUCTION[0] * REDUCTION[1]
+        compiles = [
+            ("saxpy loop", *bench_compile(workdir, SAXPY_LOOP, "saxpy", 16, 256, lambda: [np.float32(2), np.ones(4096, np.float32), np.ones(4096, np.float32), 4096])),
+            ("tree reduction", *bench_compile(workdir, TREE_REDUCE, "reduce", *REDUCTION, lambda: [np.ones(red_n, np.float32), np.zeros(REDUCTION[0], np.float32)])),
+        ]
     numba = bench_numba_reduction()
 
     rows = [
@@ -175,6 +219,14 @@ def main() -> None:
     else:
         print(f"Numba CUDA simulator, (b): {numba:.4f} s for the same launch")
         print(f"gpurace speed / Numba simulator speed, (b): {numba / red_s:.1f}x")
+    print()
+    print(f"{'executors':<28}{'interpreter M/s':>16}{'native M/s':>12}{'native/interp':>15}")
+    for name, ti, s, native_s in ((rows[0][0], conv_ti, conv_s, conv_native_s), (rows[1][0], red_ti, red_s, red_native_s)):
+        print(f"{name:<28}{ti / s / 1e6:>16.2f}{ti / native_s / 1e6:>12.2f}{s / native_s:>14.2f}x")
+    print()
+    print(f"{'compiled runs of':<28}{'compile s':>12}{'cache hit s':>14}")
+    for name, compile_s, hit_s in compiles:
+        print(f"{name:<28}{compile_s:>12.4f}{hit_s:>14.4f}")
 
 
 if __name__ == "__main__":

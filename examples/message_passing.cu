@@ -4,14 +4,14 @@
 // @launch --grid 2 --block 32 --arg buf:1 --arg buf:1 --arg buf:1
 // @expect data-race global 19 25
 // @expect_ptx data-race global 19 25
-// @expect_scord clean
+// @expect_scord data-race global 19 25 error
 // Block 0 publishes a value: it writes the data, fences, and raises a flag
 // with an atomic. Block 1 waits for the flag and reads the data, but with no
 // fence between its flag read and its data read. Under the PTX model (and
 // gpurace's default) a strong read acquires only when a fence follows it, so
 // the data read races with the write: the report says "missing fence after
-// the flag read". ScoRD's rules need no fence on the consumer side, so
-// --model scord finds nothing.
+// the flag read". ScoRD's rules need no consumer fence but order only strong
+// accesses, so --model scord says "not a strong access" for the plain data.
 __global__ void produce_consume(int* data, int* flag, int* result)
 {
     if (threadIdx.x != 0) return;

@@ -34,6 +34,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
+from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import mapped_bytes
 from gpurace.limits import (
@@ -419,6 +420,33 @@ def command_benign_same_value() -> bool:
     return bool(click.get_current_context().meta.get("gpurace.benign_same_value"))
 
 
+def _set_executor(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    """--executor sets GPURACE_EXECUTOR, which every launch of the command (and `exec`'s server) reads; restored after."""
+    if value is None:
+        return
+    before = os.environ.get("GPURACE_EXECUTOR")
+    os.environ["GPURACE_EXECUTOR"] = value
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop("GPURACE_EXECUTOR", None)
+        else:
+            os.environ["GPURACE_EXECUTOR"] = before
+
+    ctx.call_on_close(restore)
+
+
+executor_option = click.option(
+    "--executor",
+    type=click.Choice(["interpreter", "native", "auto"]),
+    default=None,
+    expose_value=False,
+    callback=_set_executor,
+    help="How instructions run: the interpreter; native (straight-line register-only code compiled with LLVM); or auto "
+    "(native for launches of 65536 threads or more). Default: $GPURACE_EXECUTOR, else auto. See \"Native execution\".",
+)
+
+
 def analysis_options(command: Callable) -> Callable:
     """--format, --detector, --model, --shadow-cells, --output, --stats, --suppressions and --benign-same-value: how
     detection runs and reports, shared by `check`, `analyze` and `exec`."""
@@ -490,6 +518,7 @@ def analysis_options(command: Callable) -> Callable:
 @source_options
 @launch_options
 @limit_options(launch=True)
+@executor_option
 @click.option("--policy", type=click.Choice(list(POLICIES)), default="min-pc", show_default=True, help="Scheduling policy.")
 @click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
 def run(
@@ -536,8 +565,10 @@ def run(
 
 @cli.command()
 @source_options
+@click.argument("linked_files", nargs=-1, metavar="[FILE]...", type=click.Path(dir_okay=False, path_type=str))
 @launch_options
 @limit_options(launch=True)
+@executor_option
 @analysis_options
 @click.option(
     "--redundant-barriers",
@@ -587,11 +618,14 @@ def run(
     "every block must fit on the simulated device at once.",
 )
 def check(
-    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, fmt,
+    file, linked_files, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, fmt,
     detector, model,
     shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record, cooperative,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
+
+    More files are compiled as relocatable device code and linked with FILE, as nvcc -rdc=true links them: the
+    kernel may call `extern __device__` functions and use `extern __device__` variables another file defines.
 
     With --search, check many launches chosen by an evolutionary input search
     (--max-steps is then the budget of each, default 10000). With --schedules N,
@@ -610,7 +644,11 @@ def check(
         raise UserError("--cooperative cannot be combined with --search: check each cooperative launch on its own")
     limits = command_limits()
     grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
-    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
+    if linked_files:
+        sources = [file, *linked_files]
+        module = load_linked(sources, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
+    else:
+        module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
     launch = dict(
         kernel=kernel,
         grid=grid_dims,
@@ -700,6 +738,7 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
 @click.option("--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX).")
 @click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG", help="An extra nvcc option for building the program.")
 @limit_options(launch=True)
+@executor_option
 @analysis_options
 @click.option("--schedules", default=None, type=click.IntRange(1, MAX_SCHEDULES), help="Schedules per launch (as for check).")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(0, (1 << 63) - 1), help="Seed for random schedules.")

@@ -7,6 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpurace.check import check
 from gpurace.detect.bytesets import PageBits, Ranges
@@ -56,6 +58,36 @@ def test_page_bits_union_runs_and_freed_pages():
     assert written(a, GLOBAL_BASE) == [False] and a.nbytes == PAGE_SIZE
     a.discard_pages(GLOBAL_BASE + 1, GLOBAL_BASE + 4 * PAGE_SIZE)
     assert a.nbytes == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, PAGE_SIZE - 1), st.integers(1, 300)), max_size=12))
+def test_page_runs_are_the_written_bytes_run_by_run(writes):
+    """`take_runs` gives every maximal run of written bytes of each page (whole pages, runs touching a page's
+    edges, several per page), as a byte-by-byte scan finds them."""
+    bits, expected = PageBits(), np.zeros(3 * PAGE_SIZE, dtype=bool)
+    for page, offset, length in writes:
+        start = page * PAGE_SIZE + offset
+        end = min(start + length, (page + 1) * PAGE_SIZE)
+        bits.add(GLOBAL_BASE + np.arange(start, end, dtype=np.uint64), 1)
+        expected[start:end] = True
+    pages = np.unique(np.flatnonzero(expected) // PAGE_SIZE).astype(np.uint64) + np.uint64(GLOBAL_BASE >> 12)
+    runs = []
+    for page in range(3):
+        row = expected[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+        at = 0
+        while at < PAGE_SIZE:
+            if row[at]:
+                stop = at
+                while stop < PAGE_SIZE and row[stop]:
+                    stop += 1
+                runs.append((GLOBAL_BASE + page * PAGE_SIZE + at, GLOBAL_BASE + page * PAGE_SIZE + stop))
+                at = stop
+            else:
+                at += 1
+    starts, ends = bits.take_runs(pages, PAGE_SIZE)
+    assert sorted(zip(starts.tolist(), ends.tolist())) == runs
+    assert bits.nbytes == 0  # every page taken
 
 
 def test_ranges_merge_and_split():

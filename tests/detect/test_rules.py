@@ -12,6 +12,7 @@ from gpurace.detect.rules import (
     cause_message,
     classify,
     conflicts,
+    fence_blind,
     morally_strong,
     overlaps,
     scope_covers,
@@ -96,7 +97,7 @@ def test_plain_access_is_never_morally_strong():
     assert not morally_strong(plain(), plain(), True)
 
 
-@pytest.mark.parametrize("model,exempt", [("cuda", False), ("ptx", True), ("scord", True)])
+@pytest.mark.parametrize("model,exempt", [("cuda", False), ("ptx", True), ("scord", False)])
 def test_volatile_exemption_depends_on_the_model(model, exempt):
     assert bool(morally_strong(volatile(), volatile(), True, model)) is exempt
     assert bool(morally_strong(volatile(), atomic(GPU), False, model)) is exempt
@@ -140,7 +141,26 @@ def test_volatile_pairs_are_warnings_under_cuda_only():
     assert classify(volatile(), volatile(False), True, True, "cuda") == Cause.VOLATILE_NOT_ATOMIC
     assert classify(volatile(), atomic(GPU), False, False, "cuda") == Cause.VOLATILE_NOT_ATOMIC
     assert classify(volatile(), volatile(False), True, True, "ptx") == Cause.NONE
-    assert classify(volatile(), atomic(GPU), False, False, "scord") == Cause.NONE
+    assert classify(volatile(), atomic(GPU), False, False, "ptx") == Cause.NONE
+
+
+def test_volatile_pairs_miss_a_fence_under_scord():
+    # ScoRD's Table IV: volatile accesses are data, only atomic pairs are exempt (condition d)
+    assert classify(volatile(), volatile(False), False, False, "scord") == Cause.MISSING_FENCE
+    assert classify(volatile(), atomic(GPU), True, False, "scord") == Cause.MISSING_FENCE
+    assert classify(atomic(GPU), atomic(CTA), True, False, "scord") == Cause.NONE
+    assert classify(volatile(), atomic(CTA), False, False, "scord") == Cause.INSUFFICIENT_SCOPE
+    # lanes of one warp need __syncwarp, whatever the fences
+    assert classify(volatile(), volatile(False), True, True, "scord") == Cause.INTRA_WARP
+    assert severity_of(Cause.MISSING_FENCE) == ERROR and severity_of(Cause.NOT_STRONG) == ERROR
+
+
+def test_only_scord_leaves_plain_pairs_to_barriers():
+    fa = AccessFlags.of(True, [False, False, True, False], [False, True, False, False], [NO_SCOPE, SYS, GPU, NO_SCOPE])
+    fb = AccessFlags.of(False, [False, False, True, True], [True, True, False, False], [SYS, SYS, GPU, GPU])
+    assert fence_blind(fa, fb, "scord").tolist() == [True, False, False, True]
+    for model in ("cuda", "ptx"):
+        assert not fence_blind(fa, fb, model).any()
 
 
 def test_volatile_against_cta_atomic_of_another_block_is_a_scope_error_in_every_model():

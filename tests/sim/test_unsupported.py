@@ -8,14 +8,11 @@ from click.testing import CliRunner
 
 from gpurace.cli import cli
 
-INDIRECT = r"""
-__device__ int twice(int x) { return 2 * x; }
-__device__ int thrice(int x) { return 3 * x; }
-__global__ void k(int* out, int which) {
-  if (which < 2) {
-    int (*f)(int) = which ? twice : thrice;  // line 6: takes function addresses
-    out[threadIdx.x] = f(threadIdx.x);
-  } else
+VIDEO = r"""
+__global__ void k(unsigned* out, unsigned a, int which) {
+  if (which < 2)
+    out[threadIdx.x] = __vabsdiffu4(a, threadIdx.x);  // line 4: a video instruction
+  else
     out[threadIdx.x] = 7;
 }
 """
@@ -27,15 +24,15 @@ def run(tmp_path, source, *args):
     return CliRunner().invoke(cli, ["run", str(path), "--grid", "1", "--block", "32", *args])
 
 
-def test_function_pointers_are_a_clear_error_when_used(tmp_path):
-    result = run(tmp_path, INDIRECT, "--arg", "buf:32", "--arg", "1")
+def test_an_unsupported_instruction_is_a_clear_error_when_executed(tmp_path):
+    result = run(tmp_path, VIDEO, "--arg", "buf:32", "--arg", "1", "--arg", "1")
     assert result.exit_code == 2
-    assert "function pointers (indirect calls) are not supported" in result.output
-    assert "k.cu:6" in result.output
+    assert "the simulator does not support `vabsdiff4" in result.output
+    assert "k.cu:4" in result.output
     assert "Traceback" not in result.output
 
 
 def test_an_unsupported_instruction_that_never_runs_does_not_stop_the_kernel(tmp_path):
-    result = run(tmp_path, INDIRECT, "--arg", "buf:32", "--arg", "5", "--save-args", str(tmp_path / "o.npz"))
+    result = run(tmp_path, VIDEO, "--arg", "buf:32", "--arg", "1", "--arg", "5", "--save-args", str(tmp_path / "o.npz"))
     assert result.exit_code == 0, result.output
     assert (np.load(tmp_path / "o.npz")["arg0"] == 7).all()

@@ -104,7 +104,7 @@ class PageBits:
         access put it there; of accesses to the same byte, the last one's flag stays)."""
         if not len(starts):
             return
-        run = self._run_of_rows(starts)
+        run = self._run_of_rows(starts) if len(self.pages) else None
         if run is None:
             self._make(_distinct(starts >> _PAGE_SHIFT))
             run = self._run_of_rows(starts)
@@ -203,7 +203,7 @@ class PageBits:
         if j >= len(self.pages) or self.pages[i] != lo or self.pages[j] != hi:
             return None
         rows = self.rows[i : j + 1]
-        if rows[-1] - rows[0] != j - i or not (np.diff(rows) == 1).all():
+        if rows[-1] - rows[0] != j - i or (j > i and not (rows[1:] - rows[:-1] == 1).all()):
             return None
         return int(rows[0]), lo << _PAGE_SHIFT
 
@@ -223,6 +223,10 @@ class PageBits:
 
     def _make(self, pages: np.ndarray) -> None:
         """Make rows for those of `pages` (distinct, sorted) not held yet, in consecutive rows."""
+        if not len(self.pages):  # a new set (one per launch): no merge
+            self.pages, self.rows = pages.copy(), np.arange(len(pages), dtype=np.int64)
+            self.bits = np.zeros((len(pages), PAGE_SIZE), dtype=np.uint8)
+            return
         new = np.setdiff1d(pages, self.pages, assume_unique=True)
         if len(new):
             count = len(self.pages)
@@ -246,16 +250,18 @@ def _runs(flags: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(row, first byte, last byte) of each run of set bytes in the rows of `flags` (uint8, rows of PAGE_SIZE)."""
     whole = (flags.view(np.uint64) == full_word(np.uint64)).all(axis=1)  # the usual case: one run
     part = np.flatnonzero(~whole)
-    written = flags[part].astype(np.bool_)
-    begins = written & ~np.pad(written[:, :-1], ((0, 0), (1, 0)))
-    ends = written & ~np.pad(written[:, 1:], ((0, 0), (0, 1)))
-    rows, first = np.nonzero(begins)
-    _, last = np.nonzero(ends)
+    written = (flags[part] != 0).view(np.int8)
+    # edges[:, i] is written[:, i] - written[:, i - 1] (0 outside the row): 1 where a run begins, -1 one past its end.
+    edges = np.zeros((len(part), PAGE_SIZE + 1), dtype=np.int8)
+    edges[:, :-1] = written
+    edges[:, 1:] -= written
+    rows, first = np.nonzero(edges == 1)
+    _, stop = np.nonzero(edges == -1)
     whole_rows = np.flatnonzero(whole)
     return (
         np.concatenate([whole_rows, part[rows]]),
         np.concatenate([np.zeros(len(whole_rows), dtype=np.uint64), first.astype(np.uint64)]),
-        np.concatenate([np.full(len(whole_rows), PAGE_SIZE - 1, dtype=np.uint64), last.astype(np.uint64)]),
+        np.concatenate([np.full(len(whole_rows), PAGE_SIZE - 1, dtype=np.uint64), stop.astype(np.uint64) - np.uint64(1)]),
     )
 
 

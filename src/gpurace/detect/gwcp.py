@@ -75,6 +75,7 @@ import numpy as np
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.hb import HappensBeforeDetector, Release
 from gpurace.detect.knowledge import Knowledge, join_all
+from gpurace.detect.rules import Cause
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent
 
 WIDE = SCOPE_RANK["gpu"]
@@ -421,8 +422,11 @@ class GwcpDetector(HappensBeforeDetector):
             self._lock_ordered.update(zip(t[rest[by_lock]].tolist(), u[rest[by_lock]].tolist()))
         return ordered
 
+    def _happens_before_knowledge(self) -> list:
+        return self.hknow
+
     def _cause_text(self, cause, t: int, u: int, pc_u: int, ev) -> str:
-        if (t, u) in self._lock_ordered:
+        if (t, u) in self._lock_ordered and cause != Cause.NOT_STRONG:
             pc = next((int(p) for p in (self.lock_pc[t], self.lock_pc[u], self.last_lock_pc) if p >= 0), -1)
             lock = f" at {self.ctx.program.instructions[pc].where()}" if pc >= 0 else ""
             return (

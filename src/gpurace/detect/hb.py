@@ -6,8 +6,11 @@ participant's earlier accesses before every participant's later ones;
 (a release operation, or a fence followed by a strong write) synchronises with
 an *acquire pattern* (an acquire operation, or a strong read followed by a
 fence) that reads what it wrote, when both patterns' scopes cover both
-threads. Under `--model scord` the consumer needs no fence: a strong read of a
-released flag acquires at once.
+threads. Under `--model scord` (ScoRD's rules) the consumer needs no fence: a
+strong read of a released flag acquires at once, except an `atomicCAS`, which
+takes a lock only with the fence after it (ScoRD infers locks that way); and
+pairs with a plain access are ordered only by barriers, warp syncs and
+program order (`rules.fence_blind`).
 
 Vector clocks never exist as n x n matrices. Following PreDataR's compression,
 a thread's knowledge is split by the thread hierarchy:
@@ -49,7 +52,16 @@ import numpy as np
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
 from gpurace.detect.knowledge import Knowledge, join_all
-from gpurace.detect.rules import AccessFlags, Cause, batch_flags, cause_message, classify, scoped_op_name, severity_of
+from gpurace.detect.rules import (
+    AccessFlags,
+    Cause,
+    batch_flags,
+    cause_message,
+    classify,
+    fence_blind,
+    scoped_op_name,
+    severity_of,
+)
 from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow
 from gpurace.detect.written_values import byte_at, stored_words
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
@@ -294,7 +306,7 @@ class HappensBeforeDetector:
             self._released_keys = np.concatenate([self._released_keys, np.array(new_keys, dtype=np.uint64)])
 
     def _observe(self, ev: AccessBatch, lanes: np.ndarray, acquire_op: bool) -> None:
-        """Strong reads of released locations: acquire now (acquire op, or scord) or at the next fence.
+        """Strong reads of released locations: acquire now (acquire op, or scord except a lock's CAS) or at the next fence.
 
         Each lane meets the releases of its location's sequence (one per scope class) in turn; lanes are
         distinct threads, so the lanes are handled together, one release of each location at a time."""
@@ -318,7 +330,7 @@ class HappensBeforeDetector:
                 what, pc = ("the release", r.pc) if r.scope <= cluster else ("the flag read", ev.pc)
                 self._note_missed(int(threads[i]), r.block, self._scope_text(what, pc, "membar.cta"))
             take = np.flatnonzero(m & ~narrow)
-            if acquire_op or self.model == "scord":
+            if acquire_op or (self.model == "scord" and ev.atomic_op != "cas"):
                 for g, r in zip(threads[take].tolist(), rel[take].tolist()):
                     self._absorb(g, r)
             elif len(take):
@@ -339,6 +351,8 @@ class HappensBeforeDetector:
     def _missing_fence_text(self, pc: int) -> str:
         ins = self.ctx.program.instructions[pc]
         where = ins.where()
+        if self.model == "scord" and ins.opcode == "atom" and "cas" in ins.modifiers:
+            return f"missing fence after the atomicCAS at {where}: under ScoRD's rules a lock is held only once a fence follows its atomicCAS"
         return f"missing fence after the flag read at {where}: a strong read acquires only when a fence follows it"
 
     # ------------------------------------------------------------------ accesses
@@ -489,15 +503,21 @@ class HappensBeforeDetector:
         slot["pc"][idx] = pc
         slot["fl"][idx] = fl
 
-    def _ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray, know: list | None = None) -> np.ndarray:
-        """Whether u's access (clock c, phase ph) happens before t's current point, per pair
-        (`know`: the per-thread sparse knowledge to consult, the detector's own by default)."""
+    def _locally_ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray) -> np.ndarray:
+        """Whether a barrier or warp sync orders u's access (clock c, phase ph) before t's current point."""
         geo = self.geo
         same_block = geo.block_of[t] == geo.block_of[u]
         ordered = same_block & (self.phase[t] > ph) & (self.phase[u] > ph)
         if self.wknown is not None:
             same_warp = geo.warp_of[t] == geo.warp_of[u]
             ordered |= same_warp & (self.wknown[t, geo.lane[u].astype(np.int64)] >= c)
+        return ordered
+
+    def _ordered(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray, know: list | None = None) -> np.ndarray:
+        """Whether u's access (clock c, phase ph) happens before t's current point, per pair
+        (`know`: the per-thread sparse knowledge to consult, the detector's own by default)."""
+        geo = self.geo
+        ordered = self._locally_ordered(t, u, c, ph)
         rest = np.flatnonzero(~ordered)
         if len(rest):
             know = self.know if know is None else know
@@ -544,7 +564,12 @@ class HappensBeforeDetector:
             return
         idx = np.flatnonzero(racy)
         if not same_batch:
-            ordered = self._ordered(t[idx], u[idx], c[idx], ph[idx])
+            blind = fence_blind(flags_u, flags_t, self.model)[idx]
+            ordered = np.zeros(len(idx), dtype=np.bool_)
+            i = idx[~blind]
+            ordered[~blind] = self._ordered(t[i], u[i], c[i], ph[i])
+            if blind.any():
+                ordered[blind] = self._fence_blind_ordered(cause, idx[blind], t, u, c, ph)
             idx = idx[~ordered]
         if len(idx) == 0:
             return
@@ -558,6 +583,20 @@ class HappensBeforeDetector:
                 ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
                 same=bool(sv),
             )
+
+    def _fence_blind_ordered(self, cause: np.ndarray, i: np.ndarray, t, u, c, ph) -> np.ndarray:
+        """Pairs `i` that only barriers, warp syncs and program order may order (`rules.fence_blind`): which
+        are; the others that synchronisation orders all the same get the cause `NOT_STRONG` (in place)."""
+        local = self._locally_ordered(t[i], u[i], c[i], ph[i])
+        rest = i[~local]
+        if len(rest):
+            synced = self._ordered(t[rest], u[rest], c[rest], ph[rest], know=self._happens_before_knowledge())
+            cause[rest[synced]] = Cause.NOT_STRONG
+        return local
+
+    def _happens_before_knowledge(self) -> list:
+        """The per-thread sparse knowledge of the full scoped happens-before (lock edges included)."""
+        return self.know
 
     def _report(self, ev, space: int, byte: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int, same: bool = False) -> None:
         program, geo = self.ctx.program, self.geo
@@ -575,6 +614,8 @@ class HappensBeforeDetector:
 
     def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:
         program, geo = self.ctx.program, self.geo
+        if cause == Cause.NOT_STRONG:
+            return cause_message(cause)
         for block, text in self.missed.get(t, ()):
             if block == int(geo.block_of[u]):
                 return text

@@ -14,7 +14,8 @@ implements under each `--model`. So two conflicting accesses (as
 1. at least one of them held a lock: they share no common lock, and they are
    not ordered by happens-before *without lock edges* (program order,
    barriers, warp syncs, release/acquire patterns on locations that are not
-   inferred locks);
+   inferred locks); or they share one but the full happens-before does not
+   order them (a section unlocked with no fence before the unlocking write);
 2. neither held a lock: they are not ordered by the full scoped
    happens-before of `hb`, lock edges included.
 
@@ -65,7 +66,7 @@ from gpurace.detect.findings import describe_address
 from gpurace.detect.hb import HappensBeforeDetector, Release, _unpack_flags
 from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.locktable import Locksets, LockTable
-from gpurace.detect.rules import Cause, classify
+from gpurace.detect.rules import Cause, classify, fence_blind
 from gpurace.detect.shadow import Shadow
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, FenceEvent
 
@@ -304,7 +305,10 @@ class LocksetDetector(HappensBeforeDetector):
         locked = (ls_u != 0) | (ls_t != 0)
         racy = ~self.locksets.common(ls_u, ls_t, same_block[idx])
         if not same_batch:
-            plain = np.flatnonzero(~locked)
+            # a pair that no lock or fence can order (a plain access under scord) is checked as `hb` checks it
+            blind = fence_blind(flags_u, flags_t, self.model)[idx]
+            locked &= ~blind
+            plain = np.flatnonzero(~locked & ~blind)
             if len(plain):
                 i = idx[plain]
                 racy[plain] &= ~self._ordered(t[i], u[i], c[i], ph[i])
@@ -312,6 +316,15 @@ class LocksetDetector(HappensBeforeDetector):
             if len(free):
                 i = idx[free]
                 racy[free] &= ~self._ordered(t[i], u[i], c[i], ph[i], know=self.lfknow)
+            # a common lock orders nothing that happens-before does not: a section released without a fence
+            # before its unlocking write publishes nothing of what it did (ScoRD checks every pair both ways)
+            common = np.flatnonzero(locked & ~racy)
+            if len(common):
+                i = idx[common]
+                racy[common] = ~self._ordered(t[i], u[i], c[i], ph[i])
+                locked[common] = False
+            if blind.any():
+                racy[blind] = ~self._fence_blind_ordered(cause, idx[blind], t, u, c, ph)
         keep = np.flatnonzero(racy)
         if len(keep) == 0:
             return

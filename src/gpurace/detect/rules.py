@@ -15,8 +15,15 @@ arrays (`same_block`, `same_warp`).
 Models (see DESIGN.md): under `cuda` (default) only atomic accesses (`atom`/
 `red`, `ld`/`st` with `.relaxed/.acquire/.release`) are exempt from racing with
 each other; `volatile` accesses are strong but not atomic, so their unordered
-conflicts are reported with a warning. Under `ptx` and `scord` a volatile
-access counts as `.relaxed.sys` and takes part in the exemption.
+conflicts are reported with a warning. Under `ptx` a volatile access counts
+as `.relaxed.sys` and takes part in the exemption. Under `scord` (ScoRD's
+rules, its paper's Table IV) only atomics whose scopes cover both threads are
+exempt (condition d); a volatile access is data like any other, which only a
+fence of sufficient scope orders (conditions a-b: `MISSING_FENCE` when it is
+not), and a pair with a plain access is ordered by nothing but barriers, warp
+syncs and program order, since fences order only strong accesses (condition
+c: `NOT_STRONG` when only a fence, flag or lock orders it; the detectors
+decide that, as they decide ordering).
 """
 
 from __future__ import annotations
@@ -47,6 +54,8 @@ class Cause(IntEnum):
     INSUFFICIENT_SCOPE = 3
     ATOMIC_VS_PLAIN = 4
     VOLATILE_NOT_ATOMIC = 5
+    MISSING_FENCE = 6
+    NOT_STRONG = 7
 
 
 CAUSE_TEXT: dict[Cause, str] = {
@@ -64,6 +73,14 @@ CAUSE_TEXT: dict[Cause, str] = {
         "volatile is not atomic: volatile accesses are strong but CUDA C++ does not make them atomic, "
         "so unordered conflicting volatile accesses race; use atomics, or order them with "
         "__syncwarp/__syncthreads"
+    ),
+    Cause.MISSING_FENCE: (
+        "missing fence: under ScoRD's rules volatile accesses are data, and only an atomic pair is exempt; "
+        "no fence whose scope covers both threads (before the flag write or the lock release) orders them"
+    ),
+    Cause.NOT_STRONG: (
+        "not a strong access: under ScoRD's rules fences, flags and locks order only volatile and atomic "
+        "accesses, and a plain access is ordered only by __syncthreads/__syncwarp"
     ),
 }
 """The words users read, one template per cause; `cause_message` fills the fields."""
@@ -129,9 +146,9 @@ def conflicts(start_a, size_a, thread_a, start_b, size_b, thread_b, fa: AccessFl
 
 def model_strong(f: AccessFlags, model: str) -> np.ndarray:
     """Accesses that take part in the morally-strong exemption under `model`."""
-    if model == "cuda":
+    if model in ("cuda", "scord"):
         return f.atomic
-    if model in ("ptx", "scord"):
+    if model == "ptx":
         return f.atomic | f.volatile
     raise ValueError(f"unknown memory model {model!r}")
 
@@ -157,8 +174,9 @@ def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str
     """The `Cause` of each *unordered conflicting* pair (`Cause.NONE` where it is exempt), as an int8 array.
 
     The most specific cause wins: a scope that does not cover the other
-    thread, then volatile-is-not-atomic (model `cuda`), then atomic against
-    plain, then lanes of one warp, else no synchronisation at all.
+    thread, then volatile-is-not-atomic (model `cuda`) or a missing fence
+    (model `scord`), then atomic against plain, then lanes of one warp, else
+    no synchronisation at all.
     """
     same_block = np.asarray(same_block, dtype=np.bool_)
     same_warp = np.asarray(same_warp, dtype=np.bool_)
@@ -172,10 +190,23 @@ def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str
     cause[np.broadcast_to(same_warp, shape)] = Cause.INTRA_WARP
     cause[np.broadcast_to(atomic_a ^ atomic_b, shape)] = Cause.ATOMIC_VS_PLAIN
     volatile_pair = strong_a & strong_b & covered & (fa.volatile | fb.volatile)
-    cause[np.broadcast_to(volatile_pair, shape)] = Cause.VOLATILE_NOT_ATOMIC
+    if model == "scord":
+        # lanes of one warp need __syncwarp, not a fence: they keep the intra-warp cause
+        volatile_pair = np.broadcast_to(volatile_pair, shape)
+        cause[volatile_pair] = np.where(np.broadcast_to(same_warp, shape), Cause.INTRA_WARP, Cause.MISSING_FENCE)[volatile_pair]
+    else:
+        cause[np.broadcast_to(volatile_pair, shape)] = Cause.VOLATILE_NOT_ATOMIC
     cause[np.broadcast_to(strong_a & strong_b & ~covered, shape)] = Cause.INSUFFICIENT_SCOPE
     cause[np.broadcast_to(exempt, shape)] = Cause.NONE
     return cause
+
+
+def fence_blind(fa: AccessFlags, fb: AccessFlags, model: str) -> np.ndarray:
+    """Pairs that fences, flags and locks cannot order under `model`: under `scord`, those with a plain access
+    (neither atomic nor volatile; ScoRD's Table IV, condition c), which only barriers, warp syncs and program
+    order order; no pair under the other models."""
+    weak = ~(fa.atomic | fa.volatile) | ~(fb.atomic | fb.volatile)
+    return weak if model == "scord" else np.zeros_like(weak)
 
 
 def severity_of(cause: Cause | int) -> str:

@@ -24,7 +24,13 @@ Which compiler, and why:
   them. It is on NVRTC's include path always (NVRTC has no cuda.h), and on
   nvcc's only for files in GPUVerify's style, where it also includes the
   toolkit's cuda.h; in those files `#include <cuda.h>` is not taken as a
-  sign of host code.
+  sign of host code. It also gives them cooperative groups and cuRAND,
+  which GPUVerify's cuda.h declared (`gpuverify.library_macros`).
+* NVRTC finds the headers of the NVIDIA wheels (cuRAND's, libcu++ from
+  `include/cccl`) through `pypi_include_dirs()`.
+* Code that CUDA once accepted and has removed (texture references) fails
+  with a message that says so, naming the line (`removed_feature`), not with
+  the compiler's puzzled diagnostic.
 
 Both compilers get `-lineinfo` so every PTX instruction carries a `.loc` back
 to the source, which is what makes findings point at source lines.
@@ -45,7 +51,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from gpurace.errors import CompileError, UserError
-from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, uses_gpuverify
+from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, library_macros, uses_gpuverify
 from gpurace.frontend.sandbox import CompilerDir, c_string, call_limited, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
@@ -77,6 +83,7 @@ class CompileOptions:
     defines: tuple[str, ...] = ()
     arch: str = DEFAULT_ARCH
     device_debug: bool = False
+    relocatable: bool = False
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,7 @@ def compile_to_ptx(
     device_debug: bool = False,
     limits: Limits | None = None,
     appendix: str = "",
+    relocatable: bool = False,
 ) -> CompiledPtx:
     """Compile (or read) `path` into PTX with line information.
 
@@ -116,6 +124,9 @@ def compile_to_ptx(
     the file, its name or the options reaches a shell (`sandbox`).
     `appendix` is C++ compiled as if the file ended with it (gpurace's own
     type probes; a `.ptx` file has no C++ to add it to).
+    `relocatable` compiles relocatable device code (`-rdc=true`), one file
+    of several that `frontend.link` links: its calls of `extern __device__`
+    functions stay calls of declared functions, as nvlink would resolve them.
     """
     limits = (limits or Limits()).started()
     source = _check_source(Path(path))
@@ -129,12 +140,16 @@ def compile_to_ptx(
     macros = [check_define(d) for d in defines]
     original = read_source(source)
     gpuverify = uses_gpuverify(original)
+    if gpuverify:
+        # GPUVerify's cuda.h declared cooperative groups and cuRAND; gpurace's includes their real headers
+        # when the file uses them (each costs seconds of compilation).
+        macros += library_macros(original)
     # The appendix names itself in `#line`, so that a diagnostic in it is not taken for one in the file.
     code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
     # NVRTC has no cuda.h, so gpurace's compatibility header can always be found there; under nvcc
     # it would shadow the toolkit's cuda.h (which it includes), so only files written for GPUVerify get it.
     nvcc_includes = [*includes, str(COMPAT_INCLUDE_DIR)] if gpuverify else includes
-    debug = ["-G"] if device_debug or gpuverify else []
+    debug = (["-G"] if device_debug or gpuverify else []) + (["-rdc=true"] if relocatable else [])
     # GPUVerify's own front end includes its cuda.h in every kernel and takes namespace-scope variables
     # as device variables, so kernels of its suites often do neither themselves.
     # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
@@ -207,6 +222,13 @@ def pypi_cuda_roots() -> list[Path]:
     return [Path(p) / "cu13" for p in nvidia.__path__ if (Path(p) / "cu13").is_dir()]
 
 
+def pypi_include_dirs() -> list[Path]:
+    """The header folders of the NVIDIA CUDA wheels: each root's `include`, and its `include/cccl` (CCCL's
+    libcu++, Thrust and CUB, which nvidia-cuda-cccl installs there) when present."""
+    dirs = [root / "include" for root in pypi_cuda_roots()]
+    return dirs + [d / "cccl" for d in dirs if (d / "cccl").is_dir()]
+
+
 # --------------------------------------------------------------------------
 # NVRTC
 # --------------------------------------------------------------------------
@@ -219,8 +241,9 @@ def _compile_with_nvrtc(
 
     options = ["-lineinfo", f"--gpu-architecture={arch}", f"-I{source.parent}", *extra]
     options += [f"-I{d}" for d in includes]
-    # NVRTC's own builtin headers do not include cuda_fp16.h & co.; the wheel's include dir has them.
-    options += [f"-I{root / 'include'}" for root in pypi_cuda_roots()]
+    # NVRTC's own builtin headers do not include cuda_fp16.h & co.; the wheels' include dir has them, and
+    # curand_kernel.h (nvidia-curand) needs libcu++ (<cuda/std/...>, in nvidia-cuda-cccl's include/cccl).
+    options += [f"-I{d}" for d in pypi_include_dirs()]
     options += [f"-D{m}" for m in macros]
     encoded = [o.encode() for o in options]
 
@@ -230,7 +253,7 @@ def _compile_with_nvrtc(
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
         if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             log = _nvrtc_log(nvrtc, prog)
-            raise CompileError(f"{source}: NVRTC could not compile it:\n{log}".rstrip())
+            raise CompileError(removed_feature(log) or f"{source}: NVRTC could not compile it:\n{log}".rstrip())
         err, size = nvrtc.nvrtcGetPTXSize(prog)
         _check_nvrtc(err, "nvrtcGetPTXSize", source)
         buf = bytearray(size)
@@ -295,8 +318,34 @@ def _compile_with_nvcc(
             log = (proc.stderr + proc.stdout).strip()
             if proc.returncode < 0 or "std::bad_alloc" in log or "out of memory" in log.lower():
                 log += f"\n(the compiler's memory budget is {format_size(limits.max_memory)}, --max-memory)"
-            raise CompileError(f"{source}: nvcc could not compile it:\n{log}".rstrip())
+            raise CompileError(removed_feature(log) or f"{source}: nvcc could not compile it:\n{log}".rstrip())
     return CompiledPtx(text, str(source), "nvcc", str(nvcc))
+
+
+# --------------------------------------------------------------------------
+# Diagnostics of CUDA that is no longer valid
+# --------------------------------------------------------------------------
+
+# What NVRTC and nvcc say about CUDA that older toolkits accepted, and what the user should be told instead.
+_REMOVED_FEATURES = (
+    (
+        re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): error: texture is not a template$", re.M),
+        "texture references (`texture<...>`) were removed in CUDA 12: use texture objects (cudaTextureObject_t)",
+    ),
+)
+
+
+def removed_feature(log: str) -> str | None:
+    """`FILE:LINE: what` for the first diagnostic in a compiler's `log` that comes from a feature CUDA removed, or None.
+
+    The compiler's own words ("texture is not a template") do not say that the
+    code was valid CUDA once and how to write it now; this does.
+    """
+    for pattern, message in _REMOVED_FEATURES:
+        m = pattern.search(log)
+        if m:
+            return f"{m.group('file')}:{m.group('line')}: {message}"
+    return None
 
 
 # --------------------------------------------------------------------------

@@ -129,6 +129,30 @@ def uses_gpuverify(code: str) -> bool:
     return False
 
 
+# Names by which a GPUVerify-style file uses a CUDA library that GPUVerify's cuda.h declared, and the macro that
+# makes gpurace's cuda.h include that library's real header (include/cuda.h).
+_LIBRARY_USES = (
+    (
+        "__GPURACE_COOPERATIVE_GROUPS",
+        re.compile(r"\b(?:cooperative_groups|this_thread_block|this_grid|thread_block\w*|grid_group|"
+                   r"tiled_partition|coalesced_\w+|synchronize)\b"),
+    ),
+    ("__GPURACE_CURAND", re.compile(r"\bcurand\w*")),
+)
+
+
+def library_macros(code: str) -> list[str]:
+    """The macros with which gpurace's cuda.h gives a GPUVerify-style file the libraries it uses unincluded.
+
+    GPUVerify's own cuda.h declared cooperative groups and cuRAND's device
+    API, so kernels written for it use them without including anything;
+    gpurace's cuda.h includes their real headers instead, but only for a file
+    that names them, since each costs seconds of compilation.
+    """
+    text = strip_comments(code)
+    return [macro for macro, uses in _LIBRARY_USES if uses.search(text)]
+
+
 def _leading_comments(text: str):
     """(line number, text after `//`) of each comment line in the leading block of blank and `//` lines."""
     for lineno, line in enumerate(text.splitlines(), 1):

@@ -39,11 +39,12 @@ class LaunchFilter:
 
     def select(self, mangled: str) -> str | None:
         """None when the next launch, of kernel `mangled`, is checked; else the option that leaves it out."""
-        names = (demangle_signature(mangled).name, mangled)
-        if self._name is not None and not any(self._name.search(n) for n in names):
-            return "--kernel-name"
-        if self._exclude is not None and any(self._exclude.search(n) for n in names):
-            return "--kernel-exclude"
+        if self._name is not None or self._exclude is not None:
+            names = (demangle_signature(mangled).name, mangled)
+            if self._name is not None and not any(self._name.search(n) for n in names):
+                return "--kernel-name"
+            if self._exclude is not None and any(self._exclude.search(n) for n in names):
+                return "--kernel-exclude"
         self._matched += 1
         if self._matched <= self.skip:
             return "--launch-skip"

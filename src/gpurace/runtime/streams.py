@@ -115,6 +115,8 @@ class Timeline:
         self.events: dict[int, Clock] = {}
         self.pending: list[Operation] = []
         self.version = 0  # changes whenever `pending` does
+        self._pending_bytes = 0  # the footprints' memory of `pending`
+        self._pending_per_stream: dict[int, int] = {}  # stream agent -> its operations in `pending`
         self._created = 0
 
     def _new_stream(self, name: str, *, legacy: bool = False, blocking: bool = True) -> Stream:
@@ -172,8 +174,16 @@ class Timeline:
         self.host = _join(self.host, clock)
         still = [op for op in self.pending if not _before(op.clock, self.host)]
         if len(still) != len(self.pending):
-            self.pending = still
-            self.version += 1
+            self._set_pending(still)
+
+    def _set_pending(self, pending: list[Operation]) -> None:
+        """`pending` becomes the pending operations (fewer of them: the host waited, or the budget ran out)."""
+        self.pending = pending
+        self.version += 1
+        self._pending_bytes = sum(op.nbytes for op in pending)
+        self._pending_per_stream = {}
+        for op in pending:
+            self._pending_per_stream[op.stream.agent] = self._pending_per_stream.get(op.stream.agent, 0) + 1
 
     # ------------------------------------------------------------------ operations
 
@@ -183,23 +193,30 @@ class Timeline:
         op.clock = self._issue(op.stream)
         # An earlier operation of the same stream always comes before (a stream's clock only grows), so only
         # the other streams' pending work is compared: a program that never waits keeps many launches pending.
-        others = [earlier for earlier in self.pending if earlier.stream is not op.stream]
-        findings = [race for earlier in others if (race := self._race(earlier, op)) is not None]
+        findings = []
+        if len(self.pending) > self._pending_per_stream.get(op.stream.agent, 0):
+            others = [earlier for earlier in self.pending if earlier.stream is not op.stream]
+            findings = [race for earlier in others if (race := self._race(earlier, op)) is not None]
         if blocking:
             self._host_learns(op.clock)
         else:
             op.nbytes = op.footprint.nbytes
             self.pending.append(op)
             self.version += 1
-            del self.pending[:-MAX_PENDING]
-            if sum(earlier.nbytes for earlier in self.pending) > self.budget:
-                kept = 0
-                for index in range(len(self.pending) - 1, -1, -1):
-                    kept += self.pending[index].nbytes
-                    if kept > self.budget:
-                        del self.pending[: index + 1]
-                        break
+            self._pending_bytes += op.nbytes
+            self._pending_per_stream[op.stream.agent] = self._pending_per_stream.get(op.stream.agent, 0) + 1
+            if len(self.pending) > MAX_PENDING or self._pending_bytes > self.budget:
+                self._set_pending(self._within_limits(self.pending[-MAX_PENDING:]))
         return findings
+
+    def _within_limits(self, pending: list[Operation]) -> list[Operation]:
+        """The latest of `pending` whose footprints fit the budget (the oldest are forgotten first)."""
+        kept = 0
+        for index in range(len(pending) - 1, -1, -1):
+            kept += pending[index].nbytes
+            if kept > self.budget:
+                return pending[index + 1 :]
+        return pending
 
     def host_access(self, address: int, write: bool, host: Site) -> Finding | None:
         """The host read (or wrote) the byte at `address` at `host`: the race with the latest pending operation

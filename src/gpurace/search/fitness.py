@@ -77,7 +77,7 @@ class FitnessSink:
 
     def bind(self, context: DetectorContext) -> None:
         allocations = context.memory.global_allocations()
-        self._bases = np.array([a.base for a in allocations], dtype=np.uint64)
+        self._bases = np.array([a.canonical_base for a in allocations], dtype=np.uint64)
 
     def on_event(self, event: Event) -> None:
         if not isinstance(event, AccessBatch):

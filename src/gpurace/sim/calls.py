@@ -7,6 +7,11 @@ jumps. Registers are function-local, so a non-recursive callee simply has its
 own register slots; a recursive one also has its registers and parameters
 saved on call and restored on return, since the nested activation reuses them.
 `ret` copies the callee's return parameters into the call site's return slots.
+
+A call through a register (a function pointer, a virtual call) reads each
+thread's target address, splits the threads by the function it names and
+makes the direct call for each group: threads of one warp may enter
+different functions, and each returns to the call site.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.errors import UserError
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.ir import Reg
 from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD
 from gpurace.sim.program import call_parts
 from gpurace.words import plural
@@ -108,6 +115,65 @@ def call_handler(dec, callee: str, rets: list[str], args: list[str]):
         return entry
 
     return call
+
+
+def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
+    """`call (rets), %rd, (args), prototype;`: each thread calls the function whose address its `%rd` holds.
+
+    An address that is no function's (a data pointer, a null or garbage
+    pointer) stops the run with a message naming the line and a thread; so
+    does a function whose parameters the call does not match.
+    """
+    eng = dec.eng
+    program = eng.program
+    read = dec.reader(target, "u64")
+    pcs = eng.pc
+    where, text = dec.ins.where(), dec.ins.text
+    names = {address: name for name, address in program.function_addresses.items()}
+    calls: dict[str, object] = {}
+
+    def callee_call(name: str, g: int):
+        if name not in calls:
+            try:
+                dec.check_signature(name, rets, args)
+            except UserError as e:
+                raise UserError(f"{where}: {thread_label(eng.geo, g)} calls {_name(name)} through a pointer: {e}") from None
+            calls[name] = call_handler(dec, name, rets, args)
+        return calls[name]
+
+    def call(idx):
+        addresses = read(idx)
+        for address in np.unique(addresses):
+            members = idx[addresses == address]
+            name = program.function_at.get(int(address))
+            if name is None:
+                what = _not_callable(names.get(int(address)), int(address))
+                raise UserError(f"{where}: `{text}` {what} (in {thread_label(eng.geo, int(members[0]))})")
+            nxt = callee_call(name, int(members[0]))(members)
+            if nxt is not None:
+                pcs[members] = nxt
+        return None
+
+    return call
+
+
+def _not_callable(name: str | None, address: int) -> str:
+    if name is None:
+        return f"calls address {address:#x}, which is not the address of a device function"
+    return (
+        f"calls {_name(name)} through a pointer, whose body is not in the PTX "
+        "(a kernel, or a function declared but not defined)"
+    )
+
+
+def _name(mangled: str) -> str:
+    return demangle_signature(mangled).name
+
+
+def thread_label(geo, g: int) -> str:
+    """`block (x,y,z) thread (x,y,z)` of global thread `g`, for messages."""
+    thread, block = geo.thread_coords(g)
+    return f"block ({','.join(map(str, block))}) thread ({','.join(map(str, thread))})"
 
 
 def ret_handler(dec):

@@ -5,13 +5,15 @@ picks one pc and executes that instruction for every eligible thread sitting
 at it, across warps and blocks, as one vectorised operation.
 
 Scheduling (the default, deterministic policy) is "lowest pc first, with
-yields at backward branches": a thread that takes a backward branch is parked
-(`yielded`) until every other runnable thread has also reached a backward
+yields at backward branches": a thread that takes a backward branch is held
+back (`yielded`) until every other runnable thread has also reached a backward
 branch, blocked, or exited; then a new *round* starts. Lowest-pc-first makes
 divergent threads reconverge (the ones behind catch up) and keeps the common
 case fully vectorised; the per-round yield gives every thread a turn, so spin
 locks taken by every lane of a warp and flags set by another block make
-progress. All blocks are co-resident (a grid larger than a real GPU could hold
+progress. A spinning thread whose iteration only re-reads memory parks until
+something it read changes (`sim.parking`), so waiters cost a few iterations
+per wait, not one per round. All blocks are co-resident (a grid larger than a real GPU could hold
 still runs, which can only make more schedules possible, never fewer).
 
 The seeded `random` policy (`sim.schedule`) explores other interleavings:
@@ -29,10 +31,11 @@ Threads block at barriers (`bar.sync`) and warp-synchronising instructions
 what the program did wrong: barriers that wait for exited threads
 (barrier divergence), warp syncs naming exited lanes (invalid warp sync), or a
 deadlock. A livelock (a round in which nothing changed memory and every
-spinning thread returned to exactly the state it had in the previous round)
-or an exhausted step budget ends the run with a finding instead of a hang; so
-do the command's wall-clock deadline (`timeout`) and a call deeper than the
-stack limit (`stack-overflow`), both from `gpurace.limits.Limits`.
+spinning thread returned to exactly the state it had in the previous round, or
+parked threads that nothing left running can wake) or an exhausted step
+budget ends the run with a finding instead of a hang; so do the command's
+wall-clock deadline (`timeout`) and a call deeper than the stack limit
+(`stack-overflow`), both from `gpurace.limits.Limits`.
 """
 
 from __future__ import annotations
@@ -52,16 +55,21 @@ from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory.layout import MAX_LOCAL_BYTES_PER_THREAD, Space
 from gpurace.sim.program import Program
 from gpurace.sim.contention import FlipSchedule
+from gpurace.sim.parking import Parking
 from gpurace.sim.schedule import SeededSchedule
 from gpurace.sim.state import ThreadState
 
-RUN, BAR, WARP, DONE = 0, 1, 2, 3
+RUN, BAR, WARP, DONE = 0, 1, 2, 3  # and PARKED (`sim.parking`)
 
 # What a warp-waiting thread waits for: any bar.warp.sync, or the same collective pc.
 WAIT_WARPSYNC, WAIT_COLLECTIVE = 0, 1
 
 
 POLICIES = ("min-pc", "reverse", "random")
+
+FIRST_LOOK_GAP, MAX_LOOK_GAP = 2, 32
+"""First and largest gap, in rounds with memory progress, between two pairs of looks for spinners to park
+(`Engine._look_now`)."""
 
 
 @dataclass(frozen=True)
@@ -86,8 +94,8 @@ class RunStats:
 
 @dataclass
 class _ThreadsSeen:
-    """A look for livelock: the running threads, their pcs, the register slots written since the look before,
-    and a hash per thread of those slots' values."""
+    """A look at a round's end, for livelock and parking: the running threads, their pcs, the register slots
+    written since the look before, and a hash per thread of those slots' values."""
 
     idx: np.ndarray
     pcs: np.ndarray
@@ -156,9 +164,16 @@ class Engine:
         # Lanes past the end of a block's partial last warp do not exist: a mask may name them (the full
         # mask 0xffffffff does) and nobody waits for them, as on hardware.
         self.absent_lanes = ~self.warp_or(geometry.warp_of, self.lane_bits(np.arange(n)))
-        # Livelock detection.
+        # Livelock detection and parked spinners.
         self.progress = False
         self._last_look: _ThreadsSeen | None = None
+        # When to look at a round with progress (`_look_now`): the gap before the next pair of looks, the round
+        # of the next look, and whether the last look was the first of a pair.
+        self._look_gap = FIRST_LOOK_GAP
+        self._next_look = FIRST_LOOK_GAP
+        self._look_pair = False
+        self.parking = Parking(self)
+        self.watching = False  # some thread's reads and writes are recorded this round (`Parking.read`)
         self.stopped: str | None = None
         self._seq = 0
         self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
@@ -237,6 +252,8 @@ class Engine:
                     continue
                 group_pc, group = self._pick(live)
             r = handlers[group_pc](group)
+            if self.watching and self.parking.unsafe_pc[group_pc]:
+                self.parking.ran_unsafe(group)
             stats.steps += 1
             stats.thread_instructions += len(group)
             self.state.clock = stats.steps
@@ -266,6 +283,13 @@ class Engine:
             return p, live[pcs == p]
         return self.schedule.pick(self.pc, live, self.stats.steps)
 
+    def wake_priority(self, idx: np.ndarray) -> np.ndarray:
+        """A sort key over threads `idx`, lowest first: the order in which this policy lets contenders win
+        (thread order under `min-pc` and `flip`, warp rank under `random` and `reverse`)."""
+        if isinstance(self.schedule, SeededSchedule):
+            return self.schedule.priority(idx)
+        return idx
+
     def resume(self, idx: np.ndarray) -> None:
         """Threads `idx` (ascending) leave a wait and run again, in this round."""
         self.status[idx] = RUN
@@ -287,14 +311,23 @@ class Engine:
         running = np.sort(np.concatenate(log)) if log else np.zeros(0, dtype=np.int64)
         log.clear()
         running = running[self.status[running] == RUN]
-        if len(running):
-            self.stats.rounds += 1
-            if not self.progress and self._livelocked(running):
+        parking = self.parking
+        if len(running) or parking.count:
+            all_same, same = self._look_now(running)
+            spinning = running
+            running, woken = parking.settle(running, same, self.progress)
+            if len(spinning) and not self.progress and all_same and not len(woken):
+                self._livelocked(np.union1d(spinning, parking.parked()))
                 return False
-            self.progress = False
-            self.yielded[running] = False
-            self._live = running
-            return True
+            if len(running):
+                self.stats.rounds += 1
+                self.progress = False
+                self.yielded[running] = False
+                self._live = running
+                return True
+            if parking.count:
+                self._livelocked(parking.parked())  # nothing runs, so nothing can wake them
+                return False
         self._live = None
         if (self.status == DONE).all():
             return False
@@ -302,15 +335,35 @@ class Engine:
 
     # ------------------------------------------------------------------ livelock
 
-    def _unchanged(self, idx: np.ndarray) -> bool:
-        """Whether threads `idx` are where, and hold what, they did at the last look (the previous round without
-        memory progress); this look is kept for the next.
+    def _look_now(self, idx: np.ndarray) -> tuple[bool, np.ndarray]:
+        """`_look` at the end of every round without memory progress (the livelock check); of rounds with
+        progress, in pairs of consecutive rounds at growing gaps while the looks find no thread where the one
+        before saw it (so that a loop storing every iteration pays a look now and then, not every round), and
+        at every round again once one does."""
+        rounds = self.stats.rounds
+        if self.progress and rounds < self._next_look:
+            return False, np.zeros(len(idx), dtype=np.bool_)
+        all_same, same = self._look(idx)
+        if not same.any() and self._look_pair:
+            # the second look of a pair found no spinner: wait longer before the next pair
+            self._look_gap = min(2 * self._look_gap, MAX_LOOK_GAP)
+            self._next_look = rounds + self._look_gap
+            self._look_pair = False
+        else:
+            # a spinner (keep looking at every round), or the first look of a pair
+            self._look_pair = not same.any()
+            self._next_look = rounds + 1
+        return all_same, same
+
+    def _look(self, idx: np.ndarray) -> tuple[bool, np.ndarray]:
+        """Whether threads `idx` (ascending) are where, and hold what, they were at the last look (the previous
+        round's end): all of them (and no other), and each one. This look is kept for the next.
 
         Incremental: only the register slots written since the last look (`ThreadState.dirty`) can differ,
         and a hash per thread of their values stands for them. Two looks compare when the same slots were
         written before each (a spin loop writes the same ones every time); otherwise the answer is "changed"
-        and the spin is found a look later, so the answer never errs toward a false livelock, and a look
-        costs the registers the loop writes, not all of them.
+        and the spin is found a look later, so the answer never errs toward a false livelock or a wrong
+        parking, and a look costs the registers the round wrote, not all of them.
         """
         state = self.state
         last = self._last_look
@@ -318,22 +371,21 @@ class Engine:
         slots = tuple(int(s) for s in np.flatnonzero(state.dirty))
         state.dirty[:] = False
         h = pcs.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        every = len(idx) == len(self.pc)  # every thread, in order: no gathers
+        prime = np.uint64(0x100000001B3)
         for slot in slots:
-            h = (h ^ state.regs[slot][idx].astype(np.uint64)) * np.uint64(0x100000001B3)
-        same = (
-            last is not None
-            and last.slots == slots
-            and np.array_equal(last.idx, idx)
-            and np.array_equal(last.pcs, pcs)
-            and np.array_equal(last.hash, h)
-        )
+            reg = state.regs[slot]
+            np.bitwise_xor(h, reg if every else reg[idx], out=h)
+            np.multiply(h, prime, out=h)
         self._last_look = _ThreadsSeen(idx, pcs, slots, h)
-        return same
+        if last is None or last.slots != slots or not len(idx) or not len(last.idx):
+            return False, np.zeros(len(idx), dtype=np.bool_)
+        at = np.minimum(np.searchsorted(last.idx, idx), len(last.idx) - 1)
+        same = (last.idx[at] == idx) & (last.pcs[at] == pcs) & (last.hash[at] == h)
+        return len(idx) == len(last.idx) and bool(same.all()), same
 
-    def _livelocked(self, idx: np.ndarray) -> bool:
-        """A round without memory progress that left every spinning thread (`idx`) exactly where it was."""
-        if not self._unchanged(idx):
-            return False
+    def _livelocked(self, idx: np.ndarray) -> None:
+        """Threads `idx` spin, or are parked, with nothing left to change what they observe."""
         pcs = np.unique(self.pc[idx])
         sites = [self.site(int(p), int(idx[np.argmax(self.pc[idx] == p)]), "spin") for p in pcs[:2]]
         self.report(
@@ -344,7 +396,6 @@ class Engine:
             threads=len(idx),
         )
         self.stopped = "livelock"
-        return True
 
     def _step_budget_exhausted(self) -> None:
         self._stop_running(

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, texture_ops
+from gpurace.sim import annotations, native, texture_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -75,6 +75,7 @@ def decode_all(eng) -> list[Handler]:
                 message = f"{ins.where()}: {message}"
             h = _raiser(message)
         handlers.append(h)
+    native.install(eng, handlers)  # compiled runs of register-only instructions, when the executor is native
     return handlers
 
 
@@ -146,8 +147,9 @@ class Decoder:
         if name in self.program.kernel_params:
             value = np.uint64(self.program.kernel_params[name])
             return lambda idx: np.full(len(idx), value, dtype=np.uint64)
-        if name in self.program.module.functions:
-            raise UserError(f"function pointers (indirect calls) are not supported: `{self.ins.text}` takes the address of {name}")
+        if name in self.program.function_addresses:  # a function pointer
+            value = np.uint64(self.program.function_addresses[name])
+            return lambda idx: np.full(len(idx), value, dtype=np.uint64)
         if name == "WARP_SZ":  # PTX's built-in constant
             return lambda idx: np.full(len(idx), 32, dtype=np.uint64)
         try:
@@ -509,6 +511,8 @@ class Decoder:
             acc = mem.resolve(space, addr(idx), idx, block_of[idx], size)
             ok = self.check_access(acc, idx, "read", size)
             vals = mem.load(acc, esize, count)
+            if eng.watching:
+                eng.parking.read(idx, acc, size, vals)
             if count == 1:
                 writers[0](idx, vals)
             else:
@@ -567,6 +571,8 @@ class Decoder:
             self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else None)
             mem.store(acc, esize, vals)
             eng.progress = True
+            if eng.watching:
+                eng.parking.wrote(idx, acc, size)
             return nxt
 
         return st
@@ -621,6 +627,9 @@ class Decoder:
                 write(idx, old)
             if aop != "cas" or bool(np.any(old[ok] == a[ok])):
                 eng.progress = True
+            if eng.watching:
+                eng.parking.read(idx, acc, esize, old)
+                eng.parking.wrote(idx, acc, esize, old == a if aop == "cas" else None)
             cas = aop == "cas"
             self.emit_access(
                 AccessKind.ATOMIC, idx, acc, ok, esize, values=old, stored=b if cas else a, atomic_op=aop, compare=a if cas else None
@@ -758,6 +767,45 @@ class Decoder:
 
         return backward
 
+    def op_brx(self) -> Handler:
+        """`brx.idx index, tlist`: each thread continues at the label its index picks from a `.branchtargets` list.
+
+        PTX leaves an index past the list undefined: the run stops there with a message naming the line.
+        """
+        extra = [m for m in self.ins.modifiers if m not in ("idx", "uni")]
+        if "idx" not in self.ins.modifiers or extra:
+            raise UserError(f"`{self.ins.text}` is not a `brx.idx{{.uni}} index, tlist` branch")
+        index, tlist = self.operands(2)
+        lists = self.program.functions[self.fn].fn.target_lists
+        if not isinstance(tlist, Sym) or tlist.name not in lists:
+            raise UserError(f"`{self.ins.text}` needs the label of a .branchtargets list of {self.fn}")
+        from gpurace.sim.calls import thread_label
+
+        labels = lists[tlist.name]
+        targets = np.array([self.label_pc(Sym(label)) for label in labels], dtype=np.int64)
+        read = self.reader(index, "u32")
+        pc = self.pc
+        pcs, yielded, log = self.eng.pc, self.eng.yielded, self.eng.yield_log
+        where, text, geo = self.ins.where(), self.ins.text, self.eng.geo
+
+        def brx(idx):
+            i = read(idx).astype(np.int64)
+            past = i >= len(targets)
+            if past.any():
+                raise UserError(
+                    f"{where}: the index of `{text}` is {int(i[past][0])} in {thread_label(geo, int(idx[past][0]))}, "
+                    f"past the {len(targets)} labels of {tlist.name}: PTX leaves where it branches undefined"
+                )
+            dest = targets[i]
+            pcs[idx] = dest
+            back = dest <= pc  # a loop: yield, as a backward `bra` does
+            if back.any():
+                yielded[idx[back]] = True
+                log.append(idx[back])
+            return None
+
+        return brx
+
     def op_exit(self) -> Handler:
         self.operands(0)
         eng = self.eng
@@ -802,11 +850,13 @@ class Decoder:
     def op_call(self) -> Handler:
         rets, callee, args = call_parts(self.ins)
         self.check_call_params(rets + args)
+        from gpurace.sim.calls import call_handler, indirect_call_handler  # calls.py builds on this module
+
+        if isinstance(callee, Reg):
+            return indirect_call_handler(self, callee, rets, args)
         if is_builtin_function(callee) and callee not in self.program.functions:
             return self._builtin_call(callee, args)
         self.check_signature(callee, rets, args)
-        from gpurace.sim.calls import call_handler
-
         return call_handler(self, callee, rets, args)
 
     def check_call_params(self, names: list[str]) -> None:

@@ -41,7 +41,7 @@ from gpurace.sim.budget import (
 from gpurace.sim.dynamic_shared import SharedUsage, SharedUsageTracker, automatic_dynamic_bytes, has_extern_shared
 from gpurace.sim.device_vars import resolve_variables
 from gpurace.sim.geometry import Geometry, check_launch
-from gpurace.sim.memory import Allocation, DeviceMemory, Memory
+from gpurace.sim.memory import Allocation, DeviceMemory, Memory, function_addresses
 from gpurace.sim.memory.layout import SharedLayout
 from gpurace.sim.placement import Placement, copy_back, place_inputs
 from gpurace.sim.program import Program, build_program
@@ -140,6 +140,7 @@ def place_module_variables(mem: Memory, module: Module) -> dict[str, Allocation]
     """Allocate the module's `__device__` and `__constant__` variables in `mem`, with their initial values; returns
     their allocations by PTX name."""
     allocs = []
+    mem.functions = function_addresses(module.functions)
     for var in module.variables:
         if var.space not in ("global", "const") or var.linkage == "extern":
             continue

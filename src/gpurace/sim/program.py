@@ -6,8 +6,9 @@ Everything the engine needs about names is resolved here once per launch:
 labels to pcs, each function's registers to storage slots (registers are
 function-local in PTX, so `%r1` in two functions are two slots), the local
 memory frame of each function, per-thread `.param` slots used by call
-sequences, and which functions are recursive (their registers must be saved
-across calls).
+sequences, which functions are recursive (their registers must be saved
+across calls), and the address of every function, so that a call through a
+function pointer (a register holding one of them) finds its callee.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Function, Instruction, Module, ParamList, RegDecl, Sym, Variable, type_size
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
+from gpurace.sim.memory.layout import function_addresses
 
 _DTYPE_BY_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 MAX_KERNEL_PARAM_BYTES = 32764
@@ -81,6 +84,8 @@ class Program:
     kernel_param_size: int
     shared_vars: list[Variable]
     implicit_ends: frozenset[int] = frozenset()  # pcs of the `ret`s added where a body can run past its end
+    function_addresses: dict[str, int] = field(default_factory=dict)  # every function of the module -> its address
+    function_at: dict[int, str] = field(default_factory=dict)  # address -> function an indirect call can enter
 
     @property
     def entry(self) -> FunctionInfo:
@@ -148,7 +153,7 @@ def _align(x: int, a: int) -> int:
 
 
 def _call_sites(fn: Function) -> list[tuple[str, Instruction]]:
-    """(callee, call instruction) of each direct call; an indirect call (through a register) fails only if it is executed."""
+    """(callee, call instruction) of each direct call; what an indirect call may enter is `_address_taken`."""
     out = []
     for ins in fn.body:
         if ins.opcode == "call":
@@ -158,10 +163,55 @@ def _call_sites(fn: Function) -> list[tuple[str, Instruction]]:
     return out
 
 
+def _calls_indirectly(fn: Function) -> bool:
+    return any(ins.opcode == "call" and not isinstance(_callee_operand(ins), Sym) for ins in fn.body)
+
+
+def _callee_operand(ins: Instruction):
+    ops = [op for op in ins.operands if not isinstance(op, ParamList)]
+    return ops[0] if ops else None
+
+
+def _address_taken(module: Module, fn: Function) -> set[str]:
+    """Functions of the module whose address `fn` takes (`mov.u64 %rd, f;`): a pointer to them may be called."""
+    out = {name for names in fn.target_lists.values() for name in names if name in module.functions}  # `.calltargets`
+    for ins in fn.body:
+        if ins.opcode != "call":
+            out.update(op.name for op in ins.operands if isinstance(op, Sym) and op.name in module.functions)
+    return out
+
+
+def _initializer_functions(module: Module) -> set[str]:
+    """Functions whose address a device variable holds from the start (virtual function tables)."""
+    return {
+        v.symbol
+        for var in module.variables
+        for v in var.init or ()
+        if isinstance(v, AddressOf) and v.symbol in module.functions
+    }
+
+
+def _callable(module: Module, name: str) -> bool:
+    """A function with a body in the PTX that is not a kernel: what a function pointer may enter."""
+    fn = module.functions[name]
+    return not fn.is_declaration and not fn.is_entry
+
+
 def _reachable_functions(module: Module, kernel_name: str) -> list[str]:
-    """The kernel and every function it calls, directly or not, in breadth-first order; builtins are left out."""
+    """The kernel and every function it calls, directly or not, in breadth-first order; builtins are left out.
+
+    A function whose address is taken (by a reachable function, or in a
+    device variable's initial value) may be called through a pointer, so it is
+    reachable as well once any reachable function calls through a register.
+    """
     order: list[str] = [kernel_name]
+    pointed = {name for name in _initializer_functions(module) if _callable(module, name)}
+    indirect = False
     for name in order:  # grows while it is walked
+        pointed.update(f for f in _address_taken(module, module.functions[name]) if _callable(module, f))
+        indirect = indirect or _calls_indirectly(module.functions[name])
+        if indirect:
+            order.extend(sorted(f for f in pointed if f not in order))
         for callee, site in _call_sites(module.functions[name]):
             fn = module.functions.get(callee)
             if callee in order or (is_builtin_function(callee) and (fn is None or fn.is_declaration)):
@@ -170,16 +220,19 @@ def _reachable_functions(module: Module, kernel_name: str) -> list[str]:
                 raise UserError(f"{site.where()}: `{site.text}` calls {callee}, which is not a function of the PTX")
             if fn.is_declaration:
                 raise UserError(
-                    f"{site.where()}: `{site.text}` calls {callee}, whose body is not in the PTX "
-                    "(separate compilation is not supported)"
+                    f"{site.where()}: `{site.text}` calls {demangle_signature(callee).name}, whose body is not in the "
+                    "PTX: give the file that defines it too (`gpurace check FILE OTHER.cu ...` links them)"
                 )
             order.append(callee)
     return order
 
 
-def _recursive_functions(module: Module, reachable: list[str]) -> set[str]:
-    """Functions that lie on a cycle of the call graph."""
+def _recursive_functions(module: Module, reachable: list[str], pointed: list[str]) -> set[str]:
+    """Functions that lie on a cycle of the call graph; an indirect call may enter any function in `pointed`."""
     graph = {name: [c for c, _ in _call_sites(module.functions[name]) if c in module.functions] for name in reachable}
+    for name in reachable:
+        if _calls_indirectly(module.functions[name]):
+            graph[name].extend(pointed)
     recursive: set[str] = set()
     for start in reachable:
         stack, seen = list(graph[start]), set()
@@ -199,7 +252,9 @@ def build_program(module: Module, kernel_name: str) -> Program:
     kernel = module.functions[kernel_name]
     order = _reachable_functions(module, kernel_name)
     _check_register_count(module, order, kernel_name)
-    recursive = _recursive_functions(module, order)
+    addresses = function_addresses(module.functions)
+    pointed = [name for name in order if _callable(module, name)]
+    recursive = _recursive_functions(module, order, pointed)
 
     instructions: list[Instruction] = []
     owner: list[str] = []
@@ -289,25 +344,31 @@ def build_program(module: Module, kernel_name: str) -> Program:
         kernel_param_size=offset,
         shared_vars=list(shared.values()),
         implicit_ends=frozenset(implicit_ends),
+        function_addresses=addresses,
+        function_at={addresses[name]: name for name in pointed},
     )
 
 
-def call_parts(ins: Instruction) -> tuple[list[str], str, list[str]]:
+def call_parts(ins: Instruction) -> tuple[list[str], str | Reg, list[str]]:
     """Split a `call` into (return param names, callee, argument param names).
 
-    The form is `call (rets), callee, (args)` with both lists optional; a
-    `.callprototype` or `.calltargets` label may follow, for indirect calls.
+    The form is `call (rets), callee, (args)` with both lists optional. The
+    callee is a function's name, or for an indirect call the register that
+    holds its address, followed by a `.callprototype` or `.calltargets` label.
     """
     ops = list(ins.operands)
     rets: list[str] = []
     if ops and isinstance(ops[0], ParamList):
         rets = _param_names(ins, ops.pop(0))
-    if not ops or not isinstance(ops[0], Sym):
-        raise UserError(f"indirect calls are not supported: {ins.text} (PTX line {ins.ptx_line})")
-    callee = ops.pop(0).name
+    if not ops or not isinstance(ops[0], (Sym, Reg)):
+        raise UserError(f"`{ins.text}` names no function or register to call (PTX line {ins.ptx_line})")
+    target = ops.pop(0)
+    callee = target.name if isinstance(target, Sym) else target
     args: list[str] = []
     if ops and isinstance(ops[0], ParamList):
         args = _param_names(ins, ops.pop(0))
+    if isinstance(target, Reg) and len(ops) == 1 and isinstance(ops[0], Sym):
+        ops.pop()  # the prototype or target list: the callee's own signature is checked when it is called
     if ops:
         raise UserError(f"unexpected operands after the arguments of `{ins.text}` (PTX line {ins.ptx_line})")
     return rets, callee, args

@@ -101,5 +101,10 @@ class SeededSchedule:
                 self.rest_at = p
             return p, group[warps == w]
 
+    def priority(self, idx: np.ndarray) -> np.ndarray:
+        """A sort key over threads `idx`, lowest first: the warp ranking that decides who goes first at a
+        synchronisation point, then thread order (which parked waiter of a lock wakes first, `sim.parking`)."""
+        return self.rank[self.geo.warp_of[idx]].astype(np.int64) * self.geo.nthreads + idx
+
     def _hold(self, warp: int, step: int) -> None:
         self.held_until[warp] = step + int(self.rng.integers(1, MAX_DELAY + 1))

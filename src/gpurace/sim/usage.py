@@ -39,7 +39,7 @@ class UsageTracker:
     def __init__(self, buffers: list[Allocation]):
         self.names = [a.name for a in buffers]
         # Global addresses are below 2**47, so int64 holds them and their differences.
-        self.bases = np.array([a.base for a in buffers], dtype=np.int64)
+        self.bases = np.array([a.canonical_base for a in buffers], dtype=np.int64)  # events carry canonical addresses
         self.sizes = np.array([a.size for a in buffers], dtype=np.int64)
         self.extent = np.zeros(len(buffers), dtype=np.int64)
         pages = -(-int(self.sizes.max(initial=0)) // PAGE_SIZE)

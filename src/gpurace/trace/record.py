@@ -50,7 +50,7 @@ class TraceRecorder:
         if self.ctx is None:
             raise RuntimeError("TraceRecorder.trace() before the launch bound it")
         program, memory, geo = self.ctx.program, self.ctx.memory, self.ctx.geometry
-        variables = [TraceVariable(a.name, "global", a.base, a.size) for a in memory.global_allocations()]
+        variables = [TraceVariable(a.name, "global", a.canonical_base, a.size) for a in memory.global_allocations()]
         variables += [TraceVariable(a.name, "shared", a.base, a.size) for a in memory.shared.allocations()]
         return Trace(
             grid=geo.grid,

@@ -160,10 +160,10 @@ class Explorer:
 
     def __init__(
         self, module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], symbols: Symbols,
-        caller: Explorer | None = None, bound: dict[str, Value] | None = None,
+        caller: Explorer | None = None, bound: dict[str, Value] | None = None, site: Instruction | None = None,
     ):
-        """`caller` and `bound` for a device function executed at a call site: it shares the caller's
-        findings and symbols, continues its enclosing loops, and reads its parameters from `bound`."""
+        """`caller`, `bound` and `site` (the call) for a device function executed at a call site: it shares the
+        caller's findings and symbols, continues its enclosing loops, and reads its parameters from `bound`."""
         self.module, self.fn, self.info, self.dims, self.sym = module, fn, info, dims, symbols
         self.widths = {}
         for decl in fn.regs:
@@ -184,6 +184,7 @@ class Explorer:
             self.active_loops: list[int] = []
             self.pointer_params: dict[str, ObjectInfo] = {}
             self.calls: tuple[str, ...] = (fn.name,)
+            self.call_sites: tuple[Instruction, ...] = ()
         else:
             self.out = caller.out
             # the callers' local memory, which a pointer argument may reach, and the widths of its slots
@@ -194,6 +195,7 @@ class Explorer:
             self.active_loops = list(caller.active_loops)
             self.pointer_params = caller.pointer_params
             self.calls = (*caller.calls, fn.name)
+            self.call_sites = (*caller.call_sites, site) if site is not None else caller.call_sites
         self.loop_base = LOOP_KEYS * self.out.functions_run
         self.out.functions_run += 1
 
@@ -875,10 +877,12 @@ class Explorer:
         operands = ins.operands[1:] if reduction else ins.operands  # bar.red: destination, id[, count], predicate
         counted = len(operands) > (2 if reduction else 1)
         ident = operands[0] if operands else None
-        if ins.has("arrive") or counted or not isinstance(ident, Imm) or ident.value != 0:
+        if ins.has("arrive") or counted or not self._is_barrier_zero(state, ident, ins):
             raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` (named, counted or split barriers) is not supported by verify")
         count = state.regs[BAR].term
-        self.out.barriers.append(BarrierSite(ins, cond, count, tuple(self.active_loops)))
+        # A barrier without a source line (`__barrier_sync`'s, a builtin that -G leaves a function) is shown at its call.
+        shown = ins if ins.loc is not None else next((c for c in reversed(self.call_sites) if c.loc is not None), ins)
+        self.out.barriers.append(BarrierSite(shown, cond, count, tuple(self.active_loops)))
         regs = dict(state.regs)
         step = count + 1 if guard is None else z3.If(guard, count + 1, count)
         regs[BAR] = Value(step)
@@ -887,24 +891,42 @@ class Explorer:
             state = self._clobber(state, ins, guard, f"result of the barrier reduction at {ins.where()}")
         return state
 
+    def _is_barrier_zero(self, state: State, ident, ins: Instruction) -> bool:
+        """True when a barrier's id is 0 in every thread: `bar.sync 0`, or a register holding the constant 0, as in
+        `__barrier_sync(0)` (what cooperative groups' `thread_block::sync()` calls) compiled without inlining (-G)."""
+        if isinstance(ident, Imm):
+            return ident.value == 0
+        if not isinstance(ident, Reg):
+            return False
+        term = z3.simplify(self._operand(state, ident, ins).term)
+        return z3.is_bv_value(term) and term.as_long() == 0
+
     # ------------------------------------------------------------------ calls
 
     def _store_argument(self, state: State, ins: Instruction, addr: Addr) -> State:
         """`st.param [param0], %r` before a call (or `[func_retval0]` before a return): a pseudo-register.
 
-        Only the bytes from offset 0 are kept: a store at another offset (a
-        struct argument built field by field) drops the argument, which is
-        then approximated where it is read beyond what was kept.
+        The bytes from offset 0 are kept, and a struct argument built field by
+        field in order (`[param1+0]`, `[param1+4]`, `[param1+8]`: a `dim3`
+        passed by value under -G) grows by each field that starts where the
+        kept bytes end. Any other store at another offset drops the argument,
+        which is then approximated where it is read beyond what was kept; a
+        pointer field is never kept.
         """
         if not isinstance(addr.base, Sym) or len(ins.operands) < 2:
             return state
         if addr.offset != 0:
             self._note_escape(state, ins.operands[1], ins)  # a field of a struct argument: not passed on
         regs = dict(state.regs)
+        key = ARG + addr.base.name
         if addr.offset == 0:
-            regs[ARG + addr.base.name] = self._operand(state, ins.operands[1], ins)
-        else:
-            regs.pop(ARG + addr.base.name, None)
+            regs[key] = self._operand(state, ins.operands[1], ins)
+            return State(regs, state.cond)
+        kept = regs.pop(key, None)
+        if kept is not None and isinstance(ins.operands[1], (Reg, Imm)):
+            field = self._operand(state, ins.operands[1], ins)
+            if _appends(kept, field, addr.offset, _access_size(ins)):
+                regs[key] = Value(z3.Concat(field.term, kept.term))
         return State(regs, state.cond)
 
     def _call(self, state: State, ins: Instruction, guard) -> State:
@@ -950,7 +972,7 @@ class Explorer:
         if fn.name in self.calls or len(self.calls) > CALL_DEPTH:
             raise Unsupported(f"{ins.where()}: recursion (`{fn.name}`) is not supported by verify")
         bound = {p.name: state.regs[ARG + a.name] for p, a in zip(fn.params, args) if isinstance(a, Sym) and ARG + a.name in state.regs}
-        callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound)
+        callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound, site=ins)
         slots = {n: v for n, v in state.regs.items() if n.startswith(LOCAL)}  # the callee may write them through pointers
         after = callee_run.execute(State({BAR: state.regs[BAR], **slots}, cond))
         regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
@@ -1056,6 +1078,12 @@ def _destinations(ins: Instruction) -> list[str]:
 def _writes(ins: Instruction) -> list[str]:
     """Registers `ins` certainly writes (a guarded instruction may not)."""
     return [] if ins.guard is not None else _destinations(ins)
+
+
+def _appends(kept: Value, field: Value, offset: int, size: int) -> bool:
+    """True when `field`, `size` bytes stored at `offset`, continues the plain bytes `kept` of an argument."""
+    plain = kept.base is None and field.base is None and not z3.is_bool(kept.term) and not z3.is_bool(field.term)
+    return plain and kept.term.size() == offset * 8 and field.term.size() == size * 8
 
 
 def _dest_regs(op) -> list[str]:

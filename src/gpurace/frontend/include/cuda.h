@@ -31,6 +31,8 @@
  * gpurace puts this file's directory on the include path of NVRTC compiles
  * (NVRTC has no cuda.h of its own) and of nvcc compiles of files written in
  * GPUVerify's style; under nvcc the toolkit's own cuda.h is included as well.
+ * Such files also get cooperative groups and cuRAND's device API without
+ * including them, as under GPUVerify (see below).
  * The functions named __gpurace_* are implemented by the simulator.
  */
 #ifndef GPURACE_GPUVERIFY_CUDA_H
@@ -40,6 +42,25 @@
 #if __has_include_next(<cuda.h>)
 #include_next <cuda.h>
 #endif
+#endif
+
+/* GPUVerify's cuda.h also declared cooperative groups and cuRAND's device API, so its kernels use them
+   without including anything. gpurace defines these macros for a file in GPUVerify's style that names
+   them (gpuverify.library_macros), and the real headers are included here. */
+#ifdef __GPURACE_COOPERATIVE_GROUPS
+#include <cooperative_groups.h>
+namespace cooperative_groups {
+/* GPUVerify's name for cooperative_groups::sync(group). */
+template <class Group>
+static __device__ __forceinline__ void synchronize(const Group &group) { group.sync(); }
+}
+#endif
+#ifdef __GPURACE_CURAND
+#if defined(__has_include) && !__has_include(<curand_kernel.h>)
+#error "the kernel uses cuRAND, whose device headers (curand_kernel.h, PyPI package nvidia-curand) this compiler cannot find"
+#endif
+#include <curand_kernel.h>
+#include <curand_mtgp32_kernel.h>
 #endif
 
 extern "C" {

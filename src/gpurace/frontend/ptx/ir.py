@@ -332,7 +332,9 @@ class Function:
     function-scope `.shared`/`.local`/`.global`/`.const` declarations (nvcc
     puts demoted `__shared__` variables here). `pragmas` keeps `.pragma` strings.
     `ptx_line` is the line of the header and `end_line` that of the `}` closing
-    the body (0 for a declaration).
+    the body (0 for a declaration). `target_lists` maps the label of each
+    `.branchtargets` or `.calltargets` list to the labels or functions it
+    names, in order (`brx.idx` indexes into the former).
     """
 
     name: str
@@ -348,6 +350,7 @@ class Function:
     is_declaration: bool = False
     directives: dict[str, tuple[int, ...]] = field(default_factory=dict)
     pragmas: list[str] = field(default_factory=list)
+    target_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
     ptx_line: int = 0
     end_line: int = 0
     loc: SourceLoc | None = None

@@ -40,7 +40,7 @@ from gpurace.frontend.ptx.vocabulary import (
 
 # Declarations after a label that are not code: `proto: .callprototype ...;`
 # describes an indirect call's signature, `.calltargets`/`.branchtargets`
-# list possible targets. The call or branch that names them is kept.
+# list possible targets (kept in `Function.target_lists`, for `brx.idx`).
 _LABELLED_DECLARATIONS = frozenset({".callprototype", ".calltargets", ".branchtargets"})
 
 # Compilers nest a call sequence or an inline-assembly block in a block or two; each level costs the
@@ -200,6 +200,7 @@ class _BodyParser:
         self.path: tuple[int, ...] = (0,)
         self.scopes: list[tuple[int, ...]] = []
         self.label_defs: list[tuple[str, tuple[int, ...], int, Token]] = []
+        self.target_defs: list[tuple[str, tuple[int, ...], tuple[str, ...]]] = []  # each target list's label, path, names
 
     def parse(self) -> None:
         cur = self.cur
@@ -264,7 +265,15 @@ class _BodyParser:
         cur.take()
         cur.take()
         if cur.peek()[1] in _LABELLED_DECLARATIONS and cur.peek()[0] == "dir":
-            cur.skip_past(";")
+            if cur.take()[1] == ".callprototype":
+                cur.skip_past(";")
+                return
+            names = [cur.expect_kind("word", "a label or function name")[1]]
+            while cur.accept(","):
+                names.append(cur.expect_kind("word", "a label or function name")[1])
+            cur.expect(";")
+            self.label_defs.append((tok[1], self.path, len(self.fn.body), tok))  # scoped as a label is
+            self.target_defs.append((tok[1], self.path, tuple(names)))
             return
         self.label_defs.append((tok[1], self.path, len(self.fn.body), tok))
 
@@ -317,9 +326,12 @@ class _BodyParser:
                 if len(defs) > 1:
                     renamed[(path, name)] = unique
                 fn.labels[unique] = index
+        shared = {name for (_, name) in renamed}
+        for name, path, names in self.target_defs:
+            visible = tuple(_visible_label(Sym(n), path, renamed, shared).name for n in names)
+            fn.target_lists[renamed.get((path, name), name)] = visible
         if not renamed:
             return
-        shared = {name for (_, name) in renamed}
         for i, ins in enumerate(fn.body):
             if any(isinstance(op, Sym) and op.name in shared for op in ins.operands):
                 path = self.scopes[i]

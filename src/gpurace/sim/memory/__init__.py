@@ -18,6 +18,8 @@ One 64-bit generic address space, laid out like the hardware's:
                           (read-only, the same for every thread)
 ``CONST_BASE``            0x4_0000_0000: ``.const`` allocations
                           (read-only)
+``FUNCTION_BASE``         0x8_0000_0000: device function addresses
+                          (function pointers; no data lives there)
 ``GLOBAL_BASE``           0x10_0000_0000 up to 2**47: global allocations
                           (argument buffers, module ``.global`` variables)
 ========================  =============================================
@@ -70,6 +72,7 @@ from gpurace.sim.memory.layout import (
     AUTO_BUFFER_BYTES,
     AUTO_GUARD_BYTES,
     CONST_BASE,
+    FUNCTION_BASE,
     GLOBAL_BASE,
     LOCAL_WINDOW,
     PAGE_SIZE,
@@ -83,6 +86,7 @@ from gpurace.sim.memory.layout import (
     Nearest,
     Space,
     from_generic,
+    function_addresses,
     space_of,
     to_generic,
 )
@@ -93,6 +97,7 @@ __all__ = [
     "AUTO_GUARD_BYTES",
     "CONST_BASE",
     "DeviceMemory",
+    "FUNCTION_BASE",
     "GLOBAL_BASE",
     "LOCAL_WINDOW",
     "PAGE_SIZE",
@@ -108,6 +113,7 @@ __all__ = [
     "Nearest",
     "Space",
     "from_generic",
+    "function_addresses",
     "space_of",
     "to_generic",
 ]

@@ -96,7 +96,8 @@ def _resolve_space(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(in-bounds, store index, canonical) for accesses at space addresses `a` that all lie in `space`."""
     if space is Space.GLOBAL:
-        return lim.global_table.contains(a, size), (a - np.uint64(GLOBAL_BASE)).view(np.int64), a
+        canon = lim.global_table.canonical(a)
+        return lim.global_table.contains(a, size), (canon - np.uint64(GLOBAL_BASE)).view(np.int64), canon
     if space is Space.CONST:
         return lim.const_table.contains(a, size), (a - np.uint64(CONST_BASE)).view(np.int64), a
     if space is Space.PARAM:

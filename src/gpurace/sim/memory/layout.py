@@ -28,6 +28,11 @@ PARAM_BASE = 0x3_0000_0000
 CONST_BASE = 0x4_0000_0000
 """Start of the `.const` region; const addresses are their own generic addresses."""
 CONST_LIMIT = CONST_BASE + WINDOW_SIZE
+FUNCTION_BASE = 0x8_0000_0000
+"""Generic address of the first device function of a module (`mov.u64 %rd, f;`, virtual function tables): function
+addresses lie in no allocation, so a load or store through one is out of bounds, and a call through a data address
+names no function."""
+FUNCTION_STRIDE = 256
 GLOBAL_BASE = 0x10_0000_0000
 """Start of the global region; global addresses are their own generic addresses."""
 GLOBAL_LIMIT = 1 << 47
@@ -49,6 +54,11 @@ a kernel touches are ever committed, so the reservation costs address space, not
 AUTO_GUARD_BYTES = 16 << 20
 """Gap before each automatic buffer: an access up to this far before its start, or past the end of
 the reservation before it, is in no allocation and so is reported as out of bounds."""
+AUTO_SPREAD_BYTES = 1 << 38
+"""Address space (256 GiB) left unbacked before each automatic buffer, beyond its guard: more than any 32-bit index
+of elements up to 64 bytes reaches, so that an out-of-bounds access through one automatic buffer lands in no other
+allocation and is reported as out of bounds, never as an access to a neighbour. The backing store and canonical
+addresses leave it out (`Allocation.shift`), so detectors see the buffers AUTO_GUARD_BYTES apart."""
 
 MAX_LOCAL_BYTES_PER_THREAD = 512 << 10
 """Local memory one thread may use on a GPU (local arrays, spills and call frames): 512 KiB for every
@@ -116,6 +126,11 @@ class ErrorKind(IntEnum):
     """A store or atomic to read-only memory: `.const` data or the kernel parameter buffer."""
 
 
+def function_addresses(names) -> dict[str, int]:
+    """The address of each function of a module, by name, in the module's order: the same wherever it is asked for."""
+    return {name: FUNCTION_BASE + FUNCTION_STRIDE * i for i, name in enumerate(names)}
+
+
 def align_up(value: int, align: int) -> int:
     return -(-value // align) * align
 
@@ -162,17 +177,26 @@ class Allocation:
     """A named byte range: a global or const buffer/variable, a shared variable, the params or a thread's local memory.
 
     `base` is the space address (the generic address for global and const,
-    an offset for shared, local and param).
+    an offset for shared, local and param). `shift` is how far the
+    allocation's addresses lie above its canonical addresses (and its bytes in
+    the backing store): the unbacked address space left before automatic
+    buffers (AUTO_SPREAD_BYTES each), 0 for every other allocation.
     """
 
     name: str
     base: int
     size: int
     space: Space
+    shift: int = 0
 
     @property
     def end(self) -> int:
         return self.base + self.size
+
+    @property
+    def canonical_base(self) -> int:
+        """The canonical address of byte 0 (what detectors and reports see)."""
+        return self.base - self.shift
 
 
 class Location(NamedTuple):
@@ -240,27 +264,47 @@ class AllocationTable:
         self.allocations: list[Allocation] = []
         self.bases = np.zeros(0, dtype=np.uint64)
         self.ends = np.zeros(0, dtype=np.uint64)
+        self.shifts = np.zeros(0, dtype=np.uint64)
         self.top = region_base  # first free address (before the next red zone)
+        self.shift = 0  # unbacked address space left so far (`Allocation.shift` of the last allocation)
 
-    def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE, offset: int = 0) -> Allocation:
+    def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE, offset: int = 0, spread: int = 0) -> Allocation:
         """Place an allocation after the last one, at least `gap` (>= REDZONE) bytes after it, `offset` bytes past
         a multiple of `align` (0 but for host memory registered for the device, which keeps its host address's
-        offset in its page: `runtime.heap`)."""
+        offset in its page: `runtime.heap`). `spread` more bytes of address space (a multiple of `align`) are
+        left before it that neither the backing store nor canonical addresses hold."""
         align = max(align, ALLOC_ALIGN)
-        base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align) + offset
+        base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align) + offset + spread
         if base + nbytes > self.region_limit:
             raise MemoryError(f"{self.space.name.lower()} region exhausted allocating {name!r} ({nbytes} bytes)")
-        alloc = Allocation(name, base, nbytes, self.space)
+        self.shift += spread
+        alloc = Allocation(name, base, nbytes, self.space, self.shift)
         self.allocations.append(alloc)
         self.bases = np.append(self.bases, np.uint64(base))
         self.ends = np.append(self.ends, np.uint64(base + nbytes))
+        self.shifts = np.append(self.shifts, np.uint64(self.shift))
         self.top = base + nbytes
         return alloc
 
     @property
     def span(self) -> int:
-        """Bytes from the region base to the end of the last allocation (the backing store's size)."""
-        return self.top - self.region_base
+        """Bytes from the region base to the end of the last allocation, unbacked spread left out (the backing
+        store's size)."""
+        return self.top - self.region_base - self.shift
+
+    def canonical(self, addrs: np.ndarray) -> np.ndarray:
+        """The canonical address of each address of an allocation (the address less its allocation's shift)."""
+        if not self.shift:
+            return addrs
+        i = np.maximum(np.searchsorted(self.bases, addrs, side="right") - 1, 0)
+        return addrs - self.shifts[i]
+
+    def find_canonical(self, canonical: int) -> Allocation | None:
+        """The allocation holding the byte at canonical address `canonical`, if any."""
+        i = bisect.bisect_right(self.allocations, canonical, key=lambda a: a.canonical_base) - 1
+        if i >= 0 and canonical < self.allocations[i].canonical_base + self.allocations[i].size:
+            return self.allocations[i]
+        return None
 
     def contains(self, addrs: np.ndarray, size: int) -> np.ndarray:
         """Whether [addr, addr+size) lies inside one allocation, per address."""

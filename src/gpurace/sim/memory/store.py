@@ -25,6 +25,7 @@ from gpurace.sim.memory.floats import FLOAT_OF_TYPE, UINT_OF_SIZE, f32_to_bf16
 from gpurace.sim.memory.layout import (
     AUTO_BUFFER_BYTES,
     AUTO_GUARD_BYTES,
+    AUTO_SPREAD_BYTES,
     CANON_LOCAL_TAG,
     CANON_OFFSET_MASK,
     CANON_OWNER_MASK,
@@ -33,6 +34,7 @@ from gpurace.sim.memory.layout import (
     CANON_TAG_MASK,
     CONST_BASE,
     CONST_LIMIT,
+    FUNCTION_BASE,
     GLOBAL_BASE,
     GLOBAL_LIMIT,
     MAX_LOCAL_BYTES_PER_THREAD,
@@ -118,6 +120,8 @@ class Memory:
         }
         self._stores: dict[Space, np.ndarray] = {s: np.zeros(0, dtype=np.uint8) for s in Space if s is not Space.GENERIC}
         self._symbols: dict[str, tuple[Space, int]] = {}
+        self.functions: dict[str, int] = {}
+        """The address of each device function of the module (`layout.function_addresses`), for initializers."""
         if device is not None:
             self._tables = {Space.GLOBAL: device.global_table, Space.CONST: device.const_table}
             self._stores[Space.GLOBAL] = device.global_store
@@ -170,7 +174,8 @@ class Memory:
     def allocate_automatic(self, names: list[str]) -> list[Allocation]:
         """Place one zero-filled automatic buffer of AUTO_BUFFER_BYTES per name, after every other global allocation.
 
-        Each is preceded by AUTO_GUARD_BYTES of unallocated space. The backing
+        Each is preceded by AUTO_GUARD_BYTES of unallocated space, and by AUTO_SPREAD_BYTES of unbacked address
+        space before that, so that no out-of-bounds access reaches another allocation. The backing
         store is grown once for all of them and never copied afterwards (no
         global allocation may follow): `np.zeros` maps its memory on demand, so
         only the pages the kernel touches are ever committed.
@@ -178,7 +183,15 @@ class Memory:
         if self._automatic:
             raise RuntimeError("allocate_automatic() must be called once per launch")
         table = self._tables[Space.GLOBAL]
-        allocs = [table.place(name, AUTO_BUFFER_BYTES, PAGE_SIZE, gap=AUTO_GUARD_BYTES) for name in names]
+        room = (table.region_limit - table.top) // (AUTO_SPREAD_BYTES + AUTO_GUARD_BYTES + AUTO_BUFFER_BYTES)
+        if len(names) > room:
+            raise UserError(
+                f"{len(names)} automatic buffers do not fit in the simulated address space, which holds {room}: "
+                "give some of the pointers buffers of their own (--arg buf:COUNT)"
+            )
+        allocs = [
+            table.place(name, AUTO_BUFFER_BYTES, PAGE_SIZE, gap=AUTO_GUARD_BYTES, spread=AUTO_SPREAD_BYTES) for name in names
+        ]
         self._grow_region(Space.GLOBAL)
         self._automatic = allocs
         return allocs
@@ -265,11 +278,10 @@ class Memory:
         """
         size = type_size(ptx_type)
         for v in values:
-            if isinstance(v, AddressOf) and v.symbol not in self._symbols:
+            if isinstance(v, AddressOf) and v.symbol not in self._symbols and v.symbol not in self.functions:
                 raise UserError(
-                    f"the initial value of device variable {alloc.name!r} holds the address of {v.symbol!r}, a "
-                    "function (a virtual function table or a function pointer): device function pointers are not "
-                    "supported by gpurace's simulator"
+                    f"the initial value of device variable {alloc.name!r} holds the address of {v.symbol!r}, "
+                    "which the PTX does not declare"
                 )
         data = b"".join(self._encode(ptx_type, size, v) for v in values)
         if len(data) > alloc.size:
@@ -277,7 +289,9 @@ class Memory:
         self.write(alloc, data)
 
     def _encode(self, ptx_type: str, size: int, value) -> bytes:
-        if isinstance(value, AddressOf):
+        if isinstance(value, AddressOf) and value.symbol in self.functions:
+            value = self.functions[value.symbol] + value.offset
+        elif isinstance(value, AddressOf):
             space, addr = self.symbol(value.symbol)
             if value.generic:
                 addr = int(to_generic(space, np.array([addr]))[0])
@@ -296,7 +310,7 @@ class Memory:
 
     def _slice(self, alloc: Allocation) -> np.ndarray:
         if alloc.space in (Space.GLOBAL, Space.CONST):
-            start = alloc.base - self._tables[alloc.space].region_base
+            start = alloc.canonical_base - self._tables[alloc.space].region_base
             return self._stores[alloc.space][start : start + alloc.size]
         raise ValueError(f"{alloc.space.name.lower()} allocations are not directly addressable")
 
@@ -480,8 +494,8 @@ class Memory:
                 return Location(Space.PARAM, named[-1][1], off - named[-1][0])
             return Location(Space.PARAM, PARAMS_NAME, off)
         space = Space.CONST if CONST_BASE <= c < CONST_LIMIT else Space.GLOBAL
-        a = self._tables[space].find(c)
-        return Location(space, a.name, c - a.base) if a else Location(space, None, c)
+        a = self._tables[space].find_canonical(c)
+        return Location(space, a.name, c - a.canonical_base) if a else Location(space, None, c)
 
     def owner_of(self, canonical: int) -> int | None:
         """The block (shared) or thread (local) a canonical address belongs to; None for launch-wide memory."""
@@ -515,6 +529,8 @@ class Memory:
         if kind is ErrorKind.WRITE_TO_CONST:
             loc = self.describe(int(acc.canonical[lane]))
             return f"write to read-only {space.name.lower()} memory `{loc.allocation}` by {where}"
+        if kind is ErrorKind.OUT_OF_BOUNDS and space is Space.GLOBAL and FUNCTION_BASE <= int(acc.address[lane]) < GLOBAL_BASE:
+            return f"out-of-bounds {where}: among device function addresses (a function pointer used as a data pointer)"
         if kind is ErrorKind.OUT_OF_BOUNDS:
             near = self.nearest(int(acc.space_address[lane]), space)
             return f"out-of-bounds {where}: " + (near.text() if near else "no allocation in this space")
