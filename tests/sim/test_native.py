@@ -509,6 +509,8 @@ def test_auto_compiles_only_large_launches(monkeypatch):
     from gpurace.sim import native
 
     monkeypatch.delenv("GPURACE_EXECUTOR", raising=False)
+    assert native.chosen_executor(1 << 24) == "interpreter"  # the default
+    monkeypatch.setenv("GPURACE_EXECUTOR", "auto")
     assert native.chosen_executor(native.AUTO_MIN_THREADS - 1) == "interpreter"
     assert native.chosen_executor(native.AUTO_MIN_THREADS) == "native"
     monkeypatch.setenv("GPURACE_EXECUTOR", "interpreter")
@@ -605,7 +607,7 @@ def test_importing_gpurace_or_interpreting_does_not_load_llvm(tmp_path):
         "assert 'llvmlite' not in sys.modules\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "GPURACE_EXECUTOR"}
-    subprocess.run([sys.executable, "-c", code], check=True, env=env)  # auto: 64 threads stay interpreted
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)  # the default: interpreted
 
 
 def test_the_executor_option_sets_and_restores_the_variable(monkeypatch, tmp_path):

@@ -9,9 +9,13 @@ form not in `semantics` stay with the interpreter, which remains the
 reference: both give the same registers, memory, events and findings.
 
 Which executor runs a launch: `GPURACE_EXECUTOR` (or `--executor`) is
-`interpreter`, `native` or `auto` (the default). `auto` compiles only launches
-of at least `AUTO_MIN_THREADS` threads, where the compile (or cache load) pays
-for itself, and only when llvmlite is installed.
+`interpreter` (the default), `native` or `auto`. `auto` compiles only launches
+of at least `AUTO_MIN_THREADS` threads, where the compile (or cache load) can
+pay for itself, and only when llvmlite is installed. The interpreter is the
+default because compiled register-only runs do not yet make whole launches
+faster: on converged code the interpreter's whole-array NumPy operations are
+as fast as the compiled loop over the group's thread ids
+(`benchmarks/bench_sim.py`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ AUTO_MIN_THREADS = 65536
 
 def chosen_executor(nthreads: int) -> str:
     """`interpreter` or `native`, for a launch of `nthreads` threads."""
-    choice = os.environ.get("GPURACE_EXECUTOR", "auto").strip().lower() or "auto"
+    choice = os.environ.get("GPURACE_EXECUTOR", "interpreter").strip().lower() or "interpreter"
     if choice not in EXECUTORS:
         raise UserError(f"GPURACE_EXECUTOR={choice!r} is not one of {', '.join(EXECUTORS)}")
     if choice == "auto":
