@@ -137,7 +137,7 @@ def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
             try:
                 dec.check_signature(name, rets, args)
             except UserError as e:
-                raise UserError(f"{where}: {thread_label(eng.geo, g)} calls {_name(name)} through a pointer: {e}") from None
+                raise UserError(f"{where}: {eng.geo.thread_label(g)} calls {_name(name)} through a pointer: {e}") from None
             calls[name] = call_handler(dec, name, rets, args)
         return calls[name]
 
@@ -148,7 +148,7 @@ def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
             name = program.function_at.get(int(address))
             if name is None:
                 what = _not_callable(names.get(int(address)), int(address))
-                raise UserError(f"{where}: `{text}` {what} (in {thread_label(eng.geo, int(members[0]))})")
+                raise UserError(f"{where}: `{text}` {what} (in {eng.geo.thread_label(int(members[0]))})")
             nxt = callee_call(name, int(members[0]))(members)
             if nxt is not None:
                 pcs[members] = nxt
@@ -168,12 +168,6 @@ def _not_callable(name: str | None, address: int) -> str:
 
 def _name(mangled: str) -> str:
     return demangle_signature(mangled).name
-
-
-def thread_label(geo, g: int) -> str:
-    """`block (x,y,z) thread (x,y,z)` of global thread `g`, for messages."""
-    thread, block = geo.thread_coords(g)
-    return f"block ({','.join(map(str, block))}) thread ({','.join(map(str, thread))})"
 
 
 def ret_handler(dec):

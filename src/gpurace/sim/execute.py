@@ -779,8 +779,6 @@ class Decoder:
         lists = self.program.functions[self.fn].fn.target_lists
         if not isinstance(tlist, Sym) or tlist.name not in lists:
             raise UserError(f"`{self.ins.text}` needs the label of a .branchtargets list of {self.fn}")
-        from gpurace.sim.calls import thread_label
-
         labels = lists[tlist.name]
         targets = np.array([self.label_pc(Sym(label)) for label in labels], dtype=np.int64)
         read = self.reader(index, "u32")
@@ -793,7 +791,7 @@ class Decoder:
             past = i >= len(targets)
             if past.any():
                 raise UserError(
-                    f"{where}: the index of `{text}` is {int(i[past][0])} in {thread_label(geo, int(idx[past][0]))}, "
+                    f"{where}: the index of `{text}` is {int(i[past][0])} in {geo.thread_label(int(idx[past][0]))}, "
                     f"past the {len(targets)} labels of {tlist.name}: PTX leaves where it branches undefined"
                 )
             dest = targets[i]

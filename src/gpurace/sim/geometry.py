@@ -144,6 +144,11 @@ class Geometry:
             (int(self.ctaid[0, g]), int(self.ctaid[1, g]), int(self.ctaid[2, g])),
         )
 
+    def thread_label(self, g: int) -> str:
+        """`block (x,y,z) thread (x,y,z)` of global thread `g`, for messages."""
+        thread, block = self.thread_coords(g)
+        return f"block ({format_dims(block)}) thread ({format_dims(thread)})"
+
     def first_thread_of_warp(self, warp: np.ndarray) -> np.ndarray:
         """Global id of lane 0 of each global warp id."""
         b = warp // self.warps_per_block
