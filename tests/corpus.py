@@ -12,7 +12,7 @@ from pathlib import Path
 
 KERNELS_DIR = Path(__file__).parent / "kernels"
 
-_HEADER_RE = re.compile(r"^//\s*@(\w+)\s*(.*?)\s*$")
+_HEADER_RE = re.compile(r"^(?://|#)\s*@(\w+)\s*(.*?)\s*$")
 
 
 @dataclass
@@ -47,10 +47,11 @@ def corpus_files(directory: Path = KERNELS_DIR) -> list[Path]:
 
 
 def read_header(path: Path) -> CorpusHeader:
-    """Parse the `// @key value` lines of the leading comment block of `path`."""
+    """Parse the `// @key value` lines of the leading comment block of `path` (`# @key value` in a Python file)."""
     header = CorpusHeader(path)
+    comment = "#" if path.suffix == ".py" else "//"
     for lineno, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.startswith("//"):
+        if not line.startswith(comment):
             break
         m = _HEADER_RE.match(line)
         if m is None:

@@ -24,6 +24,11 @@ interval detector is exact for it) and any other kernel runs
 an atomic's address (a lock, a ticket), the `flip` schedule in which the other
 contender wins each contest (`sim.contention`): the default combination of
 detectors and schedules.
+
+With `prove`, verify first judges the kernel for the launch's grid and block
+(`verify.launch_proof`); a kernel proved race-free with uniform barriers then
+needs one schedule, since no other can show a race, and the report carries
+the proof section.
 """
 
 from __future__ import annotations
@@ -80,7 +85,7 @@ def choose_detector(name: str, program: Program) -> type:
         if not IntervalDetector.applies(program):
             raise UserError(
                 "--detector interval handles kernels whose only synchronisation is barriers; "
-                "this kernel uses fences, warp syncs or strong (volatile/relaxed/acquire/release) accesses: use --detector hb"
+                "this kernel uses fences, warp syncs, asynchronous copies, mbarriers, cluster barriers, distributed shared memory or strong (volatile/relaxed/acquire/release) accesses: use --detector hb"
             )
         return IntervalDetector
     if name == "auto":
@@ -111,6 +116,8 @@ def check(
     sinks: Sequence[EventSink] = (),
     limits: Limits | None = None,
     cooperative: bool = False,
+    prove: bool = False,
+    cluster=None,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`.
 
@@ -130,6 +137,9 @@ def check(
     `limits` bound the whole check (every schedule together); a schedule that runs out of time ends with a
     `timeout` finding and no later schedule runs.
     `cooperative` launches as `cudaLaunchCooperativeKernel` does (`simulate`, `sim.cooperative`).
+    `cluster` launches with thread-block clusters of that shape (`simulate`, `sim.clusters`).
+    `prove` first verifies the kernel for this grid and block (`verify.launch_proof`): the report gains its proof
+    section, and a kernel proved race-free with uniform barriers runs one schedule unless `schedules` says otherwise.
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
@@ -157,13 +167,26 @@ def check(
         sinks=sinks,
         limits=limits,
         cooperative=cooperative,
+        cluster=cluster,
     )
+    asked = schedules is not None
+    proof = None
+    if prove:
+        from gpurace.verify.launch_proof import attach_proof, prove_launch  # gpurace.verify runs checks itself
+
+        proof = prove_launch(module, kernel=kernel, grid=grid, block=block, model=model)
+        if not asked and proof.proved:
+            schedules = 1
     chosen = schedules is None
     if chosen:
         schedules = default_schedules(build_program(module, select_kernel(module, kernel)))
     if schedules == 1:
-        return _check_schedule(module, Policy(), args=args, global_vars=global_vars, **options)
-    return _check_schedules(module, schedules, args=args, global_vars=global_vars, stop_at_livelock=chosen, **options)
+        report = _check_schedule(module, Policy(), args=args, global_vars=global_vars, **options)
+    else:
+        report = _check_schedules(module, schedules, args=args, global_vars=global_vars, stop_at_livelock=chosen, **options)
+    if proof is not None:
+        attach_proof(report, proof, asked=asked)
+    return report
 
 
 def default_schedules(program: Program) -> int:
@@ -283,6 +306,7 @@ def _check_schedule(
     sinks,
     limits,
     cooperative,
+    cluster=None,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
     memory always: it costs little beside a race detector)."""
@@ -321,6 +345,7 @@ def _check_schedule(
         progress=progress,
         limits=limits,
         cooperative=cooperative,
+        cluster=cluster,
     )
     det = chosen[0]
     extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]
@@ -337,6 +362,8 @@ def _check_schedule(
         report.stats["barriers"] = {"executed": sorted(b.executed), "needed": sorted(b.needed)}
     if cooperative:
         report.launch["cooperative"] = True
+    if result.geometry.explicit_cluster:
+        report.launch["cluster"] = list(result.geometry.cluster)
     return report
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import time
 from typing import Callable
@@ -36,6 +37,7 @@ from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
+from gpurace.frontend.numba_kernels import is_numba_file, load_numba_launch
 from gpurace.frontend.sandbox import mapped_bytes
 from gpurace.limits import (
     DEFAULT_MAX_CALL_DEPTH,
@@ -317,12 +319,18 @@ def _print_kernels(infos: list[KernelInfo]) -> None:
 
 
 def launch_options(command: Callable) -> Callable:
-    """--kernel, --grid, --block, --arg, --global, --shared-bytes, --seed, --max-steps: one launch, shared by `run`
-    and `check`."""
+    """--kernel, --grid, --block, --cluster, --arg, --global, --shared-bytes, --seed, --max-steps: one launch, shared
+    by `run` and `check`."""
     decorators = [
         click.option("--kernel", default=None, help="Kernel to launch (demangled or mangled name); needed when FILE has several."),
         click.option("--grid", default=None, help="Grid dimensions X[,Y[,Z]]; default: the file's GPUVerify header (//--gridDim=...)."),
         click.option("--block", default=None, help="Block dimensions X[,Y[,Z]]; default: the file's GPUVerify header (//--blockDim=...)."),
+        click.option(
+            "--cluster",
+            default=None,
+            help="Thread-block cluster dimensions X[,Y[,Z]] (sm_90+; at most 8 blocks, dividing the grid); "
+            "default: the kernel's __cluster_dims__, else clusters of one block.",
+        ),
         click.option(
             "--arg",
             "args",
@@ -379,6 +387,11 @@ def _global_vars(_ctx: click.Context, _param: click.Parameter, items: tuple[str,
             raise UserError(f"--global {item!r}: {name.strip()} is given twice")
         out[name.strip()] = spec.strip()
     return out
+
+
+def _cluster_dims(cluster: str | None) -> tuple[int, int, int] | None:
+    """`--cluster X[,Y[,Z]]` as three ints (None: not given)."""
+    return None if cluster is None else parse_dims(cluster, "cluster")
 
 
 def launch_dims(file: str, grid: str | None, block: str | None, *, required: bool = True):
@@ -522,8 +535,8 @@ def analysis_options(command: Callable) -> Callable:
 @click.option("--policy", type=click.Choice(list(POLICIES)), default="min-pc", show_default=True, help="Scheduling policy.")
 @click.option("--save-args", type=click.Path(dir_okay=False, path_type=str), default=None, help="Save the arguments after the run to OUT.npz (arg0, arg1, ...; of an automatic buffer, the part the kernel used).")
 def run(
-    file, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, policy,
-    save_args,
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, cluster, args, global_vars, shared_bytes, seed, max_steps,
+    policy, save_args,
 ) -> None:
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
     limits = command_limits()
@@ -543,6 +556,7 @@ def run(
             max_steps=max_steps,
             progress=progress,
             limits=limits,
+            cluster=_cluster_dims(cluster),
         )
     if save_args:
         _save_args(save_args, result.args)
@@ -617,10 +631,18 @@ def run(
     help="Launch as cudaLaunchCooperativeKernel does: the kernel may use cooperative_groups::this_grid().sync(); "
     "every block must fit on the simulated device at once.",
 )
+@click.option(
+    "--prove",
+    is_flag=True,
+    help="First verify the kernel for this grid and block (every input, every schedule, as gpurace verify does): "
+    "the report gains a proof per memory object, alarms say whether the simulation found them, and a kernel "
+    "proved race-free with uniform barriers runs one schedule (unless --schedules says otherwise).",
+)
 def check(
-    file, linked_files, include_dirs, defines, arch, device_debug, kernel, grid, block, args, global_vars, shared_bytes, seed, max_steps, fmt,
+    file, linked_files, include_dirs, defines, arch, device_debug, kernel, grid, block, cluster, args, global_vars, shared_bytes, seed, max_steps, fmt,
     detector, model,
     shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record, cooperative,
+    prove,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -640,20 +662,30 @@ def check(
         raise UserError("--record records one launch: it cannot be combined with --search or --schedules")
     if schedules is None and (search or record):
         schedules = 1
+    if cluster is not None and search:
+        raise UserError("--cluster cannot be combined with --search: check each cluster launch with --grid and --block")
     if cooperative and search:
         raise UserError("--cooperative cannot be combined with --search: check each cooperative launch on its own")
+    if prove and search:
+        raise UserError("--prove cannot be combined with --search: a proof covers one grid and block and every input; check with --grid and --block")
     limits = command_limits()
     grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
+    numba_args = None  # a Numba kernel's arguments in its PTX parameters' layout (`frontend.numba_kernels`)
     if linked_files:
         sources = [file, *linked_files]
         module = load_linked(sources, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
+    elif is_numba_file(file):
+        if search:
+            raise UserError("--search does not take Numba kernels yet: check launches with explicit --arg values")
+        nthreads = math.prod(grid_dims) * math.prod(block_dims)
+        module, numba_args = load_numba_launch(file, kernel, list(args), arch=arch, limits=limits, seed=seed, nthreads=nthreads)
     else:
         module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
     launch = dict(
         kernel=kernel,
         grid=grid_dims,
         block=block_dims,
-        args=list(args) or None,
+        args=numba_args if numba_args is not None else list(args) or None,
         global_vars=global_vars,
         shared_bytes=shared_bytes,
         seed=seed,
@@ -678,9 +710,14 @@ def check(
     else:
         recorder = [TraceRecorder()] if record else []
         with _Progress() as progress:
-            report = run_check(module, **launch, max_steps=max_steps, progress=progress, sinks=recorder, cooperative=cooperative)
+            report = run_check(
+                module, **launch, max_steps=max_steps, progress=progress, sinks=recorder, cooperative=cooperative, prove=prove,
+                cluster=_cluster_dims(cluster),
+            )
         if record:
             write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)
+    if numba_args is not None:
+        report.launch["args"] = list(args)
     if header is not None:
         report.launch["header_expect"] = header.expect
     _emit_report(report, fmt, output, stats)

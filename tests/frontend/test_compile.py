@@ -172,7 +172,7 @@ def test_host_code_without_any_nvcc_is_a_clear_error(tmp_path, monkeypatch):
     ("name", "pattern"),
     [
         ("k.hip", "HIP sources .* not supported yet"),
-        ("k.py", "Numba kernels .* not supported yet"),
+        ("k.py", "Numba kernels .* are checked with `gpurace check FILE.py"),
         ("k.cpp", "unknown file type '.cpp'"),
         ("kernel", "unknown file type"),
     ],

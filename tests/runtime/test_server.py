@@ -162,7 +162,7 @@ def test_a_launch_the_simulator_cannot_run_stops_the_program(server, monkeypatch
     fake_launch(monkeypatch, UserError("unsupported instruction"))
     register(server)
     assert launch(server) == STOP
-    assert server.errors == ["the launch of _Z4fillPii cannot be simulated: unsupported instruction"]
+    assert server.errors == ["the launch of fill(int*, int) cannot be simulated: unsupported instruction"]
 
 
 def test_an_internal_error_stops_the_program_and_is_kept(server, monkeypatch):

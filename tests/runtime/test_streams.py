@@ -163,3 +163,39 @@ def test_the_memory_budget_counts_only_the_work_still_pending():
     for handle, name in ((B, "b"), (QUIET, "quiet")):
         t.issue(handle, page_op(name), blocking=False)
     assert [o.what for o in t.pending] == ["b", "quiet"]
+
+
+def atomic(name: str, scope: str) -> Operation:
+    """An operation whose accesses are atomics of `scope` (a kernel's, as its footprint's sites say)."""
+    atomic_site = Site(-1, None, None, -1, -1, "atomic", scope, None, name, name)
+    return Operation(name, Footprint(Spans(), Spans(((0, 16),))), lambda _address, _write: atomic_site)
+
+
+@pytest.mark.parametrize("scope", ["gpu", "sys"])
+def test_device_wide_atomics_of_two_streams_do_not_race(timeline, scope):
+    assert races(timeline, (A, atomic("first", "gpu")), (B, atomic("second", scope))) == []
+
+
+def test_block_scope_atomics_of_two_streams_race(timeline):
+    assert races(timeline, (A, atomic("first", "cta")), (B, atomic("second", "gpu"))) == [("atomic", "atomic")]
+
+
+def test_an_atomic_and_a_plain_access_of_two_streams_race(timeline):
+    assert races(timeline, (A, atomic("first", "gpu")), (B, op("second"))) == [("atomic", "second")]
+
+
+def test_the_host_races_with_device_scope_atomics_only():
+    t = Timeline(lambda address: (Address("buf", address, address), "global"), budget=1 << 20)
+    t.issue(LEGACY_HANDLES[0], atomic("system", "sys"), blocking=False)
+    assert t.host_access(8, True, site("host")) is None
+    t.issue(LEGACY_HANDLES[0], atomic("device", "gpu"), blocking=False)
+    race = t.host_access(8, True, site("host"))
+    assert race is not None and [s.op for s in race.sites] == ["atomic", "host"]
+    assert "scope gpu, which does not include the host" in race.cause
+
+
+def test_a_volatile_kernel_access_against_the_host_is_a_warning():
+    t = Timeline(lambda address: (Address("buf", address, address), "global"), budget=1 << 20)
+    t.issue(LEGACY_HANDLES[0], op("volatile read", writes=False), blocking=False)
+    race = t.host_access(8, True, site("host"))
+    assert race is not None and race.severity == "warning" and "volatile is not atomic" in race.cause

@@ -146,7 +146,7 @@ def test_operand_counts_and_shapes(instruction, message):
         ("atom.global.inc.u64 %rd1, [%rd1], 1;", r"does not support atomic inc on \.u64"),
         ("ld.global.mmio.u32 %r1, [%rd1];", r"modifier\(s\) \.mmio not supported for ld"),
         ("ld.shared.global.u32 %r1, [%rd1];", r"names several state spaces"),
-        ("ld.shared::cluster.u32 %r1, [%r1];", r"modifier\(s\) \.shared::cluster not supported"),
+        ("cvta.shared::cluster.u64 %rd1, %rd2;", r"modifier\(s\) \.shared::cluster not supported"),
         ("cvta.u64 %rd1, %rd2;", r"needs the state space to convert"),
         ("redux.sync.add.f32 %r1, %r2, -1;", r"modifier\(s\) \.f32 not supported for redux"),
         ("match.any.sync.b32 %r1|%p1, %r2, -1;", r"only match\.all has a predicate destination"),

@@ -380,13 +380,14 @@ def test_a_fetch_without_exec_names_the_handle_and_the_line(tmp_path):
     result = run_kernel(tmp_path, FETCH, "--arg", "7", "--arg", "buf:4")
     assert result.exit_code == 2
     assert "k.cu:4" in result.output and "handle 0x7, which is not a live texture object" in result.output
-    assert "exist only under `gpurace exec`" in result.output and "Traceback" not in result.output
+    assert "under check, pass one with --arg tex:TYPE:SHAPE" in result.output and "Traceback" not in result.output
 
 
 def test_a_surface_store_that_never_runs_does_not_stop_the_kernel(tmp_path):
     assert run_kernel(tmp_path, SURFACE, "--arg", "3", "--arg", "buf:4", "--arg", "0").exit_code == 0
     result = run_kernel(tmp_path, SURFACE, "--arg", "3", "--arg", "buf:4", "--arg", "1")
     assert result.exit_code == 2 and "k.cu:4" in result.output and "not a live surface object" in result.output
+    assert "--arg surf:TYPE:SHAPE" in result.output
 
 
 def test_3d_surface_coordinates():

@@ -26,6 +26,9 @@ from gpurace.sim.memory.layout import Space
 MAX_INSTRUCTION_FLAGS = 255
 """Instructions told apart in one launch's footprint (a flag byte each); later ones share the last flag."""
 
+ATOMIC_SEMANTICS = frozenset({"relaxed", "acquire", "release", "acq_rel"})
+"""`ld`/`st` semantics that make an access atomic (with its scope), as `atom`/`red` are; volatile is not."""
+
 FLUSH_ACCESSES = 1 << 20
 """Accesses buffered before their flags are set (in a few NumPy operations for all of them: per batch, the
 cost would be several operations for a few dozen accesses)."""
@@ -123,7 +126,8 @@ class LaunchFootprint:
         self.ctx: DetectorContext | None = None
         self.recording = False
         self._flags: dict[int, int] = {}  # pc -> its flag
-        self._examples: dict[int, tuple[int, int, str]] = {}  # flag -> (pc, a thread that executed it, op)
+        # flag -> (pc, a thread that executed it, op, its scope when it is atomic: the host races only with others)
+        self._examples: dict[int, tuple[int, int, str, str | None]] = {}
         self._sites: dict[int, Site] = {}  # flag -> its example as a Site, made once the launch is over
 
     def bind(self, ctx: DetectorContext) -> None:
@@ -141,7 +145,10 @@ class LaunchFootprint:
         if flag is None:
             flag = self._flags[ev.pc] = min(len(self._flags) + 1, MAX_INSTRUCTION_FLAGS)
             op = {AccessKind.READ: "read", AccessKind.WRITE: "write"}.get(ev.kind, "atomic")
-            self._examples.setdefault(flag, (ev.pc, int(ev.threads[lanes][0]), op))
+            if ev.sem == "volatile" and ev.kind != AccessKind.ATOMIC:
+                op = f"volatile {op}"  # strong but not atomic: the stream checks say so
+            atomic = ev.kind == AccessKind.ATOMIC or ev.sem in ATOMIC_SEMANTICS
+            self._examples.setdefault(flag, (ev.pc, int(ev.threads[lanes][0]), op, ev.scope if atomic else None))
         starts = ev.addrs[lanes]
         for writes in (False, True) if ev.kind == AccessKind.ATOMIC else (ev.kind == AccessKind.WRITE,):
             self._buffered.setdefault((ev.size, writes), []).append((starts, flag))

@@ -194,6 +194,7 @@ class GwcpDetector(HappensBeforeDetector):
     """The `gwcp` detector (see the module docstring)."""
 
     name = "gwcp"
+    KNOWLEDGE_LISTS = ("know", "hknow")
 
     def __init__(self, ctx: DetectorContext):
         super().__init__(ctx)

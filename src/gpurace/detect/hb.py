@@ -45,7 +45,7 @@ for barrier-only kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
@@ -84,6 +84,10 @@ def _unpack_flags(words: np.ndarray) -> AccessFlags:
     )
 
 
+def _is_mbarrier_arrival(ins) -> bool:
+    return ins.opcode == "mbarrier" or (ins.opcode == "cp" and ins.has("mbarrier"))
+
+
 @dataclass
 class Release:
     """A published release: what the releaser knew, from where, with what scope."""
@@ -103,6 +107,8 @@ class HappensBeforeDetector:
     """The `hb` detector (see the module docstring)."""
 
     name = "hb"
+    KNOWLEDGE_LISTS = ("know",)
+    """The per-thread lists of sparse knowledge objects (subclasses keep more), for `_group_release`."""
 
     def __init__(self, ctx: DetectorContext):
         self.ctx = ctx
@@ -133,9 +139,14 @@ class HappensBeforeDetector:
         # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
         self.missed: dict[int, list[tuple[int, str]]] = {}
         self.shadows: dict[int, Shadow] = {}
+        # What the releasing arrivals of each cluster barrier phase published, by phase (`sim.clusters.phase_key`).
+        self.cluster_phases: dict[int, Release] = {}
         self.global_pages = PageTable()
         self.findings = FindingSet()
         self.mem = ctx.memory
+        # mbarrier arrivals are read-modify-writes of the phase's location (`sim.mbarriers`) that acquire only
+        # through the wait: a fence after one completes no acquire pattern.
+        self.arrival_pc = np.array([_is_mbarrier_arrival(ins) for ins in ctx.program.instructions], dtype=np.bool_)
 
     # ------------------------------------------------------------------ events
 
@@ -147,6 +158,10 @@ class HappensBeforeDetector:
                 self._barrier(ev)
             elif ev.kind == "warp":
                 self._warp_sync(ev)
+            elif ev.kind == "cluster-arrive":
+                self._cluster_arrive(ev)
+            elif ev.kind == "cluster-wait":
+                self._cluster_wait(ev)
         elif isinstance(ev, FenceEvent):
             self._fence(ev)
         elif isinstance(ev, ExitEvent):
@@ -196,6 +211,68 @@ class HappensBeforeDetector:
             np.maximum.at(top, inv, self.clock[members])
             self.clock[members] = top[inv] + 1
 
+    def _cluster_arrive(self, ev: SyncEvent) -> None:
+        """Releasing `barrier.cluster.arrive`s: each arriving thread publishes what it knows on its phase
+        (`sim.clusters`), as a release operation does on a location; the phase's waiters acquire it all."""
+        ukeys, inv = np.unique(ev.groups, return_inverse=True)
+        for i, key in enumerate(ukeys.tolist()):
+            rel = self._group_release(ev.threads[inv == i], int(ev.pcs[0]))
+            prev = self.cluster_phases.get(key)
+            self.cluster_phases[key] = rel if prev is None else rel.including(prev)
+            # an arrival on phase p + 2 follows every thread's wait for phase p: nobody acquires p any more
+            if key & 0xFFFFFFFF >= 2:
+                self.cluster_phases.pop(key - 2, None)
+        self.clock[ev.threads] += 1
+
+    def _group_release(self, members: np.ndarray, pc: int) -> Release:
+        """What threads `members` publish together at a release: the join of their `_make_release`s, with
+        one object for the threads' own clocks and block phases where a thread knows nothing else."""
+        geo, gpu = self.geo, SCOPE_RANK["gpu"]
+        block_of = geo.block_of[members]
+        g0 = int(members[0])
+        rel = self._make_release(g0, int(self.clock[g0]), int(block_of[0]), gpu, pc, -1)
+        if self.wknown is None:
+            # one thread for each distinct set of knowledge objects: threads that acquired together share them
+            lists = [getattr(self, name) for name in self.KNOWLEDGE_LISTS]
+            seen = {tuple(id(k[g0]) for k in lists)}
+            others = []
+            for g in members[1:].tolist():
+                ids = tuple(id(k[g]) for k in lists)
+                if ids not in seen and any(k[g] is not None for k in lists):
+                    seen.add(ids)
+                    others.append(g)
+        else:
+            others = members[1:].tolist()  # lane clocks are per thread
+        for g in others:
+            rel = rel.including(self._make_release(g, int(self.clock[g]), int(geo.block_of[g]), gpu, pc, -1))
+        phases = np.zeros(geo.nblocks, dtype=np.int64)
+        np.maximum.at(phases, block_of, self.phase[members])
+        passed = np.flatnonzero(phases)
+        own = Knowledge(
+            dict(zip(members.tolist(), self.clock[members].tolist())), dict(zip(passed.tolist(), phases[passed].tolist()))
+        )
+        # the same Release type, every knowledge part of it the threads' own (`gwcp`, `lockset` carry more parts)
+        parts = {f.name: own for f in fields(rel) if isinstance(getattr(rel, f.name), Knowledge)}
+        return rel.including(replace(rel, **parts))
+
+    def _cluster_wait(self, ev: SyncEvent) -> None:
+        """Completed `barrier.cluster.wait`s acquire every release of their phase."""
+        lists = [getattr(self, name) for name in self.KNOWLEDGE_LISTS]
+        joined: dict[tuple, int] = {}  # (phase, ids of a thread's knowledge objects) -> a thread that absorbed it
+        for g, key in zip(ev.threads.tolist(), ev.groups.tolist()):
+            rel = self.cluster_phases.get(key)
+            if rel is None:
+                continue
+            ids = (key, *(id(k[g]) for k in lists))
+            done = joined.get(ids)
+            if done is None:
+                joined[ids] = g
+            else:
+                for k in lists:  # the same objects joined with the same release: reuse the join
+                    k[g] = k[done]
+            self._absorb(g, rel)
+        self.clock[ev.threads] += 1
+
     def _warp_sync(self, ev: SyncEvent) -> None:
         members = ev.threads
         if self.wknown is None:
@@ -227,9 +304,23 @@ class HappensBeforeDetector:
         self.fence_pc[t] = ev.pc
         self.clock[t] += 1
 
+    def _same_cluster(self, t: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Whether threads t and u are in one cluster (`.cluster` scope covers both), pair by pair."""
+        cluster_of = self.geo.block_cluster
+        return cluster_of[self.geo.block_of[t]] == cluster_of[self.geo.block_of[u]]
+
+    def _block_covers(self, rank: np.ndarray, block: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """Whether a release or acquire of scope `rank` made in `block` covers a thread of block `other`."""
+        cluster_of = self.geo.block_cluster
+        return np.where(
+            rank == SCOPE_RANK["cta"],
+            block == other,
+            np.where(rank == SCOPE_RANK["cluster"], cluster_of[block] == cluster_of[other], True),
+        )
+
     def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
         rel: Release = self.pend[g]
-        if fence_rank <= SCOPE_RANK["cluster"] and rel.block != int(self.geo.block_of[g]):
+        if not self._block_covers(np.array(fence_rank), np.array(rel.block), self.geo.block_of[g]):
             self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
             return
         self._absorb(g, rel)
@@ -297,7 +388,8 @@ class HappensBeforeDetector:
                 new_keys.append(addr)
             if ev.kind != AccessKind.ATOMIC:
                 seq.clear()  # a plain strong store starts a new release sequence
-            key = block if rank <= SCOPE_RANK["cluster"] else None
+            # one sequence per scope class: a block (cta), a cluster (as -1 - its id), or the launch (None)
+            key = block if rank == SCOPE_RANK["cta"] else -1 - int(self.geo.block_cluster[block]) if rank == SCOPE_RANK["cluster"] else None
             prev = seq.get(key)
             if prev is not None:  # read-modify-writes continue the sequence: an acquirer syncs with every release in it
                 rel = rel.including(prev)
@@ -311,7 +403,7 @@ class HappensBeforeDetector:
         Each lane meets the releases of its location's sequence (one per scope class) in turn; lanes are
         distinct threads, so the lanes are handled together, one release of each location at a time."""
         cluster = SCOPE_RANK["cluster"]
-        narrow_read = SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]) <= cluster
+        read_rank = np.array(SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]))
         addrs, threads = ev.addrs[lanes], ev.threads[lanes]
         blocks = self.geo.block_of[threads]
         locations, inv = np.unique(addrs, return_inverse=True)
@@ -324,7 +416,8 @@ class HappensBeforeDetector:
             # other threads' releases head, and an acquire that reads its own write synchronises with them
             # (PTX observation order runs through atomic read-modify-writes: cg grid.sync's arrival counter).
             m = who[:, 0] >= 0
-            narrow = m & (blocks != who[:, 1]) & ((who[:, 2] <= cluster) | narrow_read)
+            covered = self._block_covers(who[:, 2], who[:, 1], blocks) & self._block_covers(read_rank, blocks, who[:, 1])
+            narrow = m & ~covered
             for i in np.flatnonzero(narrow).tolist():
                 r = rel[i]
                 what, pc = ("the release", r.pc) if r.scope <= cluster else ("the flag read", ev.pc)
@@ -333,7 +426,7 @@ class HappensBeforeDetector:
             if acquire_op or (self.model == "scord" and ev.atomic_op != "cas"):
                 for g, r in zip(threads[take].tolist(), rel[take].tolist()):
                     self._absorb(g, r)
-            elif len(take):
+            elif len(take) and not self.arrival_pc[ev.pc]:
                 self._set_pending(threads[take], rel[take], addrs[take], ev.pc)
 
     def _set_pending(self, gs: np.ndarray, rels: np.ndarray, addrs: np.ndarray, pc: int) -> None:
@@ -558,7 +651,7 @@ class HappensBeforeDetector:
         flags_t = _unpack_flags(cur_words)
         same_block = geo.block_of[t] == geo.block_of[u]
         same_warp = geo.warp_of[t] == geo.warp_of[u]
-        cause = classify(flags_u, flags_t, same_block, same_warp, self.model)
+        cause = classify(flags_u, flags_t, same_block, same_warp, self.model, self._same_cluster(t, u))
         racy = cause != Cause.NONE
         if not racy.any():
             return

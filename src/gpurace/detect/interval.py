@@ -50,6 +50,14 @@ def _needs_happens_before(ins: Instruction) -> bool:
     """Whether one instruction synchronises in a way barrier intervals cannot express."""
     if ins.opcode in _SYNC_OPCODES:
         return True
+    if ins.scope == "cluster" or ins.opcode == "mapa":
+        # distributed shared memory and cluster scope: threads of other blocks of a cluster access a block's
+        # shared memory or synchronise with it, which barrier intervals of one block do not express (`sim.clusters`)
+        return True
+    if ins.opcode == "cp":
+        # an asynchronous copy reads at its pc and writes there at its wait (`sim.async_copies`); the
+        # per-instruction table here keeps one access kind per pc
+        return True
     if ins.opcode in ("bar", "barrier"):
         if ins.has("warp") or ins.has("arrive") or ins.has("cluster"):
             return True

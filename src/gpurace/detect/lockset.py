@@ -127,6 +127,7 @@ class LocksetDetector(HappensBeforeDetector):
     """The `lockset` detector (see the module docstring)."""
 
     name = "lockset"
+    KNOWLEDGE_LISTS = ("know", "lfknow")
 
     def __init__(self, ctx: DetectorContext):
         super().__init__(ctx)
@@ -291,7 +292,7 @@ class LocksetDetector(HappensBeforeDetector):
         same_block = geo.block_of[t] == geo.block_of[u]
         same_warp = geo.warp_of[t] == geo.warp_of[u]
         flags_t = _unpack_flags(cur_words)
-        cause = classify(flags_u, flags_t, same_block, same_warp, self.model)
+        cause = classify(flags_u, flags_t, same_block, same_warp, self.model, self._same_cluster(t, u))
         idx = np.flatnonzero(cause != Cause.NONE)
         if len(idx) == 0:
             return

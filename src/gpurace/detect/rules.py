@@ -40,7 +40,8 @@ NO_SCOPE = -1
 """Scope rank of a weak (plain) access."""
 
 BLOCK_SCOPES = (SCOPE_RANK["cta"], SCOPE_RANK["cluster"])
-"""Scopes that cover only the threads of the issuing block (clusters are treated as one block for now)."""
+"""Scopes narrower than the launch: `cta` covers the threads of the issuing block, `cluster` those of its
+cluster (`sim.clusters`; a block of its own without a cluster launch)."""
 
 ATOMIC_SEMANTICS = frozenset({"relaxed", "acquire", "release", "acq_rel"})
 
@@ -65,7 +66,7 @@ CAUSE_TEXT: dict[Cause, str] = {
         "so without __syncwarp they race"
     ),
     Cause.INSUFFICIENT_SCOPE: (
-        "insufficient scope: {op}{hint} at {where} only orders accesses within one block, "
+        "insufficient scope: {op}{hint} at {where} only orders accesses within one {within}, "
         "but the other access comes from block {block}"
     ),
     Cause.ATOMIC_VS_PLAIN: "an atomic access races with a plain access at {where}",
@@ -153,24 +154,26 @@ def model_strong(f: AccessFlags, model: str) -> np.ndarray:
     raise ValueError(f"unknown memory model {model!r}")
 
 
-def scope_covers(scope: np.ndarray, same_block: np.ndarray) -> np.ndarray:
-    """Whether an access of this scope covers the other thread (`cta`/`cluster`: same block; wider: the launch)."""
-    block_only = (scope == BLOCK_SCOPES[0]) | (scope == BLOCK_SCOPES[1])
-    return (scope != NO_SCOPE) & (~block_only | same_block)
+def scope_covers(scope: np.ndarray, same_block: np.ndarray, same_cluster=None) -> np.ndarray:
+    """Whether an access of this scope covers the other thread (`cta`: same block; `cluster`: same cluster,
+    `same_cluster`, which defaults to `same_block`; wider: the launch)."""
+    same_cluster = same_block if same_cluster is None else same_cluster
+    within = np.where(scope == SCOPE_RANK["cta"], same_block, np.where(scope == SCOPE_RANK["cluster"], same_cluster, True))
+    return (scope != NO_SCOPE) & within
 
 
-def morally_strong(fa: AccessFlags, fb: AccessFlags, same_block, model: str = "cuda") -> np.ndarray:
+def morally_strong(fa: AccessFlags, fb: AccessFlags, same_block, model: str = "cuda", same_cluster=None) -> np.ndarray:
     """Pairs exempt from racing: both strong under `model` and each thread inside the other's scope."""
     same_block = np.asarray(same_block, dtype=np.bool_)
     return (
         model_strong(fa, model)
         & model_strong(fb, model)
-        & scope_covers(fa.scope, same_block)
-        & scope_covers(fb.scope, same_block)
+        & scope_covers(fa.scope, same_block, same_cluster)
+        & scope_covers(fb.scope, same_block, same_cluster)
     )
 
 
-def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str = "cuda") -> np.ndarray:
+def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str = "cuda", same_cluster=None) -> np.ndarray:
     """The `Cause` of each *unordered conflicting* pair (`Cause.NONE` where it is exempt), as an int8 array.
 
     The most specific cause wins: a scope that does not cover the other
@@ -183,7 +186,7 @@ def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str
     atomic_a, atomic_b = model_strong(fa, model), model_strong(fb, model)
     # volatile is strong under every model: with atomics it forms strong pairs whose scope can fall short
     strong_a, strong_b = fa.atomic | fa.volatile, fb.atomic | fb.volatile
-    covered = scope_covers(fa.scope, same_block) & scope_covers(fb.scope, same_block)
+    covered = scope_covers(fa.scope, same_block, same_cluster) & scope_covers(fb.scope, same_block, same_cluster)
     exempt = atomic_a & atomic_b & covered
     shape = np.broadcast(exempt, same_warp).shape
     cause = np.full(shape, Cause.UNSYNCHRONISED, dtype=np.int8)
@@ -234,6 +237,8 @@ def cause_message(cause: Cause | int, **fields) -> str:
     given as coordinates is written `(x,y,z)`), `where` (atomic vs plain).
     """
     template = CAUSE_TEXT[Cause(int(cause))]
+    if "op" in fields:  # `.cluster` scope covers a cluster, `.cta` a block
+        fields.setdefault("within", "cluster" if fields["op"].endswith(".cluster") else "block")
     if isinstance(fields.get("block"), tuple):
         fields["block"] = "({})".format(",".join(str(int(c)) for c in fields["block"]))
     return template.format(**fields) if fields else template

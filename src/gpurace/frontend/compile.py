@@ -354,7 +354,8 @@ def removed_feature(log: str) -> str | None:
 
 _UNSUPPORTED = {
     ".hip": "HIP sources (.hip) are not supported yet; give a .cu or .ptx file",
-    ".py": "Numba kernels (.py) are not supported yet; give a .cu or .ptx file",
+    ".py": "Numba kernels (.py) are checked with `gpurace check FILE.py --kernel NAME --grid ... --block ... --arg ...` "
+    "or gpurace.numba.check; this command takes .cu and .ptx files",
 }
 
 

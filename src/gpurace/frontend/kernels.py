@@ -131,7 +131,7 @@ def describe_kernel(module: Module, fn: Function) -> KernelInfo:
         types = sig.param_types
     else:
         types = (None,) * len(fn.params)
-    names = _source_names(module, fn, sig.name, len(fn.params))
+    names = module.param_names.get(fn.name) or _source_names(module, fn, sig.name, len(fn.params))
     params = tuple(ParamInfo(p.name, t, p.ptx_type, p.size, n) for p, t, n in zip(fn.params, types, names))
     return KernelInfo(sig.name, fn.name, params, static_shared_bytes(module, fn))
 

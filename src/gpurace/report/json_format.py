@@ -11,6 +11,8 @@ chain (`report.locations`); `library_frames` holds the frames inside library
 headers below it and `inlined_at` the call sites above it, both innermost
 first. Paths follow `debuginfo.display_path`, and timings are written only
 when asked (`stats=True`), so one check run twice writes the same bytes.
+A report of `check --prove` has a `proof` key (`Report.proof`, schema
+`gpurace-check-proof/1`); other reports have none.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ def to_json(report: Report, *, stats: bool = False) -> dict:
     """The report as JSON-compatible data (see the module docstring for why it is this complete);
     `stats` adds the timings (`model.TIMINGS`)."""
     checked = report.source
-    return {
+    data = {
         "kernel": report.kernel,
         "mangled": report.mangled,
         "source": display_path(checked) if checked else None,
@@ -38,6 +40,9 @@ def to_json(report: Report, *, stats: bool = False) -> dict:
         "findings": [_finding(f, checked) for f in report.findings],
         "stats": plain(reported_stats(report.stats, stats)),
     }
+    if report.proof is not None:
+        data["proof"] = plain(report.proof)
+    return data
 
 
 def dumps(report: Report, *, stats: bool = False) -> str:
@@ -55,6 +60,7 @@ def from_json(data: dict) -> Report:
             launch=dict(data["launch"]),
             findings=[_read_finding(f) for f in data["findings"]],
             stats=dict(data["stats"]),
+            proof=data.get("proof"),
         )
     except KeyError as e:
         raise UserError(f"not a gpurace JSON report: missing key {e.args[0]!r}") from None

@@ -32,6 +32,12 @@ class Report:
     needed) when redundant barriers were checked.
     Both are plain JSON-compatible dicts so a report can be recorded and
     reloaded without knowing which counters a given version produced.
+
+    `proof` is the proof section of `check --prove` (`verify.launch_proof`),
+    also a plain dict: verify's verdict per memory object for every input of
+    the launch's shape, each alarm's status after the simulation, the
+    schedules run and why, and any finding that contradicts a proof; None
+    without `--prove`.
     """
 
     kernel: str
@@ -40,6 +46,7 @@ class Report:
     launch: dict
     findings: list[Finding]
     stats: dict
+    proof: dict | None = None
 
     @property
     def clean(self) -> bool:
@@ -128,6 +135,13 @@ KINDS: dict[str, KindInfo] = {
         "A warp-synchronous operation (__syncwarp, a shuffle, a vote or bar.warp.sync) whose mask leaves out "
         "the executing lane or names lanes that have already exited.",
     ),
+    "invalid-mbarrier-use": KindInfo(
+        "invalid mbarrier use",
+        "invalid use of an mbarrier in {space} memory",
+        "An mbarrier used before mbarrier.init or after mbarrier.inval, more arrivals in one phase than its "
+        "expected count, an arrive.noComplete that completes its phase, or an ordinary load or store of the bytes "
+        "of a live mbarrier object: undefined behaviour in PTX.",
+    ),
     "timeout": KindInfo(
         "timeout",
         "timeout",
@@ -198,8 +212,8 @@ KINDS: dict[str, KindInfo] = {
     ),
 }
 
-TIMINGS = frozenset({"seconds"})
-"""The `stats` keys that measure time. They differ between two runs of the same check, so the renderers leave them
+TIMINGS = frozenset({"seconds", "verify_seconds"})
+"""The `stats` keys that measure time (`verify_seconds`: the proof of `check --prove`). They differ between two runs of the same check, so the renderers leave them
 out unless asked (`stats=True`, the `--stats` option): the same input and seed give byte-identical reports."""
 
 

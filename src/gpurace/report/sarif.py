@@ -17,7 +17,8 @@ absolute URI, which would make reports of one checkout differ from another's;
 code-scanning services resolve it to the repository root, so run gpurace
 there. `partialFingerprints` hash the kind and the (unordered) source
 positions, so a finding keeps its fingerprint across runs and schedules even
-when the example threads differ.
+when the example threads differ. The proof section of `check --prove` adds
+verify's results and notifications (`report.proof`).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from gpurace.report.model import (
     kind_info,
     reported_stats,
 )
+from gpurace.report.proof import add_proof_to_sarif
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/gpurace/"
@@ -69,6 +71,8 @@ def to_sarif(report: Report, *, stats: bool = False) -> dict:
     }
     if checked:
         run["artifacts"] = [{"location": artifact_location(checked), "roles": ["analysisTarget"]}]
+    if report.proof is not None:
+        add_proof_to_sarif(run, report.proof, report.kernel, checked, rule_index)
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 

@@ -24,7 +24,8 @@ When gpurace chose arguments (`auto`), a line per automatic buffer says how
 much of it the kernel used and a line per automatic scalar its value (and a
 line the size and use of automatic dynamic shared memory), just before the
 summary; with `stats`, a statistics line with the counters and
-the time taken comes before the summary too.
+the time taken comes before the summary too. The proof section of `check
+--prove` comes after the automatic arguments (`report.proof`).
 
 Styles only mark the severity, the header and the focus line; rich drops them
 when the console is not a terminal, so the plain text is what pipes and tests
@@ -44,6 +45,7 @@ from gpurace.frontend.ptx.debuginfo import display_path, read_named_source
 from gpurace.frontend.ptx.ir import SourceLoc
 from gpurace.report.benign import STAT as SAME_VALUE_DROPPED
 from gpurace.report.locations import frames, function_label
+from gpurace.report.proof import proof_text
 from gpurace.report.model import (
     SEVERITY_RANK,
     Report,
@@ -76,6 +78,9 @@ def render_text(report: Report, console: Console, *, stats: bool = False) -> Non
         console.print()
     for line in automatic_arguments(report):
         console.print(line, soft_wrap=True)
+    if report.proof is not None:
+        for line in proof_text(report.proof):
+            console.print(line, soft_wrap=True)
     if "search" in report.stats:
         console.print(search_summary(report), soft_wrap=True)
     if "schedules" in report.launch:
@@ -89,7 +94,9 @@ def statistics(report: Report) -> Text:
     """`statistics: 512 threads, 19 steps, 9526 thread-instructions, 3 events in 0.029 s` (the counters present)."""
     counts = ", ".join(plural(report.stats[key], noun) for key, noun in COUNTERS if key in report.stats)
     seconds = report.stats.get("seconds")
-    return Text(f"statistics: {counts}" + (f" in {seconds} s" if seconds is not None else ""))
+    proof = report.stats.get("verify_seconds")
+    text = f"statistics: {counts}" + (f" in {seconds} s" if seconds is not None else "")
+    return Text(text + (f", after {proof} s of verify (--prove)" if proof is not None else ""))
 
 
 def automatic_arguments(report: Report) -> list[Text]:

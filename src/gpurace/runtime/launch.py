@@ -38,6 +38,7 @@ import numpy as np
 
 from gpurace.check import check
 from gpurace.detect.findings import ERROR, Finding
+from gpurace.detect.footprint import LaunchFootprint, Spans, first_common
 from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
@@ -128,6 +129,7 @@ def run_launch(
         findings, steps = _execute(
             device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None, cooperative=cooperative
         )
+        _refuse_waiting_for_host(device, findings, sinks)
         device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
     if left_out_by is None:
@@ -138,6 +140,29 @@ def run_launch(
     if device.on_launch is not None:
         device.on_launch(LaunchOutcome(launch, left_out_by, len(findings)))
     return status, launch
+
+
+def _refuse_waiting_for_host(device: Device, findings: list[Finding], sinks: Sequence[EventSink]) -> None:
+    """A UserError (the program is stopped) when the kernel spun without progress on memory the host can write.
+
+    Every launch runs to its end when it is issued, before the host goes on, so a kernel that waits for a flag
+    the host sets after the launch (in managed or page-locked memory) would wait forever here, and a livelock
+    would be a false finding: such programs are refused, naming what the kernel waits on."""
+    livelock = next((f for f in findings if f.kind == "livelock"), None)
+    footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
+    if livelock is None or footprint is None:
+        return
+    reads = footprint.footprint().reads
+    for block in device.heap.host_visible.values():
+        alloc = block.allocation
+        if first_common(reads, Spans(((alloc.base, alloc.base + alloc.size),))) is not None:
+            spin = livelock.sites[0].loc if livelock.sites else None
+            where = f" at {spin.file.rsplit('/', 1)[-1]}:{spin.line}" if spin is not None else ""
+            raise UserError(
+                f"it spins{where} reading {alloc.name}, memory the host can write, with nothing in the launch left "
+                "to change it: gpurace runs each launch to its end when it is issued, so a kernel that waits for "
+                "a later write by the host cannot be simulated"
+            )
 
 
 def _not_coresident(device: Device, mangled: str, grid, block, shared_bytes: int) -> str | None:

@@ -70,7 +70,9 @@ translation unit.
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
 | HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
-| OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
+| FREE_ASYNC | `u64 address, u64 stream`, site (`cudaFreeAsync`: freed at once, as an operation of `stream` that writes the whole allocation) | - |
+| MEM_INFO | - | `u64 free, u64 total` (`cudaMemGetInfo`: the global arena's bytes, and those no live allocation holds) |
+| OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1; layered: bit 0 a layered array, bit 1 a cube map, whose six faces are its layers), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
 | OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
@@ -125,6 +127,8 @@ class Op(IntEnum):
     EVENT_ELAPSED = 17
     HOST_ACCESS = 18
     HOST_FLAGS = 19
+    FREE_ASYNC = 20
+    MEM_INFO = 21
     OBJECT_CREATE = 40
     OBJECT_DESTROY = 41
 

@@ -56,7 +56,7 @@ from gpurace.runtime.texture_objects import read_object
 from gpurace.sim.printf import DeviceOutput
 
 _NEEDS_LIVE_CONTEXT = frozenset(
-    {Op.MALLOC, Op.FREE, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
+    {Op.MALLOC, Op.FREE, Op.FREE_ASYNC, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
 )
 """Requests that a sticky launch error answers, without effect, until RESET."""
 
@@ -82,6 +82,8 @@ class DeviceServer:
             Op.REGISTER_VAR: self._register_var,
             Op.MALLOC: self._malloc,
             Op.FREE: self._free,
+            Op.FREE_ASYNC: self._free_async,
+            Op.MEM_INFO: self._mem_info,
             Op.MEMCPY: self._memcpy,
             Op.MEMCPY_2D: self._memcpy_2d,
             Op.MEMSET: self._memset,
@@ -192,6 +194,25 @@ class DeviceServer:
         self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
         return encode_reply(self.checks.free(address, kind, site))
 
+    def _free_async(self, r: Reader) -> bytes:
+        """`cudaFreeAsync`: the free runs now, as every call does, but in `stream`'s order, not the device's: the
+        host does not wait, and the free writes the whole allocation as an operation of `stream`, so work of
+        another stream that the program left unordered with it races with it."""
+        address, stream, site = r.u64(), r.u64(), r.site()
+        if not self.timeline.known_stream(stream):
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        block = self.device.heap.blocks.get(address)
+        if block is not None and block.freed_at is None and block.kind is MemoryKind.DEVICE:
+            alloc = block.allocation
+            self._queue(site, stream, Spans(), Spans(((alloc.base, alloc.base + alloc.size),)), blocking=False)
+        return encode_reply(self.checks.free(address, MemoryKind.DEVICE, site))
+
+    def _mem_info(self, _r: Reader) -> bytes:
+        """`cudaMemGetInfo`: the bytes of the global arena no live allocation holds, and all of them."""
+        heap = self.device.heap
+        used = sum(block.allocation.size for block in heap.live())
+        return encode_reply(CudaError.SUCCESS, struct.pack("<QQ", max(heap.arena.nbytes - used, 0), heap.arena.nbytes))
+
     def _host_flags(self, r: Reader) -> bytes:
         """cudaHostGetFlags of page-locked memory (any address inside it): its flags, mapped with unified addressing."""
         block = self.device.heap.block_at(r.u64())
@@ -279,7 +300,7 @@ class DeviceServer:
                 cooperative=LaunchFlag.COOPERATIVE in flags,
             )  # fmt: skip
         except UserError as e:
-            self.errors.append(f"{_prefix(frame.where())}the launch of {name} cannot be simulated: {e}")
+            self.errors.append(f"{_prefix(frame.where())}the launch of {_readable_kernel(name)} cannot be simulated: {e}")
             return encode_reply(STOP)
         what = f"kernel {launch['kernel']} (launched {at_where(launch['host'] or '')})"
         self._issue(stream, Operation(what, footprint.footprint(), footprint.site, launch=launch), blocking=False)

@@ -21,7 +21,16 @@ from gpurace.frontend.sandbox import run_limited
 from gpurace.limits import Limits
 
 SHIM_SOURCES = Path(__file__).parent / "shim"
-SHIM_FILES = ("cudart.c", "error_names.h", "textures.h", "graphs.h", "unsupported_calls.h", "libcudart.map")
+SHIM_FILES = (
+    "cudart.c",
+    "error_names.h",
+    "textures.h",
+    "graphs.h",
+    "stream_ordered.h",
+    "memory_hints.h",
+    "unsupported_calls.h",
+    "libcudart.map",
+)
 LIBRARY_NAME = "libcudart.so.13"
 
 

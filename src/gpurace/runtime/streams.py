@@ -35,6 +35,17 @@ yet waited for (`pending`): one the host has waited for comes before
 everything issued afterwards. The host's own accesses to managed and
 page-locked memory race in the same way with the pending operations that
 touch the same bytes (`host_access`; `protection.py` says how they are seen).
+
+Atomics are the exception, as in the PTX memory model: two atomic accesses
+whose scopes include both threads never race. Kernels of different launches
+run on one device, so the atomics of two kernels at `.gpu` or `.sys` scope do
+not race with each other; the host is outside the device, so only `.sys`
+atomics (`atomicAdd_system`, ...) are safe against it, and the host's side is
+taken to be atomic then: on x86-64 a relaxed atomic load or store is the same
+`mov` instruction as a plain one, so gpurace cannot tell them apart. A
+footprint keeps the last instruction that touched each byte, so an atomic
+there hides an earlier plain access of the same byte (a race missed, never
+a false one).
 """
 
 from __future__ import annotations
@@ -42,7 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpurace.detect.findings import ERROR, Address, Finding, Site
+from gpurace.detect.findings import ERROR, WARNING, Address, Finding, Site
 from gpurace.detect.footprint import Footprint, Overlap
 
 HOST = 0
@@ -54,6 +65,10 @@ PER_THREAD_HANDLE = 2  # cudaStreamPerThread
 MAX_PENDING = 4096
 """Operations kept for comparison while the host never waits; the oldest are dropped beyond it, or beyond the
 memory budget the timeline is given for their footprints (then fewer races are seen, never false ones)."""
+
+DEVICE_WIDE = frozenset({"gpu", "sys"})
+"""Scopes of atomics that include every thread of every kernel of the device (a footprint site's `scope` is set
+for atomic accesses only)."""
 
 Clock = dict[int, int]
 
@@ -227,13 +242,23 @@ class Timeline:
                 other = op.site(address, writes)
                 if other is None:
                     return None
+                if other.scope == "sys":  # a system-scope atomic: the host may be using atomics too
+                    continue
                 where, space = self.describe(address)
                 cause = (
                     f"{op.what} on {op.stream.name} {_verb(writes)} these bytes and the host {_verb(write)} them "
                     f"before waiting for it: no cudaStreamSynchronize, cudaEventSynchronize or cudaDeviceSynchronize "
                     "orders the two"
                 )
-                finding = Finding("data-race", ERROR, cause, (other, host), space=space, address=where)
+                severity = ERROR
+                if other.scope is not None:
+                    cause += f" (the kernel's atomic has scope {other.scope}, which does not include the host)"
+                elif other.op.startswith("volatile"):
+                    # Whatever the host did (a plain, volatile or atomic access: the same instruction), a volatile
+                    # access is not atomic: the race of a shared flag, a warning as volatile races are in kernels.
+                    severity = WARNING
+                    cause += " (the kernel's access is volatile, and volatile is not atomic: use atomics for a flag the host shares)"
+                finding = Finding("data-race", severity, cause, (other, host), space=space, address=where)
                 finding.details = {"streams": [op.stream.name, "the host"]}
                 finding.launch = op.launch
                 return finding
@@ -268,7 +293,7 @@ def race_finding(earlier: Operation, later: Operation, overlap: Overlap, where: 
     address, space = where
     first = earlier.site(overlap.address, overlap.first_writes)
     second = later.site(overlap.address, overlap.second_writes)
-    if first is None or second is None:
+    if first is None or second is None or (first.scope in DEVICE_WIDE and second.scope in DEVICE_WIDE):
         return None
     cause = (
         f"{earlier.what} on {earlier.stream.name} {_verb(overlap.first_writes)} these bytes and {later.what} on "

@@ -20,6 +20,9 @@ from gpurace.sim.textures import (
     invalid_texture,
 )
 
+LAYERED, CUBEMAP = 1, 2
+"""The bits of OBJECT_CREATE's `layered` field: a layered array; a cube map (six layers, its faces)."""
+
 _RESOURCE_NAMES = {ResourceKind.ARRAY: "array", ResourceKind.LINEAR: "linear", ResourceKind.PITCH2D: "pitch2d"}
 
 
@@ -39,7 +42,9 @@ def read_object(surface: bool, r: Reader) -> TextureObject | SurfaceObject:
     if dims not in (1, 2, 3) or depth == 0:
         raise ValueError(f"an array of {dims} dimensions and depth {depth}")
     fields = _RESOURCE_NAMES[ResourceKind(kind)], base, ChannelFormat.from_desc(*fmt), width, height, pitch, dims, depth
-    resource = Resource(*fields, layered=bool(layered))
+    resource = Resource(*fields, layered=bool(layered & LAYERED), cubemap=bool(layered & CUBEMAP))
+    if resource.cubemap and (dims != 2 or width != height or depth != 6):
+        raise ValueError(f"a cube map of {width}x{height}x{depth} texels (six square faces)")
     if surface:
         return SurfaceObject(resource)
     try:

@@ -9,9 +9,11 @@ field) or packed bytes (a scalar or raw struct given explicitly).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+
+from gpurace.sim.textures import Resource, Sampling, SurfaceObject, TextureObject
 
 
 @dataclass
@@ -65,7 +67,26 @@ class StructArg:
     auto_scalars: list[AutoScalar] = field(default_factory=list)
 
 
-Value = Buffer | AutoBuffer | AutoScalar | StructArg | bytes
+@dataclass
+class TextureArg:
+    """A texture or surface object made for a launch (`--arg tex:...`/`surf:...`, `sim.texture_args`): the buffer
+    of its texels, and the object it describes once the buffer has an address.
+
+    `resource` is the object's resource with base 0; `sampling` None makes a surface object.
+    """
+
+    name: str
+    buffer: Buffer
+    resource: Resource
+    sampling: Sampling | None
+
+    def object(self, base: int) -> TextureObject | SurfaceObject:
+        """The object over texels placed at `base`."""
+        resource = replace(self.resource, base=base)
+        return SurfaceObject(resource) if self.sampling is None else TextureObject(resource, self.sampling)
+
+
+Value = Buffer | AutoBuffer | AutoScalar | StructArg | TextureArg | bytes
 
 
 @dataclass
@@ -89,6 +110,8 @@ class Launch:
         for value in [*self.values, *(v.value for v in self.variables)]:
             if isinstance(value, (Buffer, AutoBuffer)):
                 out.append(value)
+            elif isinstance(value, TextureArg):
+                out.append(value.buffer)
             elif isinstance(value, StructArg):
                 out.extend(buf for _, buf in value.pointers)
         return out

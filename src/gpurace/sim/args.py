@@ -46,7 +46,9 @@ from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
 from gpurace.frontend.type_probe import LayoutUnknown, StructLayout, TypeProbe
 from gpurace.limits import Limits, format_size
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, Value
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg, Value
+from gpurace.sim.texture_args import PREFIXES as TEXTURE_PREFIXES
+from gpurace.sim.texture_args import texture_arg
 from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, check_field_names, field_param, is_struct_type, split_struct_spec
 
 # C++ fundamental types (as the demangler spells them) to NumPy dtypes.
@@ -397,9 +399,15 @@ class Resolver:
             value = hi
         return AutoScalar(_name(p), value, pack_scalar(value, dtype, _name(p)))
 
-    def spec(self, spec: str, p: ParamInfo, label: str) -> Buffer | StructArg | bytes:
-        """One spec (other than `auto`) for `p`: a buffer, `null`, a number, `bytes:...` or `struct:...`."""
+    def spec(self, spec: str, p: ParamInfo, label: str) -> Buffer | StructArg | TextureArg | bytes:
+        """One spec (other than `auto`) for `p`: a buffer, `null`, a number, `bytes:...`, `struct:...` or a texture
+        or surface object (`tex:...`, `surf:...`)."""
         head, _, rest = spec.partition(":")
+        if head in TEXTURE_PREFIXES:
+            if is_pointer(p) or p.size != 8:
+                raise UserError(f"{label}: {head}: makes a texture or surface object, a 64-bit handle passed by value "
+                                f"(cudaTextureObject_t, cudaSurfaceObject_t); this parameter is {p.type or p.ptx_type}")
+            return texture_arg(spec, _name(p), label, lambda count, dtype, init: self._buffer(self._spec_array(count, dtype, init, label), p).array)
         if head == "bytes":
             if is_pointer(p):
                 raise UserError(f"{label}: bytes: is for parameters passed by value, this one is a pointer")
@@ -414,9 +422,7 @@ class Resolver:
             dtype = _buffer_dtype(head, p, label)
             count_text, _, init = rest.partition(":")
             count = _buffer_count(count_text, label)
-            earlier = f" (with the {format_size(self.buffered)} of earlier buffers)" if self.buffered else ""
-            self.limits.check_memory(self.buffered + count * dtype.itemsize, label + earlier)
-            return self._buffer(make_buffer(count, dtype, init or "zeros", self.rng, label, self.limits), p)
+            return self._buffer(self._spec_array(count, dtype, init or "zeros", label), p)
         if is_pointer(p):
             if spec in ("null", "0"):
                 return struct.pack("<Q", 0)
@@ -455,6 +461,12 @@ class Resolver:
                 f"kernel takes {p.size}"
             )
         return layout
+
+    def _spec_array(self, count: int, dtype: np.dtype, init: str, label: str) -> np.ndarray:
+        """A buffer's array made from a spec, once the memory budget is known to hold it with the earlier ones."""
+        earlier = f" (with the {format_size(self.buffered)} of earlier buffers)" if self.buffered else ""
+        self.limits.check_memory(self.buffered + count * dtype.itemsize, label + earlier)
+        return make_buffer(count, dtype, init, self.rng, label, self.limits)
 
     def _buffer(self, array: np.ndarray, p: ParamInfo) -> Buffer:
         self.buffered += array.nbytes

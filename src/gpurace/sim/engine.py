@@ -49,6 +49,9 @@ from gpurace.detect.findings import ERROR, Finding, FindingSet, Site, make_site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.limits import Limits, format_size
 from gpurace.words import plural
+from gpurace.sim.async_copies import AsyncCopies
+from gpurace.sim.mbarriers import Mbarriers
+from gpurace.sim.clusters import ClusterBarrier
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
@@ -177,6 +180,9 @@ class Engine:
         self.stopped: str | None = None
         self._seq = 0
         self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
+        self.async_copies = AsyncCopies(self)  # `cp.async` copies in flight
+        self.mbarriers = Mbarriers(self)  # mbarrier objects and the threads blocked in their waits
+        self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.handlers = decode_all(self)
 
     # ------------------------------------------------------------------ events
@@ -612,6 +618,8 @@ class Engine:
     # ------------------------------------------------------------------ exits
 
     def exit_threads(self, idx: np.ndarray, pc: int) -> None:
+        if self.async_copies.pending:
+            self.async_copies.exit(idx)  # their copies complete last in their program order (`sim.async_copies`)
         self.status[idx] = DONE
         self.exit_pc[idx] = pc
         np.bitwise_or.at(self.exited_lanes, self.geo.warp_of[idx], self.lane_bits(idx))
@@ -636,6 +644,10 @@ class Engine:
         """Nothing can run but some threads wait. Release what hardware would, else report a deadlock."""
         if self.check_barriers(allow_exited=True):
             return True
+        if self.mbarriers.unstick():  # a blocked mbarrier wait returns false once (`sim.mbarriers`)
+            return True
+        self.mbarriers.report_stuck()
+        self.cluster_barrier.report_stuck()
         waiting = np.flatnonzero(self.status != DONE)
         bar = waiting[self.status[waiting] == BAR]
         warp = waiting[self.status[waiting] == WARP]

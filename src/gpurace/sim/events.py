@@ -75,7 +75,10 @@ class SyncEvent:
     so lanes synchronise only with the lanes their mask names) or
     "collective" (`shfl.sync`, `vote.sync`, `match.sync`, `redux.sync`: they
     exchange registers in lockstep but, under the PTX memory model, do not
-    order memory accesses; detectors must not treat them as synchronisation).
+    order memory accesses; detectors must not treat them as synchronisation),
+    "cluster-arrive" (releasing `barrier.cluster.arrive`s) or "cluster-wait"
+    (completed `barrier.cluster.wait`s, which acquire every release of their
+    phase; groups of both are phases, `sim.clusters.phase_key`).
     One event covers every block or warp released in the same step. `pcs` is
     the pc at which each thread arrived.
     """

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, native, texture_ops
+from gpurace.sim import annotations, clusters, mbarrier_ops, native, tensor_core_ops, texture_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -195,10 +195,11 @@ class Decoder:
         return found[0]
 
     def elements(self, op, count: int) -> list:
-        """The data operands of a memory access: `op` itself for a scalar, the `count` elements of `{...}` for `.vN`."""
+        """The data operands of a memory access: `op` itself for a scalar, the `count` elements of `{...}` for `.vN`
+        (ptxas also takes a scalar in braces, `{ %r1 }`, which Triton's generated loads and stores use)."""
         if count == 1 and not isinstance(op, Vec):
             return [op]
-        if isinstance(op, Vec) and len(op.elems) == count and count > 1:
+        if isinstance(op, Vec) and len(op.elems) == count:
             return list(op.elems)
         given = f"a vector of {len(op.elems)}" if isinstance(op, Vec) else "a scalar"
         wanted = f"a vector of {count} ({{...}} for .v{count})" if count > 1 else "a scalar (no .vN modifier)"
@@ -359,9 +360,11 @@ class Decoder:
 
     def state_space(self) -> Space:
         """The instruction's state space (generic without one); naming several is an error."""
-        spaces = [m for m in self.ins.modifiers if m in STATE_SPACES or m == "shared::cta"]
+        spaces = [m for m in self.ins.modifiers if m in STATE_SPACES or m in ("shared::cta", "shared::cluster")]
         if len(spaces) > 1:
             raise UserError(f"`{self.ins.text}` names several state spaces ({', '.join('.' + m for m in spaces)})")
+        if spaces == ["shared::cluster"]:
+            return Space.SHARED_CLUSTER  # shared memory of any block of the cluster (`sim.clusters`)
         return Space.from_ptx(self.ins.space)
 
     def op_cvta(self) -> Handler:
@@ -470,6 +473,10 @@ class Decoder:
         strong, scope, sem = self._strength
         all_kept = keep.all()
         pick = (lambda a: a) if all_kept else (lambda a: None if a is None else a[keep])
+        if self.eng.async_copies.pending:  # races with copies in flight (`sim.async_copies`)
+            self.eng.async_copies.check(self.pc, kind, pick(idx), pick(acc.canonical), size)
+        if self.eng.mbarriers.live:  # ordinary accesses to mbarrier objects (`sim.mbarriers`)
+            self.eng.mbarriers.check_access(self.pc, pick(idx), pick(acc.canonical), size)
         self.eng.emit(
             AccessBatch(
                 self.eng.next_seq(),
@@ -641,14 +648,35 @@ class Decoder:
     op_red = op_atom
 
     def op_cp(self) -> Handler:
-        """`cp.async` (sm_80+), modelled as a synchronous copy from global to shared."""
+        """`cp.async` (sm_80+): an asynchronous copy from global to shared memory that completes at the wait for
+        its group (`sim.async_copies`); `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`."""
         ins = self.ins
         if "async" not in ins.modifiers:
             return unsupported(ins)
-        if any(m in ("commit_group", "wait_group", "wait_all", "bulk", "mbarrier") for m in ins.modifiers):
-            if any(m in ("bulk", "mbarrier") for m in ins.modifiers):
-                return unsupported(ins, "bulk and mbarrier copies")
-            return self.op_nop()
+        if "mbarrier" in ins.modifiers:
+            return mbarrier_ops.copy_arrive(self)
+        copies = self.eng.async_copies
+        nxt = self.pc + 1
+        if "commit_group" in ins.modifiers or "wait_all" in ins.modifiers:
+            self.operands(0)
+            step = copies.commit if "commit_group" in ins.modifiers else copies.wait_all
+
+            def group_step(idx):
+                step(idx)
+                return nxt
+
+            return group_step
+        if "wait_group" in ins.modifiers:
+            (newest,) = self.operands(1)
+            if not (isinstance(newest, Imm) and newest.kind == "int" and newest.value >= 0):
+                raise UserError(f"the group count of `{ins.text}` must be a non-negative integer constant")
+            n = int(newest.value)
+
+            def wait_group(idx):
+                copies.wait(idx, n)
+                return nxt
+
+            return wait_group
         ops = self.operands(3, 4, 5)
         if "L2::cache_hint" in ins.modifiers:
             ops = ops[:-1]  # the cache policy, a hint
@@ -658,27 +686,45 @@ class Decoder:
         if not (isinstance(cp_size, Imm) and cp_size.kind == "int" and cp_size.value in (4, 8, 16)):
             raise UserError(f"the copy size of `{ins.text}` must be the immediate 4, 8 or 16")
         size = int(cp_size.value)
+        if "cg" in ins.modifiers and size != 16:
+            raise UserError(f"`{ins.text}`: cp.async.cg copies 16 bytes")
         src_size = self.copied_bytes(ops[3], size) if len(ops) == 4 else None
         daddr, saddr = self.address(dst), self.address(src)
         eng = self.eng
         mem = eng.mem
         block_of = eng.geo.block_of
-        nxt = self.pc + 1
+        pc = self.pc
+        where = ins.where()
         self._strength = (False, None, None)
 
         def cp_async(idx):
-            sacc = mem.resolve(Space.GLOBAL, saddr(idx), idx, block_of[idx], size)
-            sok = self.check_access(sacc, idx, "read", size)
-            data = mem.load(sacc, 1, size)
-            if src_size is not None:
-                keep = np.arange(size)[None, :] < src_size(idx).astype(np.int64)[:, None]
-                data = np.where(keep, data, 0).astype(np.uint8)
+            copied = np.full(len(idx), size, dtype=np.int64) if src_size is None else src_size(idx).astype(np.int64)
+            if (copied > size).any():
+                raise UserError(
+                    f"{where}: the source size of `{ins.text}` is {int(copied.max())} at run time, "
+                    f"more than the {size} bytes it copies"
+                )
+            # a lane whose source size is 0 (or whose ignore-src predicate holds) copies zeros: it reads no source
+            reading = copied > 0
+            ridx = idx[reading]
+            data = np.zeros((len(idx), size), dtype=np.uint8)
+            src_canon = np.zeros(len(idx), dtype=np.uint64)
+            src_bytes = np.zeros(len(idx), dtype=np.int64)
+            if len(ridx):
+                sacc = mem.resolve(Space.GLOBAL, saddr(ridx), ridx, block_of[ridx], size)
+                sok = self.check_access(sacc, ridx, "read", size)
+                data[reading] = mem.load(sacc, 1, size)
+                src_canon[reading] = sacc.canonical
+                src_bytes[reading] = np.where(sok, size, 0)
+                self.emit_access(AccessKind.READ, ridx, sacc, sok, size)
+            data[np.arange(size)[None, :] >= copied[:, None]] = 0
             dacc = mem.resolve(Space.SHARED, daddr(idx), idx, block_of[idx], size, write=True)
-            dok = self.check_access(dacc, idx, "write", size)
-            mem.store(dacc, 1, data)
-            eng.progress = True
-            self.emit_access(AccessKind.READ, idx, sacc, sok, size)
-            self.emit_access(AccessKind.WRITE, idx, dacc, dok, size)
+            go = np.flatnonzero(self.check_access(dacc, idx, "write", size))
+            if len(go):
+                threads, canon = idx[go], dacc.canonical[go]
+                if copies.pending:  # another copy in flight to the same bytes: PTX orders none of them
+                    copies.check(pc, AccessKind.WRITE, threads, canon, size)
+                copies.issue(pc, threads, dacc.space_address[go], canon, src_canon[go], src_bytes[go], data[go])
             return nxt
 
         return cp_async
@@ -951,8 +997,14 @@ class Decoder:
 
     def op_barrier(self) -> Handler:
         if "cluster" in self.ins.modifiers:
-            return unsupported(self.ins, "cluster barriers")
+            return clusters.decode_barrier(self)
         return self.op_bar()
+
+    def op_mapa(self) -> Handler:
+        return clusters.decode_mapa(self)
+
+    def op_getctarank(self) -> Handler:
+        return clusters.decode_getctarank(self)
 
     def bar_red(self) -> Handler:
         """`bar.red.popc.u32 d, a{, b}, {!}p` and `bar.red.{and,or}.pred d, a{, b}, {!}p`."""
@@ -1204,6 +1256,28 @@ class Decoder:
             return nxt
 
         return activemask
+
+    # ------------------------------------------------------------------ tensor cores (sim.tensor_core_ops)
+
+    def op_mma(self) -> Handler:
+        return tensor_core_ops.mma(self)
+
+    def op_wmma(self) -> Handler:
+        return tensor_core_ops.wmma(self)
+
+    def op_ldmatrix(self) -> Handler:
+        return tensor_core_ops.ldmatrix(self)
+
+    def op_stmatrix(self) -> Handler:
+        return tensor_core_ops.stmatrix(self)
+
+    def op_movmatrix(self) -> Handler:
+        return tensor_core_ops.movmatrix(self)
+
+    # ------------------------------------------------------------------ mbarriers (sim.mbarrier_ops)
+
+    def op_mbarrier(self) -> Handler:
+        return mbarrier_ops.mbarrier(self)
 
 
 def recheck_warp_waiters(eng) -> None:

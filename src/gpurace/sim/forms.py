@@ -16,7 +16,8 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import TYPES, Instruction
 
 _SPACES = frozenset({"global", "shared", "shared::cta", "local", "const", "param"})
-_SCOPES = frozenset({"cta", "gpu", "sys"})
+_LD_ST_SPACES = _SPACES | {"shared::cluster"}
+_SCOPES = frozenset({"cta", "cluster", "gpu", "sys"})
 _VECTORS = frozenset({"v2", "v4", "v8"})
 _EVICTION = frozenset(
     {
@@ -28,18 +29,21 @@ _ATOMIC = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exc
 _MEMORY_ORDER = frozenset({"relaxed", "acquire", "release", "acq_rel"})
 
 MODIFIERS: dict[str, frozenset[str]] = {
-    "ld": _SPACES | _SCOPES | _VECTORS | _EVICTION | TYPES
+    "ld": _LD_ST_SPACES | _SCOPES | _VECTORS | _EVICTION | TYPES
     | {"weak", "relaxed", "acquire", "volatile", "ca", "cg", "cs", "lu", "cv", "nc"},
     "ldu": frozenset({"global"}) | _VECTORS | TYPES,
-    "st": _SPACES | _SCOPES | _VECTORS | _EVICTION | TYPES
+    "st": _LD_ST_SPACES | _SCOPES | _VECTORS | _EVICTION | TYPES
     | {"weak", "relaxed", "release", "volatile", "wb", "cg", "cs", "wt"},
-    "atom": frozenset({"global", "shared", "shared::cta"}) | _SCOPES | _MEMORY_ORDER | _ATOMIC | _VECTORS | TYPES,
-    "red": frozenset({"global", "shared", "shared::cta"}) | _SCOPES | _MEMORY_ORDER | _ATOMIC | _VECTORS | TYPES,
+    "atom": frozenset({"global", "shared", "shared::cta", "shared::cluster"}) | _SCOPES | _MEMORY_ORDER | _ATOMIC | _VECTORS | TYPES,
+    "red": frozenset({"global", "shared", "shared::cta", "shared::cluster"}) | _SCOPES | _MEMORY_ORDER | _ATOMIC | _VECTORS | TYPES,
     "mov": TYPES,
     "cvta": _SPACES | {"to", "u32", "u64"},
     "isspacep": _SPACES,
     "bar": frozenset({"sync", "arrive", "red", "popc", "and", "or", "aligned", "cta", "warp", "u32", "pred"}),
-    "barrier": frozenset({"sync", "arrive", "red", "popc", "and", "or", "aligned", "cta", "u32", "pred"}),
+    "barrier": frozenset({"sync", "arrive", "red", "popc", "and", "or", "aligned", "cta", "u32", "pred"})
+    | {"cluster", "wait", "release", "relaxed", "acquire"},  # barrier.cluster (`sim.clusters`)
+    "mapa": frozenset({"shared::cluster", "u32", "u64"}),
+    "getctarank": frozenset({"shared::cluster", "u32", "u64"}),
     "membar": frozenset({"cta", "gl", "sys"}),
     "fence": frozenset({"sc", "acq_rel", "cta", "cluster", "gpu", "sys"}),
     "bra": frozenset({"uni"}),
@@ -62,6 +66,7 @@ MODIFIERS: dict[str, frozenset[str]] = {
     "suq": frozenset({"width", "height", "depth", "b32"}),
     "cp": frozenset(
         {"async", "ca", "cg", "shared", "shared::cta", "global", "commit_group", "wait_group", "wait_all", "L2::cache_hint"}
+        | {"mbarrier", "arrive", "noinc", "b64"}  # cp.async.mbarrier.arrive (`sim.mbarrier_ops`)
     )
     | {m for m in _EVICTION if m.startswith("L2::")},
 }

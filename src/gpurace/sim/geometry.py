@@ -4,7 +4,8 @@ Every thread of the launch gets a global linear id `g` (blocks in linear order,
 threads within a block in linear x-fastest order). All per-thread state in the
 simulator is an array indexed by `g`, so the geometry is computed once as
 arrays: block index, thread index, warp and lane, and the `%tid`/`%ctaid`
-components the special registers read.
+components the special registers read; and the launch's clusters of blocks
+(`sim.clusters`), one block each unless the launch has cluster dimensions.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.limits import Limits
+from gpurace.sim.clusters import MAX_PORTABLE_CLUSTER, check_cluster, cluster_layout
 
 WARP_SIZE = 32
 MAX_THREADS_PER_BLOCK = 1024
@@ -51,6 +53,8 @@ def parse_dims(text: str, what: str) -> tuple[int, int, int]:
 
 
 def _limits_text(what: str) -> str:
+    if what == "cluster":
+        return f"at most {MAX_PORTABLE_CLUSTER} blocks"
     dims = MAX_GRID_DIMS if what == "grid" else MAX_BLOCK_DIMS
     return f"at most {format_dims(dims, ' x ')}" + ("" if what == "grid" else f" and {MAX_THREADS_PER_BLOCK} threads")
 
@@ -98,10 +102,20 @@ class Geometry:
     tid_linear: np.ndarray = field(repr=False, compare=False)  # (n,) linear thread id within block
     warp_of: np.ndarray = field(repr=False, compare=False)  # (n,) global warp id
     lane: np.ndarray = field(repr=False, compare=False)  # (n,) lane id
+    cluster: tuple[int, int, int] = (1, 1, 1)  # blocks per cluster (`sim.clusters`)
+    explicit_cluster: bool = False  # launched with cluster dimensions (`%is_explicit_cluster`)
+    rank_block: np.ndarray | None = field(default=None, repr=False, compare=False)  # (nblocks, cluster size)
 
     @staticmethod
-    def create(grid: tuple[int, int, int], block: tuple[int, int, int]) -> Geometry:
+    def create(
+        grid: tuple[int, int, int],
+        block: tuple[int, int, int],
+        cluster: tuple[int, int, int] = (1, 1, 1),
+        explicit_cluster: bool = False,
+    ) -> Geometry:
+        """The geometry of a launch; `cluster` groups its blocks into clusters (`sim.clusters`)."""
         check_dims(grid, block)
+        check_cluster(grid, cluster)
         bsize = block[0] * block[1] * block[2]
         nblocks = grid[0] * grid[1] * grid[2]
         n = nblocks * bsize
@@ -115,7 +129,10 @@ class Geometry:
         warps_per_block = -(-bsize // WARP_SIZE)
         warp_of = block_of * warps_per_block + tlin // WARP_SIZE
         lane = (tlin % WARP_SIZE).astype(np.uint32)
-        return Geometry(grid, block, tid, ctaid, block_of, tlin, warp_of, lane)
+        blocks = np.arange(nblocks, dtype=np.int64)
+        block_ctaid = np.stack([blocks % grid[0], (blocks // grid[0]) % grid[1], blocks // (grid[0] * grid[1])])
+        rank_block = cluster_layout(grid, cluster, block_ctaid)
+        return Geometry(grid, block, tid, ctaid, block_of, tlin, warp_of, lane, cluster, explicit_cluster, rank_block)
 
     @property
     def block_size(self) -> int:
@@ -124,6 +141,15 @@ class Geometry:
     @property
     def nblocks(self) -> int:
         return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def cluster_size(self) -> int:
+        return self.cluster[0] * self.cluster[1] * self.cluster[2]
+
+    @property
+    def block_cluster(self) -> np.ndarray:
+        """(nblocks,) the cluster of each block, as the lowest linear block id in it."""
+        return self.rank_block[:, 0]
 
     @property
     def nthreads(self) -> int:

@@ -26,10 +26,11 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
 from gpurace.frontend.type_probe import TypeProbe
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg
 from gpurace.sim.args import AUTO, Resolver, copy_arg
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
+from gpurace.sim.clusters import check_cluster, launch_cluster
 from gpurace.sim.cooperative import WORKSPACE_ALIGN, WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
 from gpurace.sim.budget import (
     check_constant_memory,
@@ -173,6 +174,7 @@ def simulate(
     limits: Limits | None = None,
     cooperative: bool = False,
     check_residency: bool = True,
+    cluster=None,
 ) -> RunResult:
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
@@ -205,6 +207,9 @@ def simulate(
     workspace (a `DeviceArgs` launch brings its own, placed by the runtime), and a grid whose blocks cannot
     all be resident is a UserError (not with `check_residency` False: the first run that measures automatic
     dynamic shared memory runs with more of it than the launch has).
+
+    `cluster` (an int or 1 to 3 ints) launches with thread-block clusters of that shape, as `cudaLaunchKernelEx`
+    with a cluster dimension does; None takes the kernel's `__cluster_dims__`, if any (`sim.clusters`).
     """
     limits = (limits or Limits()).started()
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
@@ -213,6 +218,8 @@ def simulate(
     info = describe_kernel(module, fn)
     grid, block = as_dims(grid, "--grid"), as_dims(block, "--block")
     nthreads = check_launch(grid, block, limits)
+    cluster, explicit_cluster = launch_cluster(None if cluster is None else as_dims(cluster, "--cluster"), fn.directives)
+    check_cluster(grid, cluster)
     if shared_bytes is not None and (not isinstance(shared_bytes, (int, np.integer)) or shared_bytes < 0):
         raise UserError(f"--shared-bytes: expected a non-negative integer, got {shared_bytes!r}")
     if not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -222,7 +229,10 @@ def simulate(
     program = build_program(module, mangled)
     dynamic_shared = None
     if shared_bytes is None and not isinstance(args, DeviceArgs) and has_extern_shared(program.shared_vars):
-        first_run = dict(grid=grid, block=block, seed=seed, policy=policy, max_steps=max_steps, limits=limits, cooperative=cooperative)
+        first_run = dict(
+            grid=grid, block=block, seed=seed, policy=policy, max_steps=max_steps, limits=limits, cooperative=cooperative,
+            cluster=cluster if explicit_cluster else None,
+        )
         capacity = automatic_dynamic_bytes(program.shared_vars)
         dynamic_shared = _measure_dynamic_shared(module, mangled, args, global_vars, capacity, first_run)
         shared_bytes = dynamic_shared.bytes
@@ -237,8 +247,11 @@ def simulate(
     elif isinstance(args, DeviceArgs) and args.grid_workspace:
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
-    geometry = Geometry.create(grid, block)
-    mem = Memory(geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device)
+    geometry = Geometry.create(grid, block, cluster, explicit_cluster)
+    mem = Memory(
+        geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
+        rank_block=geometry.rank_block,
+    )
     variables = place_module_variables(mem, module) if device is None else {}
     workspace = 0
     if cooperative:
@@ -346,8 +359,8 @@ def _results(mem: Memory, fn, program: Program, launch: Launch | None, placed: P
         return []
     out: list[np.ndarray | bytes] = []
     for p, value in zip(fn.params, launch.values):
-        if isinstance(value, Buffer):
-            out.append(value.array)
+        if isinstance(value, (Buffer, TextureArg)):
+            out.append(value.array if isinstance(value, Buffer) else value.buffer.array)
         elif isinstance(value, AutoBuffer):
             out.append(_used_part(mem, placed.allocations[value.name], used[value.name], value.dtype))
         elif isinstance(value, StructArg):

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Function
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, Value
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg, Value
 from gpurace.sim.memory import Allocation, Memory
 from gpurace.sim.program import Program
 
@@ -48,6 +48,11 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
             write(0, int(alloc.base).to_bytes(8, "little"))
         elif isinstance(value, AutoBuffer):
             automatic.append((write, value))
+        elif isinstance(value, TextureArg):  # its texels' buffer, then the object over them, by handle
+            put(value.buffer, lambda at, data: None)
+            handle = len(mem.textures) + 1
+            mem.textures[handle] = value.object(int(allocations[value.buffer.name].base))
+            write(0, handle.to_bytes(8, "little"))
         elif isinstance(value, StructArg):
             write(0, value.data)
             for offset, buffer in value.pointers:

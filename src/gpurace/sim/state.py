@@ -28,6 +28,7 @@ from gpurace.frontend.ptx.ir import (
     Vec,
     type_size,
 )
+from gpurace.sim.clusters import special_registers as cluster_registers
 from gpurace.sim.cooperative import envreg_values
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.program import Program
@@ -125,6 +126,7 @@ class ThreadState:
         sp[("lanemask_le", None)] = (((one << lane) - one) | (one << lane)).astype(np.uint32)
         sp[("lanemask_gt", None)] = ~sp[("lanemask_le", None)]
         sp[("lanemask_ge", None)] = ~sp[("lanemask_lt", None)]
+        sp.update(cluster_registers(geo, n))
         return sp
 
     def special(self, op: SpecialReg, idx: np.ndarray) -> np.ndarray:

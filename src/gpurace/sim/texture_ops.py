@@ -51,13 +51,12 @@ def _lookup(dec, kind: type, name: str):
     mem = dec.eng.mem
 
     def lookup(handles: np.ndarray, idx: np.ndarray):
-        table = mem.device.textures if mem.device is not None else {}
         found = []
         for h in np.unique(handles):
-            obj = table.get(int(h))
+            obj = mem.textures.get(int(h))
             if not isinstance(obj, kind):
                 lane = int(np.flatnonzero(handles == h)[0])
-                why = " (texture and surface objects exist only under `gpurace exec`)" if mem.device is None else ""
+                why = f" (under check, pass one with --arg {'tex' if kind is TextureObject else 'surf'}:TYPE:SHAPE...)" if mem.device is None else ""
                 raise UserError(f"{where}: `{text}` in thread {int(idx[lane])} uses handle {int(h):#x}, which is not a live {name} object{why}")
             found.append((obj, handles == h))
         return found
@@ -87,6 +86,7 @@ SHAPES = {
     "3d": Shape("3d", 3, False, 4),
     "a1d": Shape("a1d", 1, True, 2),
     "a2d": Shape("a2d", 2, True, 4),
+    "cube": Shape("cube", 3, False, 4),  # a direction (x, y, z); the fourth element is ignored
 }
 
 
@@ -94,13 +94,18 @@ def _check_dims(dec, obj, shape: Shape, name: str) -> None:
     """The object must have the instruction's geometry; a 1D access to a 2D object of one row (or the reverse)
     is fine."""
     res = obj.resource
+    if (shape.name == "cube") != res.cubemap:
+        has = "a cube map" if res.cubemap else f"a{' layered' if res.layered else ''} {res.dims}D {name}"
+        raise UserError(f"{dec.ins.where()}: `{dec.ins.text}` accesses {has} with .{shape.name} coordinates")
+    if shape.name == "cube":
+        return
     if res.layered != shape.layered or (res.dims != shape.dims and (res.height > 1 or max(res.dims, shape.dims) > 2)):
         has = f"a{' layered' if res.layered else ''} {res.dims}D {name}"
         raise UserError(f"{dec.ins.where()}: `{dec.ins.text}` accesses {has} with .{shape.name} coordinates")
 
 
 def _geometry(dec) -> Shape | None:
-    """The instruction's geometry; None for those gpurace does not support (cube maps, multisample)."""
+    """The instruction's geometry; None for those gpurace does not support (cube map arrays, multisample)."""
     return SHAPES.get(dec.one_of(GEOMETRIES, "geometry"))
 
 
@@ -111,17 +116,41 @@ def _access(dec, lanes_idx: np.ndarray, addrs: np.ndarray, size: int, kind: Acce
 
 
 def tex(dec):
-    """`tex.{1d,2d,3d,a1d,a2d}.v4`: texel fetches (`sim.textures.fetch`)."""
+    """`tex.{1d,2d,3d,a1d,a2d,cube}.v4`: texel fetches (`sim.textures.fetch`)."""
     shape = _geometry(dec)
     if shape is None:
-        raise _unsupported(dec, "cube map and multisample textures are not supported")
+        raise _unsupported(dec, "cube map array and multisample textures are not supported")
     types = dec.ins.types
     integer = types[1:] == ("s32",)
+    if shape.name == "cube" and integer:
+        raise UserError(f"`{dec.ins.text}` needs .f32 coordinates")
 
     def compute(obj, values, layer, read):
+        if shape.name == "cube":
+            face, s, t = cube_face(*values)
+            if not obj.sampling.normalized:
+                s, t = s * np.float32(obj.resource.width), t * np.float32(obj.resource.height)
+            return fetch(obj, [s, t], False, read, types[0], face)
         return fetch(obj, values, integer, read, types[0], layer)
 
     return _texture_read(dec, shape, compute)
+
+
+def cube_face(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The face a direction points at (0 to 5: +x, -x, +y, -y, +z, -z; the axis of largest magnitude, x before y
+    before z on ties) and the face's normalized coordinates (s, t), by the CUDA Programming Guide's cube map
+    fetch table: s = (sc / |m| + 1) / 2 and t = (tc / |m| + 1) / 2."""
+    ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
+    on_x = (ax >= ay) & (ax >= az)
+    on_y = ~on_x & (ay >= az)
+    face = np.where(on_x, np.where(x >= 0, 0, 1), np.where(on_y, np.where(y >= 0, 2, 3), np.where(z >= 0, 4, 5)))
+    major = np.where(on_x, ax, np.where(on_y, ay, az))
+    sc = np.select([face == 0, face == 1, face == 5], [-z, z, -x], default=x)
+    tc = np.select([face == 2, face == 3], [z, -z], default=-y)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = (sc / major + 1) / 2
+        t = (tc / major + 1) / 2
+    return face.astype(np.int32), s.astype(np.float32), t.astype(np.float32)
 
 
 COMPONENTS = ("r", "g", "b", "a")

@@ -122,7 +122,8 @@ class Resource:
 
     Slice z of a 3D array starts `height` rows after slice z-1; a layered
     array (`layered`) is laid out as a 3D one whose `depth` slices are its
-    layers, of `dims` dimensions each.
+    layers, of `dims` dimensions each. A cube map (`cubemap`) is a layered
+    2D array of six square faces (+x, -x, +y, -y, +z, -z).
     """
 
     kind: str
@@ -134,6 +135,7 @@ class Resource:
     dims: int = 1
     depth: int = 1
     layered: bool = False
+    cubemap: bool = False
 
     @property
     def sizes(self) -> tuple[int, int, int]:

@@ -77,12 +77,20 @@ def _races(module: Module, mangled: str, launch: dict) -> set[tuple[str, str]] |
         report = check(module, kernel=mangled, grid=launch["grid"], block=launch["block"], args=list(launch["args"]))
     except UserError:
         return None
-    out = set()
-    for f in report.findings:
-        if f.kind == "data-race" and all(s.loc is not None for s in f.sites):
-            frames = [user_frame(s.loc) for s in f.sites]
-            out.add(tuple(sorted(f"{display_path(fr.file)}:{fr.line}" for fr in frames)))
-    return out
+    return race_lines(report.findings)
+
+
+def race_lines(findings) -> set[tuple[str, ...]]:
+    """The source positions (`source_positions`) of the data races among `findings`."""
+    return {where for f in findings if f.kind == "data-race" and (where := source_positions(f)) is not None}
+
+
+def source_positions(finding) -> tuple[str, ...] | None:
+    """The sorted `path:line` positions of a finding's sites, written as an alarm's `first` and `second` are;
+    None when a site has no source position."""
+    if not all(s.loc is not None for s in finding.sites):
+        return None
+    return tuple(sorted(f"{display_path(fr.file)}:{fr.line}" for fr in (user_frame(s.loc) for s in finding.sites)))
 
 
 def _command(path: str, info: KernelInfo, launch: dict) -> str:

@@ -43,10 +43,10 @@ def verdicts_as_dict(path: str, verdicts: list[KernelVerdict], notes: dict[str, 
                 "scope": notes.get(v.name, []),
                 "unknown": v.unknown,
                 "barriers": v.barriers,
-                "barrier_divergence": [_alarm(a) for a in v.divergence],
+                "barrier_divergence": [alarm_as_dict(a) for a in v.divergence],
                 "unmodelled_synchronisation": v.unmodelled,
                 "objects": [
-                    {"object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "alarms": [_alarm(a) for a in o.alarms]}
+                    {"object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "alarms": [alarm_as_dict(a) for a in o.alarms]}
                     for o in v.objects
                 ],
             }
@@ -55,7 +55,8 @@ def verdicts_as_dict(path: str, verdicts: list[KernelVerdict], notes: dict[str, 
     }
 
 
-def _alarm(a: Alarm) -> dict:
+def alarm_as_dict(a: Alarm) -> dict:
+    """An alarm as the JSON report writes it (also what the text and SARIF renderers of alarms read)."""
     return {
         "kind": a.kind,
         "status": a.status,
@@ -82,35 +83,47 @@ def as_text(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]
         if v.barriers != "no barriers":
             lines.append(f"  barriers: {v.barriers}")
         for a in v.divergence:
-            lines.extend(_alarm_text(a))
+            lines.extend(alarm_lines(alarm_as_dict(a)))
         for o in v.objects:
-            what = {"shared": "shared", "param": "global", "global": "global"}[o.kind]
-            tail = f": {o.reason}" if o.reason else ""
-            lines.append(f"  {o.name} ({what}): {o.verdict}{tail}")
+            lines.append(object_line(o.name, o.kind, o.verdict, o.reason))
             for a in o.alarms:
-                lines.extend(_alarm_text(a))
+                lines.extend(alarm_lines(alarm_as_dict(a)))
         if v.unmodelled and any(o.alarms for o in v.objects):
             lines.append(f"  note: not modelled, so alarms not confirmed stay possible: {', '.join(v.unmodelled)}")
     return "\n".join(lines) + "\n"
 
 
-def _alarm_text(a: Alarm) -> list[str]:
-    labels = ", ".join(x for x, ok in (("CI", a.ci), ("DI", a.di)) if ok) or "none"
-    if a.kind == "data-race":
-        head = f"    {a.status} race: {a.accesses[0]} at {a.first} / {a.accesses[1]} at {a.second}"
+def object_line(name: str, kind: str, verdict: str, reason: str | None) -> str:
+    """`  s (shared): race-free`, or `  p (global): unknown: REASON`: an object's verdict in the text report."""
+    space = "shared" if kind == "shared" else "global"
+    return f"  {name} ({space}): {verdict}" + (f": {reason}" if reason else "")
+
+
+def alarm_lines(a: dict) -> list[str]:
+    """An alarm (as `verdicts_as_dict` writes it) in the text report: its head line, then `alarm_details`."""
+    if a["kind"] == "data-race":
+        head = f"    {a['status']} race: {a['accesses'][0]} at {a['first']} / {a['accesses'][1]} at {a['second']}"
     else:
-        head = f"    {a.status} barrier divergence at {a.first}"
-    out = [head, f"      labels: {labels}" + (f"; approximated: {'; '.join(a.approximations)}" if a.approximations else "")]
-    if a.cause:
-        out.append(f"      cause: {a.cause}")
-    for i, t in enumerate(a.witness.threads, 1):
+        head = f"    {a['status']} barrier divergence at {a['first']}"
+    return [head, *alarm_details(a)]
+
+
+def alarm_details(a: dict) -> list[str]:
+    """The lines under an alarm's head: labels and approximations, cause, witness, reproducing command."""
+    labels = ", ".join(x for x, ok in a["labels"].items() if ok) or "none"
+    approximated = a["approximations"]
+    out = [f"      labels: {labels}" + (f"; approximated: {'; '.join(approximated)}" if approximated else "")]
+    if a["cause"]:
+        out.append(f"      cause: {a['cause']}")
+    witness = a["witness"]
+    for i, t in enumerate(witness["threads"], 1):
         iters = "".join(f", iteration {k} of the loop at {w}" for w, k in t["iterations"].items())
         offset = f", byte offset {t['offset']}" if "offset" in t else ""
         out.append(f"      thread {i}: threadIdx {tuple(t['thread'])}, blockIdx {tuple(t['block'])}{iters}{offset}")
-    if a.witness.parameters:
-        out.append("      parameters: " + ", ".join(f"{k}={v}" for k, v in a.witness.parameters.items()))
-    if a.witness.dimensions:
-        out.append("      launch: " + ", ".join(f"{k}={v}" for k, v in a.witness.dimensions.items()))
-    if a.reproduce:
-        out.append(f"      confirmed by simulating the witness's launch: {a.reproduce}")
+    if witness["parameters"]:
+        out.append("      parameters: " + ", ".join(f"{k}={v}" for k, v in witness["parameters"].items()))
+    if witness["dimensions"]:
+        out.append("      launch: " + ", ".join(f"{k}={v}" for k, v in witness["dimensions"].items()))
+    if a["reproduce"]:
+        out.append(f"      confirmed by simulating the witness's launch: {a['reproduce']}")
     return out

@@ -16,7 +16,7 @@ import hashlib
 
 from gpurace.frontend.ptx.ir import SourceLoc
 from gpurace.report.sarif import SCHEMA_URI, artifact_location, rule, run_header
-from gpurace.verify.report import verdicts_as_dict
+from gpurace.verify.report import alarm_as_dict, verdicts_as_dict
 from gpurace.verify.verdicts import Alarm, KernelVerdict
 
 UNKNOWN_RULE = {
@@ -37,9 +37,9 @@ def as_sarif(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str
         for o in v.objects:
             results += [_alarm(a, v.name, o.name, 0, path) for a in o.alarms]
             if o.verdict == "unknown":
-                results.append(_unknown(v.name, f"{o.name}: {o.reason}", path))
+                results.append(unknown_result(v.name, f"{o.name}: {o.reason}", path))
         if v.unknown:
-            results.append(_unknown(v.name, v.unknown, path))
+            results.append(unknown_result(v.name, v.unknown, path))
     run = {
         **run_header([*(rule(k) for k in kinds), UNKNOWN_RULE]),
         "artifacts": [{"location": artifact_location(path), "roles": ["analysisTarget"]}],
@@ -50,22 +50,27 @@ def as_sarif(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str
 
 
 def _alarm(a: Alarm, kernel: str, obj: str | None, rule: int, path: str) -> dict:
-    what = f"{a.status} race on {obj}" if obj else f"{a.status} barrier divergence"
-    text = f"{what} in {kernel}" + (f": {a.cause}" if a.cause else "")
-    locations = [_location(loc, path) for loc in a.locations]
+    return alarm_result(alarm_as_dict(a), kernel, obj, rule, [_location(loc, path) for loc in a.locations])
+
+
+def alarm_result(a: dict, kernel: str, obj: str | None, rule: int, locations: list[dict]) -> dict:
+    """The SARIF result of an alarm (as `verdicts_as_dict` writes it) on `obj` (None: a barrier divergence), at
+    `locations` (its first line, then its second)."""
+    what = f"{a['status']} race on {obj}" if obj else f"{a['status']} barrier divergence"
+    text = f"{what} in {kernel}" + (f": {a['cause']}" if a["cause"] else "")
     result = {
-        "ruleId": a.kind,
+        "ruleId": a["kind"],
         "ruleIndex": rule,
-        "level": "warning" if a.status == "possible" else "error",
+        "level": "warning" if a["status"] == "possible" else "error",
         "message": {"text": text},
         "locations": locations[:1],
-        "partialFingerprints": {"gpurace/verify/v1": _fingerprint(a.kind, kernel, obj, [a.first, a.second or ""])},
+        "partialFingerprints": {"gpurace/verify/v1": _fingerprint(a["kind"], kernel, obj, [a["first"], a["second"] or ""])},
         "properties": {
-            "status": a.status,
-            "labels": {"CI": a.ci, "DI": a.di},
-            "approximations": a.approximations,
-            "witness": a.witness.as_dict(),
-            "reproduce": a.reproduce,
+            "status": a["status"],
+            "labels": a["labels"],
+            "approximations": a["approximations"],
+            "witness": a["witness"],
+            "reproduce": a["reproduce"],
         },
     }
     if len(locations) > 1:
@@ -73,10 +78,11 @@ def _alarm(a: Alarm, kernel: str, obj: str | None, rule: int, path: str) -> dict
     return result
 
 
-def _unknown(kernel: str, reason: str, path: str) -> dict:
+def unknown_result(kernel: str, reason: str, path: str, rule: int = 2) -> dict:
+    """The `note` result of rule `verify-unknown` (at index `rule` of the run's rules) for what was not decided."""
     return {
         "ruleId": UNKNOWN_RULE["id"],
-        "ruleIndex": 2,
+        "ruleIndex": rule,
         "level": "note",
         "message": {"text": f"{kernel}: {reason}"},
         "locations": [{"physicalLocation": {"artifactLocation": artifact_location(path)}}],
@@ -91,6 +97,15 @@ def _location(loc: SourceLoc | None, path: str) -> dict:
     if loc.line > 0:
         physical["region"] = {"startLine": loc.line, **({"startColumn": loc.column} if loc.column > 0 else {})}
     return {"physicalLocation": physical}
+
+
+def position_location(where: str, path: str) -> dict:
+    """A SARIF location for a position as an alarm's `first`/`second` write it (`file:line`, or `PTX line N`
+    without a source position: then the checked file `path`)."""
+    file, _, line = where.rpartition(":")
+    if where.startswith("PTX line") or not file or not line.isdigit():
+        return {"physicalLocation": {"artifactLocation": artifact_location(path)}}
+    return {"physicalLocation": {"artifactLocation": artifact_location(file), "region": {"startLine": int(line)}}}
 
 
 def _fingerprint(kind: str, kernel: str, what: str | None, places: list[str]) -> str:

@@ -369,6 +369,9 @@ class Module:
     source_path: str | None = None
     compile_options: CompileOptions | None = None
     """How `frontend.load` compiled the source (None for modules made otherwise), for the type probes."""
+    param_names: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
+    """Source names of kernel parameters by kernel, where the front end knows them and the source cannot be read
+    for them (a Numba kernel's PTX parameters: `x`, `x.shape[0]`, ...)."""
 
     @property
     def kernels(self) -> list[Function]:

@@ -229,6 +229,8 @@ enum {
     OP_EVENT_ELAPSED = 17,
     OP_HOST_ACCESS = 18,
     OP_HOST_FLAGS = 19,
+    OP_FREE_ASYNC = 20,
+    OP_MEM_INFO = 21,
 };
 
 #define STOP (-1)
@@ -259,6 +261,8 @@ enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
 #define SM_COUNT 40
 #define SIMULATED_REGISTERS_PER_THREAD 32
 #define PITCH_ALIGNMENT 512
+#define PERSISTING_L2_BYTES (3 << 20)       /* three quarters of the 4 MiB L2 cache, with --arch sm_80 and later */
+#define ACCESS_POLICY_MAX_WINDOW (128 << 20) /* the largest access policy window, with --arch sm_80 and later */
 #define CUDA_VERSION_NUMBER 13000
 #define PAGE 4096 /* the page size of x86-64 Linux, and of the server's page protection (PAGE_SIZE) */
 
@@ -948,6 +952,8 @@ static cudaError_t capture_external_record(void *event, void *stream, unsigned i
 static cudaError_t capture_wait_for(uint32_t what, const void *handle);
 static cudaError_t capture_unsafe_call(void);
 static void note_stream_flags(void *stream, unsigned int flags);
+static void forget_stream_attributes(void *stream);
+static void forget_pool_allocation(uintptr_t address);
 
 /* ------------------------------------------------------------------------ */
 /* Launches                                                                  */
@@ -1180,7 +1186,9 @@ static cudaError_t release(void *ptr, uint32_t kind, const char *call) {
     put_u64(&b, (uintptr_t)ptr);
     put_u32(&b, kind);
     put_site(&b, call, NULL);
-    return record(request(OP_FREE, &b, NULL));
+    cudaError_t status = record(request(OP_FREE, &b, NULL));
+    if (status == cudaSuccess && kind == KIND_DEVICE) forget_pool_allocation((uintptr_t)ptr);
+    return status;
 }
 
 /* Rows of `width` bytes padded to a multiple of the virtual device's texture pitch alignment (512 bytes, as
@@ -1494,7 +1502,10 @@ EXPORT cudaError_t cudaStreamDestroy(void *stream) {
     struct buf b = {0};
     put_u64(&b, (uintptr_t)stream);
     cudaError_t status = record(request(OP_STREAM_DESTROY, &b, NULL));
-    if (status == cudaSuccess) free(stream);
+    if (status == cudaSuccess) {
+        forget_stream_attributes(stream);
+        free(stream);
+    }
     return status;
 }
 
@@ -1712,6 +1723,11 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     prop->maxBlocksPerMultiProcessor = MAX_BLOCKS_PER_SM;
     prop->hostRegisterSupported = 1; /* read-only registration is not (hostRegisterReadOnlySupported 0), nor is
                                         the host pointer of registered memory a device pointer (canUseHost... 0) */
+    prop->memoryPoolsSupported = 1; /* the default pool only (stream_ordered.h), with no IPC handle types */
+    if (rt.compute_capability >= 80) { /* the persisting L2 cache of Ampere and later: accepted hints (memory_hints.h) */
+        prop->persistingL2CacheMaxSize = PERSISTING_L2_BYTES;
+        prop->accessPolicyMaxWindowSize = ACCESS_POLICY_MAX_WINDOW;
+    }
     prop->deviceNumaId = -1;
     prop->hostNumaId = -1;
     return cudaSuccess;
@@ -1761,7 +1777,11 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 100: *value = 0; break; /* pageable memory is not accessed through the host's page tables */
     case 106: *value = p.maxBlocksPerMultiProcessor; break;
     case 111: *value = 0; break; /* shared memory reserved per block */
+    case 108: *value = p.persistingL2CacheMaxSize; break;
+    case 109: *value = p.accessPolicyMaxWindowSize; break;
     case 113: *value = p.hostRegisterReadOnlySupported; break;
+    case 115: *value = p.memoryPoolsSupported; break;
+    case 119: *value = 0; break; /* memory pool IPC handle types: none */
     default: return record(cudaErrorInvalidValue);
     }
     return cudaSuccess;
@@ -1790,7 +1810,8 @@ static size_t limits[LIMIT_COUNT] = {1024, 1 << 20, 8 << 20, 2, 2048, 64, 0};
 
 EXPORT cudaError_t cudaDeviceSetLimit(int limit, size_t value) {
     if (limit < 0 || limit >= LIMIT_COUNT) return record(cudaErrorInvalidValue);
-    if (limit == LIMIT_PERSISTING_L2_CACHE_SIZE && value != 0) return record(cudaErrorInvalidValue); /* no such cache */
+    if (limit == LIMIT_PERSISTING_L2_CACHE_SIZE && value > (rt.compute_capability >= 80 ? PERSISTING_L2_BYTES : 0))
+        return record(cudaErrorInvalidValue); /* more than the device's persisting L2 cache (none before sm_80) */
     limits[limit] = value;
     return cudaSuccess;
 }
@@ -2004,6 +2025,8 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 /* ------------------------------------------------------------------------ */
 
 #include "graphs.h"
+#include "stream_ordered.h"
+#include "memory_hints.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }

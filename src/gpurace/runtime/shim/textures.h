@@ -11,8 +11,10 @@
  * Texture and surface objects are made by the server (OBJECT_CREATE), which
  * keeps the table every launch reads; the handle is the server's. This
  * runtime keeps the descriptors the program gave, for the Get calls.
- * Mipmapped and cubemap arrays, resource views and sRGB are not supported:
- * they stop the program, naming the call.
+ * A cube map is a layered 2D array of six square faces (+x, -x, +y, -y, +z,
+ * -z), which the server is told it is. Mipmapped arrays, layered cube maps,
+ * resource views and sRGB are not supported: they stop the program, naming
+ * the call.
  */
 
 struct cudaChannelFormatDesc {
@@ -57,6 +59,8 @@ _Static_assert(sizeof(struct cudaTextureDesc) == 72, "cudaTextureDesc as in CUDA
 enum { OP_OBJECT_CREATE = 40, OP_OBJECT_DESTROY = 41 };
 enum { OBJECT_TEXTURE = 0, OBJECT_SURFACE = 1 };
 enum { RESOURCE_ARRAY = 0, RESOURCE_LINEAR = 1, RESOURCE_PITCH2D = 2 };
+enum { LAYOUT_LAYERED = 1, LAYOUT_CUBEMAP = 2 }; /* the bits of OBJECT_CREATE's `layered` */
+#define CUBEMAP_FACES 6
 enum { cudaResourceTypeArray = 0, cudaResourceTypeMipmappedArray = 1, cudaResourceTypeLinear = 2,
        cudaResourceTypePitch2D = 3 };
 enum { cudaArrayLayered = 1, cudaArraySurfaceLoadStore = 2, cudaArrayCubemap = 4, cudaArrayTextureGather = 8 };
@@ -88,9 +92,11 @@ EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, i
 
 static cudaError_t new_array(void **array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height,
                              size_t depth, unsigned int flags, const char *call) {
-    unsigned int known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayTextureGather;
+    unsigned int known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayTextureGather | cudaArrayCubemap;
     if (!array || !desc || width == 0 || texel_bytes(desc) == 0 || (flags & ~known) ||
         ((flags & cudaArrayLayered) && depth == 0) || (!(flags & cudaArrayLayered) && depth && !height))
+        return record(cudaErrorInvalidValue);
+    if ((flags & cudaArrayCubemap) && (width != height || depth != CUBEMAP_FACES)) /* six square faces */
         return record(cudaErrorInvalidValue);
     struct cuda_array *a = calloc(1, sizeof *a);
     if (!a) die("%s", "out of host memory");
@@ -117,10 +123,12 @@ EXPORT cudaError_t cudaMallocArray(void **array, const struct cudaChannelFormatD
     return new_array(array, desc, width, height, 0, flags, "cudaMallocArray");
 }
 
-/* 3D arrays (depth slices of height rows) and layered 1D and 2D arrays (depth layers); not cube maps. */
+/* 3D arrays (depth slices of height rows), layered 1D and 2D arrays (depth layers) and cube maps (six faces);
+   not layered cube maps. */
 EXPORT cudaError_t cudaMalloc3DArray(void **array, const struct cudaChannelFormatDesc *desc, struct array_extent extent,
                                      unsigned int flags) {
-    if (flags & cudaArrayCubemap) unsupported("cudaMalloc3DArray of a cubemap", NULL);
+    if ((flags & cudaArrayCubemap) && (flags & cudaArrayLayered))
+        unsupported("cudaMalloc3DArray of a layered cubemap", NULL);
     return new_array(array, desc, extent.width, extent.height, extent.depth, flags, "cudaMalloc3DArray");
 }
 
@@ -428,7 +436,9 @@ static cudaError_t create_object(uint64_t *handle, const struct cudaResourceDesc
         if (!a) return record(cudaErrorInvalidValue);
         if (!texture && !(a->flags & cudaArraySurfaceLoadStore)) return record(cudaErrorInvalidValue);
         kind = RESOURCE_ARRAY, base = a->base, desc = &a->desc, width = a->width, height = array_rows(a);
-        pitch = array_pitch(a), depth = array_slices(a), layered = (a->flags & cudaArrayLayered) != 0;
+        pitch = array_pitch(a), depth = array_slices(a);
+        if (a->flags & cudaArrayLayered) layered = LAYOUT_LAYERED;
+        if (a->flags & cudaArrayCubemap) layered = LAYOUT_LAYERED | LAYOUT_CUBEMAP; /* laid out as six layers */
         dims = a->depth && !layered ? 3 : a->height ? 2 : 1;
     } else if (resource->resType == cudaResourceTypeLinear && texture) {
         desc = &resource->res.linear.desc;

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpurace.sim.clusters import remote_shared
 from gpurace.sim.memory.layout import (
     CANON_LOCAL_TAG,
     CANON_OFFSET_MASK,
@@ -82,6 +83,7 @@ class SpaceLimits:
     local_size: int
     local_stride: int
     param_size: int
+    rank_block: np.ndarray  # (nblocks, cluster size): the block of each rank of a block's cluster
 
 
 def _within(offsets: np.ndarray, size: int, limit: int) -> np.ndarray:
@@ -92,9 +94,10 @@ def _within(offsets: np.ndarray, size: int, limit: int) -> np.ndarray:
 
 
 def _resolve_space(
-    space: Space, a: np.ndarray, threads: np.ndarray, blocks: np.ndarray, size: int, lim: SpaceLimits
+    space: Space, a: np.ndarray, threads: np.ndarray, blocks: np.ndarray, size: int, lim: SpaceLimits, cluster: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(in-bounds, store index, canonical) for accesses at space addresses `a` that all lie in `space`."""
+    """(in-bounds, store index, canonical) for accesses at space addresses `a` that all lie in `space`
+    (`cluster`: shared offsets may name a block of the cluster, `sim.clusters`)."""
     if space is Space.GLOBAL:
         canon = lim.global_table.canonical(a)
         return lim.global_table.contains(a, size), (canon - np.uint64(GLOBAL_BASE)).view(np.int64), canon
@@ -103,8 +106,12 @@ def _resolve_space(
     if space is Space.PARAM:
         return _within(a, size, lim.param_size), a.view(np.int64), a + np.uint64(PARAM_BASE)
     if space is Space.SHARED:
-        inb = _within(a, size, lim.shared_size)
         owner = blocks
+        if cluster:
+            owner, a, known = remote_shared(a, blocks, lim.rank_block)
+            inb = _within(a, size, lim.shared_size) & known
+        else:
+            inb = _within(a, size, lim.shared_size)
         tag, stride = CANON_SHARED_TAG, lim.shared_stride
     else:
         inb = _within(a, size, lim.local_size)
@@ -142,6 +149,9 @@ def resolve(
     if size <= 0 or size & (size - 1):
         raise ValueError(f"access size must be a power of two, got {size}")
     space = Space(space)
+    cluster = space is not Space.SHARED  # generic and .shared::cluster shared addresses may name another block
+    if space is Space.SHARED_CLUSTER:
+        space = Space.SHARED
     if space is Space.GENERIC:
         spaces = space_of(addrs)
         a = addrs.copy()
@@ -160,11 +170,11 @@ def resolve(
     inb = np.empty(n, dtype=np.bool_)
     present = _present(spaces)
     if len(present) == 1:
-        inb[:], index[:], canonical[:] = _resolve_space(present[0], a, threads, blocks, size, lim)
+        inb[:], index[:], canonical[:] = _resolve_space(present[0], a, threads, blocks, size, lim, cluster)
     else:
         for s in present:
             sel = np.flatnonzero(spaces == s)
-            inb[sel], index[sel], canonical[sel] = _resolve_space(s, a[sel], threads[sel], blocks[sel], size, lim)
+            inb[sel], index[sel], canonical[sel] = _resolve_space(s, a[sel], threads[sel], blocks[sel], size, lim, cluster)
 
     error = np.zeros(n, dtype=np.int8)
     if write:

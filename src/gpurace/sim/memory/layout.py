@@ -101,7 +101,8 @@ CANON_OFFSET_MASK = (1 << 32) - 1
 
 
 class Space(IntEnum):
-    """A PTX state space. `GENERIC` is only an instruction's space; accesses always resolve to one of the others."""
+    """A PTX state space. `GENERIC` and `SHARED_CLUSTER` are only instructions' spaces; accesses always resolve
+    to one of the others."""
 
     GLOBAL = 0
     SHARED = 1
@@ -109,11 +110,14 @@ class Space(IntEnum):
     CONST = 3
     PARAM = 4
     GENERIC = 5
+    SHARED_CLUSTER = 6
+    """`.shared::cluster`: an instruction's space only, resolving to the shared memory of a block of the
+    executing thread's cluster (`sim.clusters`)."""
 
     @staticmethod
     def from_ptx(name: str | None) -> Space:
         """The Space of a PTX state-space modifier (`None`, no modifier, is generic)."""
-        return Space.GENERIC if name is None else Space[name.upper()]
+        return Space.GENERIC if name is None else Space[name.upper().replace("::", "_")]
 
 
 class ErrorKind(IntEnum):

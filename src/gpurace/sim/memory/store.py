@@ -107,18 +107,23 @@ class Memory:
         dynamic_shared_bytes: int = 0,
         limits: Limits | None = None,
         device: DeviceMemory | None = None,
+        rank_block: np.ndarray | None = None,
     ):
         self.limits = limits or Limits()
         self.nblocks = nblocks
+        # the block of each rank of each block's cluster, for distributed shared memory (`sim.clusters`)
+        self.rank_block = np.arange(nblocks, dtype=np.int64)[:, None] if rank_block is None else rank_block
         self.block_size = block_size
         self.nthreads = nblocks * block_size
         self.dynamic_shared_bytes = dynamic_shared_bytes
         self.device = device
+        # texture and surface objects by handle: the program's under `exec`, those `--arg tex:`/`surf:` made under check
+        self.textures: dict[int, object] = device.textures if device is not None else {}
         self._tables = {
             Space.GLOBAL: AllocationTable(GLOBAL_BASE, GLOBAL_LIMIT, Space.GLOBAL),
             Space.CONST: AllocationTable(CONST_BASE, CONST_LIMIT, Space.CONST),
         }
-        self._stores: dict[Space, np.ndarray] = {s: np.zeros(0, dtype=np.uint8) for s in Space if s is not Space.GENERIC}
+        self._stores: dict[Space, np.ndarray] = {s: np.zeros(0, dtype=np.uint8) for s in Space if s not in (Space.GENERIC, Space.SHARED_CLUSTER)}
         self._symbols: dict[str, tuple[Space, int]] = {}
         self.functions: dict[str, int] = {}
         """The address of each device function of the module (`layout.function_addresses`), for initializers."""
@@ -360,6 +365,7 @@ class Memory:
             self.local_size,
             self._local_stride,
             self.param_size,
+            self.rank_block,
         )
         return resolve(space, addrs, threads, blocks, size, write, lim)
 

@@ -1,0 +1,195 @@
+"""Checking CuPy kernels (`RawKernel`, `RawModule`) from Python, on NumPy arrays, without a GPU or CuPy.
+
+    import numpy as np, gpurace.cupy
+    kernel = gpurace.cupy.RawKernel(r'''
+    extern "C" __global__ void double_it(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] *= 2;
+    }''', "double_it")
+    x = np.arange(256, dtype=np.float32)
+    report = gpurace.cupy.check(kernel, (2,), (128,), (x, np.int32(256)))
+    assert report.clean and x[255] == 510
+
+`kernel` is CuPy's own `cupy.RawKernel` or a `(cupy.RawModule, name)` pair
+(CuPy imports without a GPU; only compiling and launching need one), or
+gpurace's stand-ins `RawKernel` and `RawModule`, which take CuPy's
+constructor arguments and need no CuPy at all. The source is compiled by
+gpurace's NVRTC path with the options it can honour
+(`frontend.cupy_kernels`), and the launch runs through the same checks as
+`gpurace check`; NumPy arrays stand for `cupy.ndarray`s and are updated in
+place with what schedule 0 left.
+
+Host code written for CuPy runs its launches in the simulator under
+`simulate()`: see there for what it intercepts and what not.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+from collections import OrderedDict
+
+from gpurace.check import check as check_launch
+from gpurace.errors import UserError
+from gpurace.frontend.cupy_kernels import CupySource, describe, kernel_args, load_cupy_module, parse_options
+from gpurace.frontend.kernels import describe_kernel
+from gpurace.frontend.ptx.ir import Module
+from gpurace.python_values import describe_value
+from gpurace.report.model import Report
+from gpurace.sim.launch import select_kernel
+
+__all__ = ["RawKernel", "RawModule", "Simulation", "check", "simulate"]
+
+_modules: OrderedDict[tuple, Module] = OrderedDict()
+"""Compiled modules by source, options and name expressions, the most recent last: a test suite launches one
+kernel often. At most `CACHED_MODULES` are kept."""
+CACHED_MODULES = 64
+
+
+def check(kernel, grid, block, args, *, shared_mem: int = 0, **options) -> Report:
+    """Check one launch `kernel(grid, block, args, shared_mem=shared_mem)` for races and synchronisation bugs.
+
+    `args` is a tuple as CuPy takes it: NumPy arrays (C-contiguous, updated in place) where the kernel takes
+    pointers, NumPy scalars typed as its parameters (Python ints pass for integer parameters; see
+    `frontend.cupy_kernels` for what CuPy would pass otherwise). `options` are those of `gpurace.check.check`
+    (`detector`, `model`, `schedules`, `seed`, `max_steps`, `limits`, ...). A kernel built with
+    `enable_cooperative_groups=True` is launched cooperatively, as CuPy does. Returns the `Report` that
+    `gpurace check` prints; `report.clean` when nothing was found.
+    """
+    if "arch" in options:
+        raise UserError("the architecture of a CuPy kernel is one of its options: -arch=sm_80")
+    source = describe(kernel)
+    module = _module(source, options.get("limits"))
+    name = select_kernel(module, source.name)
+    info = describe_kernel(module, next(k for k in module.kernels if k.name == name))
+    values = kernel_args(info, args)
+    if not isinstance(shared_mem, int) or shared_mem < 0:
+        raise UserError(f"shared_mem must be a number of bytes, got {shared_mem!r}")
+    options.setdefault("cooperative", source.cooperative)
+    report = check_launch(module, grid=grid, block=block, args=values, kernel=name, shared_bytes=shared_mem, **options)
+    report.launch["args"] = [describe_value(a) for a in args]
+    return report
+
+
+def _module(source: CupySource, limits) -> Module:
+    flags = parse_options(source.options)
+    key = (source.code, source.path, source.name_expressions, flags)
+    if key in _modules:
+        _modules.move_to_end(key)
+    else:
+        _modules[key] = load_cupy_module(source, flags, limits)
+        if len(_modules) > CACHED_MODULES:
+            _modules.popitem(last=False)
+    return _modules[key]
+
+
+class RawKernel:
+    """A stand-in for `cupy.RawKernel`, with its constructor: the source, the kernel's name (its `extern "C"`
+    or mangled name) and NVRTC options. `backend` and `jitify` do not change what gpurace compiles.
+
+    Calling it, `kernel(grid, block, args, shared_mem=0)`, launches it in the simulator inside `simulate()`
+    (and is an error outside, where there is no GPU to launch on: use `check`).
+    """
+
+    def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc", *, translate_cucomplex: bool = False,
+                 enable_cooperative_groups: bool = False, jitify: bool = False):  # fmt: skip
+        self.code = code
+        self.name = name
+        self.options = tuple(options)
+        self.backend = backend
+        self.translate_cucomplex = translate_cucomplex
+        self.enable_cooperative_groups = enable_cooperative_groups
+        self.file_path = None
+        self.name_expressions: tuple[str, ...] = ()  # a module's, for a kernel of `RawModule.get_function`
+
+    def __call__(self, grid, block, args, *, shared_mem: int = 0, enable_cooperative_groups: bool = False):
+        if not _active:
+            raise UserError(
+                f"kernel {self.name}: gpurace.cupy.RawKernel launches only inside `with gpurace.cupy.simulate():`; "
+                "gpurace.cupy.check(kernel, grid, block, args) checks one launch"
+            )
+        cooperative = {"cooperative": True} if enable_cooperative_groups else {}
+        _active[-1].launch(self, grid, block, args, shared_mem, cooperative)
+
+    def __repr__(self) -> str:
+        return f"gpurace.cupy.RawKernel(name={self.name!r})"
+
+
+class RawModule:
+    """A stand-in for `cupy.RawModule`: `code` (or `path` to a `.ptx` file), options and the name expressions
+    of the template kernels to instantiate; `get_function(name)` gives a `RawKernel` to launch."""
+
+    def __init__(self, code: str | None = None, *, path: str | None = None, options=(), backend: str = "nvrtc",
+                 translate_cucomplex: bool = False, enable_cooperative_groups: bool = False, name_expressions=None,
+                 jitify: bool = False):  # fmt: skip
+        if (code is None) == (path is None):
+            raise UserError("RawModule takes either code or path")
+        self.code = code
+        self.file_path = path
+        self.options = tuple(options)
+        self.backend = backend
+        self.translate_cucomplex = translate_cucomplex
+        self.enable_cooperative_groups = enable_cooperative_groups
+        self.name_expressions = tuple(name_expressions or ())
+
+    def get_function(self, name: str) -> RawKernel:
+        kernel = RawKernel(self.code, name, self.options, self.backend, translate_cucomplex=self.translate_cucomplex,
+                           enable_cooperative_groups=self.enable_cooperative_groups)  # fmt: skip
+        kernel.file_path = self.file_path
+        kernel.name_expressions = self.name_expressions
+        return kernel
+
+
+class Simulation:
+    """The launches of one `simulate()` block: `reports` in launch order; `options` go to every `check`."""
+
+    def __init__(self, options: dict):
+        self.options = options
+        self.reports: list[Report] = []
+
+    def launch(self, kernel, grid, block, args, shared_mem: int, extra: dict) -> None:
+        self.reports.append(check(kernel, grid, block, args, shared_mem=shared_mem, **extra, **self.options))
+
+    @property
+    def findings(self) -> list:
+        return [f for r in self.reports for f in r.findings]
+
+
+_active: list[Simulation] = []
+"""The `simulate()` blocks being run, innermost last: a launch is recorded by the innermost one."""
+
+
+@contextlib.contextmanager
+def simulate(**options):
+    """Run every launch of a `gpurace.cupy.RawKernel` (or of a kernel from `gpurace.cupy.RawModule`) made in the
+    block in gpurace's simulator with detection, and yield the `Simulation` that collects their reports.
+
+    Findings raise nothing: read `simulation.reports` (or `simulation.findings`). When CuPy is importable,
+    `cupy.RawKernel` and `cupy.RawModule` are replaced by the stand-ins for the block, so kernels the code
+    creates inside it are intercepted. Not intercepted: kernels created before the block (CuPy's classes
+    cannot be patched), `ElementwiseKernel` and `ReductionKernel`, CuPy arrays and array functions
+    (pass NumPy arrays), streams and events. `options` are `check`'s.
+    """
+    simulation = Simulation(options)
+    cupy = _import_cupy()
+    saved = None if cupy is None else (cupy.RawKernel, cupy.RawModule)
+    _active.append(simulation)
+    try:
+        if cupy is not None:
+            cupy.RawKernel, cupy.RawModule = RawKernel, RawModule
+        yield simulation
+    finally:
+        _active.remove(simulation)
+        if saved is not None:
+            cupy.RawKernel, cupy.RawModule = saved
+
+
+def _import_cupy():
+    """CuPy's module when it is installed and imports here (it does without a GPU), else None."""
+    if importlib.util.find_spec("cupy") is None:
+        return None
+    try:
+        return importlib.import_module("cupy")
+    except Exception:  # a CuPy that cannot load its CUDA libraries has no classes to replace
+        return None

@@ -1,0 +1,301 @@
+"""mbarrier objects (sm_80+): their phases, the threads waiting on them, and what the detectors see of them.
+
+An mbarrier is an opaque 8-byte object in shared memory. The simulator keeps its state in a side table keyed by
+the object's canonical address, as the PTX ISA describes it: the current phase, the pending arrival count, the
+expected arrival count (what `init` set, less `arrive_drop`s) and the tx-count. A phase completes when its pending
+count and its tx-count are both zero; the next phase then starts with the expected count pending. Memory keeps
+whatever bytes were there: the contents are opaque, and an ordinary `ld`/`st` of a live mbarrier's bytes is an
+`invalid-mbarrier-use` finding (undefined behaviour in PTX, which the simulator cannot model faithfully).
+
+**Instructions.** `init` (a count of 1..2^20-1), `arrive` (with an optional count; `.noComplete`, which must not
+complete the phase; `.expect_tx`, which first adds to the tx-count), `arrive_drop` (also lowers the expected count
+of later phases), `expect_tx`, `complete_tx`, `test_wait`/`try_wait` (with the state token an arrive returned, or
+with `.parity`), `inval` and `pending_count`. The token of an arrive holds the phase it arrived on (high 32 bits)
+and the pending count its arrival left (low 32 bits), which `pending_count` reads back. A wait with a token of
+phase p succeeds once the current phase is past p; with parity P, once the current phase's parity is not P (the
+ISA's "current or immediately preceding phase": a parity of the preceding phase succeeds at once).
+
+**Waiting.** `test_wait` and `try_wait` return false while the phase is incomplete, and kernels spin on them
+(libcu++'s `cuda::barrier::wait` backs off with `%globaltimer` and `nanosleep`). A thread whose wait is not
+satisfied blocks at the instruction instead (`WAITING`), costing no steps, and runs it again when a phase of its
+mbarrier completes. When nothing else can run, each blocked thread is let go once with false (the schedule in
+which its test came early), so a kernel that does other work between tests goes on; a thread that blocks again
+with no mbarrier changed since is in a `deadlock`, reported with the wait's and the `init`'s lines.
+
+**Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every
+wait that sees it complete (acquire, by default). The detectors see this as release/acquire operations on a
+location, as they see flags and locks, with no detector knowing about mbarriers: the 4 bytes at
+`object + 4 * (phase % 2)` stand for the phase. The first arrival of a phase is a strong release store there
+(which starts a new release sequence, dropping the phase two before), each later arrival a release atomic (which
+extends it), and a satisfied wait an acquire load of the completed phase's location. So a waiter acquires exactly
+the arrivals of the phase it waited for. `init` is an ordinary 8-byte store, so an `init` that other threads may
+still be using the object across (no barrier in between) is a data race with their operations. `inval` emits
+nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp only by a
+warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
+simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in
+the ISA) and emit no event.
+
+**`cp.async.mbarrier.arrive[.noinc]`.** The thread's earlier `cp.async` copies complete, and then an arrival
+happens, at some time the ISA leaves open; the simulator takes the latest, when the phase could complete
+otherwise. Without `.noinc` the instruction adds one to the pending count, which that arrival takes away again.
+The copies' writes are given to the detectors at the instruction, followed by a release of the issuing thread on
+the phase's location (so waiters of the phase are ordered after them); until the phase completes the copies stay
+in flight for `sim.async_copies`, which reports any access to their destination as a race with the copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
+from gpurace.errors import UserError
+from gpurace.sim.events import AccessBatch, AccessKind
+from gpurace.sim.memory import Space
+from gpurace.words import plural
+
+WAITING = 5
+"""The engine's status of a thread blocked in an unsatisfied mbarrier wait (beside RUN, BAR, WARP, DONE, PARKED)."""
+
+OBJECT_SIZE = 8
+MAX_COUNT = (1 << 20) - 1
+"""The largest expected arrival count PTX allows."""
+
+MISUSE = "invalid-mbarrier-use"
+
+
+@dataclass
+class Barrier:
+    """The state of one mbarrier object (module docstring)."""
+
+    init_pc: int
+    init_thread: int
+    expected: int
+    pending: int
+    phase: int = 0
+    tx: int = 0
+    arrivals: int = 0  # arrivals so far in this phase: the first one starts the phase's release sequence
+    deferred: int = 0  # arrivals owed by `cp.async.mbarrier.arrive`, made when the phase can otherwise complete
+    alive: bool = True  # False after `inval`
+
+
+class Mbarriers:
+    """The mbarrier objects of one launch and the threads waiting on them (module docstring)."""
+
+    def __init__(self, eng) -> None:
+        self.eng = eng
+        n = eng.geo.nthreads
+        self.table: dict[int, Barrier] = {}
+        self.live = False  # some object is initialised: ordinary accesses are checked against them
+        self._starts = np.zeros(0, dtype=np.uint64)  # the live objects' addresses, sorted
+        self.epoch = 0  # counts state changes, to tell a thread blocking again in vain (`unstick`)
+        self.wait_on = np.zeros(n, dtype=np.uint64)  # the object each WAITING thread waits on
+        self.told_false = np.zeros(n, dtype=np.bool_)  # let go once with false: its next wait returns false
+        self.told_at = np.full(n, -1, dtype=np.int64)  # the epoch at which it was
+
+    # ------------------------------------------------------------------ lookup and findings
+
+    def _misuse(self, pc: int, g: int, cause: str, addr: int, count: int = 1) -> None:
+        eng = self.eng
+        site = make_site(eng.program, eng.geo, pc, g, "mbarrier")
+        eng.findings.add(Finding(MISUSE, ERROR, cause, (site,), space="shared", address=describe_address(eng.mem, addr)), count)
+
+    def usable(self, pc: int, what: str, threads: np.ndarray, canon: np.ndarray) -> np.ndarray:
+        """Which lanes name an initialised, not invalidated object; the others are findings."""
+        ok = np.array([(b := self.table.get(int(a))) is not None and b.alive for a in canon.tolist()], dtype=np.bool_)
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            a = int(canon[bad[0]])
+            gone = a in self.table
+            why = "after mbarrier.inval" if gone else "on an object no mbarrier.init initialised"
+            self._misuse(pc, int(threads[bad[0]]), f"{what} {why}", a, len(bad))
+        return ok
+
+    def _index(self) -> None:
+        self._starts = np.sort(np.array([a for a, b in self.table.items() if b.alive], dtype=np.uint64))
+        self.live = len(self._starts) > 0
+
+    def check_access(self, pc: int, threads: np.ndarray, canon: np.ndarray, size: int) -> None:
+        """An ordinary access (threads at canonical `canon`, `size` bytes) that touches a live object: a finding."""
+        starts = self._starts
+        at = np.searchsorted(starts, canon + np.uint64(size), side="left") - 1
+        hit = at >= 0
+        hit[hit] = starts[at[hit]] + np.uint64(OBJECT_SIZE) > canon[hit]
+        if hit.any():
+            lane = int(np.argmax(hit))
+            cause = "an ordinary load or store of a live mbarrier object's bytes (only mbarrier instructions may access it)"
+            self._misuse(pc, int(threads[lane]), cause, int(canon[lane]), int(hit.sum()))
+
+    # ------------------------------------------------------------------ events
+
+    def _emit(self, pc: int, kind: AccessKind, threads, addrs, size: int, sem: str | None) -> None:
+        if not len(threads):
+            return
+        eng = self.eng
+        order = np.argsort(threads, kind="stable")
+        space = np.full(len(threads), int(Space.SHARED), dtype=np.int8)
+        strong = sem is not None
+        op = "add" if kind == AccessKind.ATOMIC else None
+        eng.emit(AccessBatch(eng.next_seq(), pc, kind, threads[order], addrs[order], size, space, strong,
+                             "cta" if strong else None, sem, op))  # fmt: skip
+
+    def _phase_location(self, addr: int, phase: int) -> np.uint64:
+        return np.uint64(addr + 4 * (phase % 2))
+
+    # ------------------------------------------------------------------ instructions
+
+    def init(self, pc: int, threads: np.ndarray, canon: np.ndarray, counts: np.ndarray, where: str) -> None:
+        bad = (counts < 1) | (counts > MAX_COUNT)
+        if bad.any():
+            raise UserError(f"{where}: mbarrier.init with count {int(counts[bad][0])}: PTX allows 1..{MAX_COUNT}")
+        self._emit(pc, AccessKind.WRITE, threads, canon, OBJECT_SIZE, None)
+        for a, g, c in zip(canon.tolist(), threads.tolist(), counts.tolist()):
+            self.table[a] = Barrier(pc, g, c, c)
+            self._wake(a)
+        self.epoch += 1
+        self._index()
+
+    def inval(self, pc: int, threads: np.ndarray, canon: np.ndarray) -> None:
+        ok = self.usable(pc, "mbarrier.inval", threads, canon)
+        for a in canon[ok].tolist():
+            self.table[a].alive = False
+        self.epoch += 1
+        self._index()
+
+    def arrive(self, pc: int, threads, canon, counts, *, sem: str, drop: bool, no_complete: bool, tx=None, deferred=False):
+        """Arrivals of `threads` (ascending) on the objects at `canon`, `counts` each; returns the state tokens.
+
+        `tx`: the tx-counts of `.expect_tx`; `deferred`: `cp.async.mbarrier.arrive`, whose arrival is owed
+        (`counts` 1 without `.noinc`, which adds the one it owes to the pending count, 0 with it)."""
+        tokens = np.zeros(len(threads), dtype=np.uint64)
+        ok = self.usable(pc, "mbarrier arrive", threads, canon)
+        first = np.zeros(len(threads), dtype=np.bool_)
+        lanes = np.flatnonzero(ok)
+        loc = np.zeros(len(threads), dtype=np.uint64)
+        touched = []
+        for a in np.unique(canon[lanes]).tolist():
+            b = self.table[a]
+            mine = lanes[canon[lanes] == a]
+            c = counts[mine].astype(np.int64)
+            if tx is not None:
+                b.tx += int(tx[mine].sum())
+            loc[mine] = self._phase_location(a, b.phase)
+            first[mine[0]] = b.arrivals == 0
+            b.arrivals += len(mine)
+            if deferred:
+                b.pending += int(c.sum())
+                b.deferred += len(mine)
+                left = np.full(len(mine), b.pending, dtype=np.int64)
+            else:
+                left = b.pending - np.cumsum(c)
+                if drop:
+                    b.expected -= int(c.sum())
+                if left[-1] < 0:
+                    g = int(threads[mine[np.argmax(left < 0)]])
+                    self._misuse(
+                        pc, g, f"more arrivals on an mbarrier phase than its expected count of {b.expected}: "
+                        f"{plural(int(-left[-1]), 'arrival')} too many (the phase completes and they count "
+                        "towards the next, in no defined order)", a,
+                    )  # fmt: skip
+                if no_complete and left[-1] <= 0:
+                    self._misuse(pc, int(threads[mine[-1]]), "mbarrier.arrive.noComplete completes the phase (undefined behaviour in PTX)", a)
+                b.pending = max(int(left[-1]), 0)
+            tokens[mine] = (np.uint64(b.phase) << np.uint64(32)) | np.maximum(left, 0).astype(np.uint64)
+            touched.append(a)
+        self.epoch += 1
+        release = "release" if sem == "release" else "relaxed"
+        self._emit(pc, AccessKind.WRITE, threads[first], loc[first], 4, release)
+        rest = ok & ~first
+        self._emit(pc, AccessKind.ATOMIC, threads[rest], loc[rest], 4, release)
+        for a in touched:
+            self._try_complete(a)
+        return tokens
+
+    def change_tx(self, pc: int, threads: np.ndarray, canon: np.ndarray, amounts: np.ndarray) -> None:
+        """`expect_tx` (positive amounts) and `complete_tx` (negative)."""
+        ok = self.usable(pc, "mbarrier tx-count update", threads, canon)
+        for a, d in zip(canon[ok].tolist(), amounts[ok].tolist()):
+            self.table[a].tx += int(d)
+        self.epoch += 1
+        for a in np.unique(canon[ok]).tolist():
+            self._try_complete(a)
+
+    def _try_complete(self, a: int) -> None:
+        """Complete the phase of the object at `a` when nothing but owed arrivals is pending."""
+        b = self.table[a]
+        if b.pending - b.deferred > 0 or b.tx > 0:
+            return
+        if b.deferred:
+            self.eng.async_copies.release(a)  # the copies owed to this phase land now (module docstring)
+        b.phase += 1
+        b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
+        self.eng.progress = True
+        self._wake(a)
+
+    def _wake(self, a: int) -> None:
+        eng = self.eng
+        waiting = np.flatnonzero((eng.status == WAITING) & (self.wait_on == np.uint64(a)))
+        if len(waiting):
+            eng.resume(waiting)
+
+    def wait(self, pc: int, threads, canon, wanted, *, parity: bool, sem: str) -> np.ndarray:
+        """`test_wait`/`try_wait`: which of `threads` see their phase complete (`wanted`: tokens, or parities).
+
+        The lanes that do not, and were not let go with false (`unstick`), block (`WAITING`)."""
+        ok = self.usable(pc, "mbarrier wait", threads, canon)
+        done = ~ok  # the run goes on past a wait on no object
+        loc = np.zeros(len(threads), dtype=np.uint64)
+        for a in np.unique(canon[ok]).tolist():
+            b = self.table[a]
+            mine = np.flatnonzero(ok & (canon == np.uint64(a)))
+            if parity:
+                got = (wanted[mine].astype(np.int64) & 1) != b.phase % 2
+                phase = np.full(len(mine), b.phase - 1)
+            else:
+                phase = (wanted[mine] >> np.uint64(32)).astype(np.int64)
+                got = phase < b.phase
+            done[mine] = got
+            loc[mine] = np.uint64(a) + (np.uint64(4) * (phase % 2).astype(np.uint64))
+        acquired = done & ok
+        self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired], 4, "acquire" if sem == "acquire" else "relaxed")
+        blocked = ~done & ~self.told_false[threads]
+        self.told_false[threads] = False
+        if blocked.any():
+            stay = threads[blocked]
+            self.eng.status[stay] = WAITING
+            self.wait_on[stay] = canon[blocked]
+        return done
+
+    # ------------------------------------------------------------------ stuck
+
+    def unstick(self) -> bool:
+        """Nothing can run: let every blocked thread go once with false, unless it was let go already with no
+        mbarrier changed since (it blocked again in vain). True if any thread was let go."""
+        eng = self.eng
+        waiting = np.flatnonzero(eng.status == WAITING)
+        fresh = waiting[self.told_at[waiting] != self.epoch]
+        if not len(fresh):
+            return False
+        self.told_false[fresh] = True
+        self.told_at[fresh] = self.epoch
+        eng.resume(fresh)
+        return True
+
+    def report_stuck(self) -> None:
+        """A deadlock finding per object that blocked threads wait on for ever."""
+        eng = self.eng
+        waiting = np.flatnonzero(eng.status == WAITING)
+        for a in np.unique(self.wait_on[waiting]).tolist():
+            members = waiting[self.wait_on[waiting] == np.uint64(a)]
+            b = self.table[a]
+            g = int(members[0])
+            owed = f" ({b.deferred} owed by cp.async.mbarrier.arrive)" if b.deferred else ""
+            tx = f" and a tx-count of {b.tx}" if b.tx else ""
+            cause = (
+                f"mbarrier phase never completes: {plural(len(members), 'thread')} wait for phase {b.phase}, "
+                f"which still has {plural(b.pending, 'pending arrival')}{owed}{tx} of the {b.expected} expected, "
+                "and every thread that could arrive has exited or waits"
+            )
+            sites = (make_site(eng.program, eng.geo, int(eng.pc[g]), g, "mbarrier wait"), make_site(eng.program, eng.geo, b.init_pc, b.init_thread, "mbarrier.init"))
+            eng.findings.add(Finding("deadlock", ERROR, cause, sites, space="shared", address=describe_address(eng.mem, a)), len(members))

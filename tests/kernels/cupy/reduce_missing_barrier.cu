@@ -1,0 +1,23 @@
+// @kernel block_sum(?, ?, ?)
+// @shared block_sum 512
+// @barriers block_sum 16
+// @atomics block_sum 22:add.gpu
+// @launch --grid 2 --block 128 --arg buf:256:iota --arg buf:1 --arg 256
+// @expect data-race shared 19 19
+// reduce_shared.cu without the barrier inside the loop: a thread adds a
+// partial sum that another warp may not have finished writing.
+extern "C" __global__ void block_sum(const float* x, float* out, int n)
+{
+    __shared__ float partial[128];
+    unsigned t = threadIdx.x;
+    unsigned i = blockIdx.x * blockDim.x + t;
+    // each thread's element, or 0 past the end
+    partial[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s /= 2) {
+        if (t < s)
+            partial[t] += partial[t + s];
+    }
+    if (t == 0)
+        atomicAdd(out, partial[0]);
+}
