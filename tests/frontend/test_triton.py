@@ -274,3 +274,19 @@ def test_the_command_line_points_triton_files_at_the_python_api():
     result = CliRunner().invoke(cli, ["check", str(KERNELS / "block_sum.py"), "--grid", "1", "--block", "32", "--arg", "f32:4"])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "defines no @cuda.jit kernel (its Triton kernels are checked from Python: gpurace.triton.check)" in result.output
+
+
+def test_findings_name_the_file_the_kernel_was_loaded_from(kernels, tmp_path) -> None:
+    """Triton's own cache is keyed by source text: a copy of a kernel file elsewhere must not get PTX whose line
+    information names the original."""
+    import gpurace.triton
+
+    kernels["overlapping_store"]  # the original was compiled first
+    copy = tmp_path / "overlapping_store.py"
+    copy.write_text((KERNELS / "overlapping_store.py").read_text())
+    spec = importlib.util.spec_from_file_location("triton_kernels_copy", copy)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    n, block = 1024, 128
+    report = gpurace.triton.check(module.tag, n // (block // 2) - 1, np.arange(n, dtype=np.float32), np.zeros(n, np.float32), n, BLOCK=block, num_warps=2)
+    assert report.findings and {Path(s.loc.file) for f in report.findings for s in f.sites} == {copy.resolve()}

@@ -203,8 +203,11 @@ def compile_kernel(fn, bound: dict, *, num_warps: int, num_stages: int, cc: int)
     if key in cache:
         return replace(cache[key], runtime_args=tuple(_packed(v, n) for n, v in runtime))
     try:
-        with warnings.catch_warnings():
+        # Triton's disk cache is keyed by the kernel's source, not its file: a copy of a kernel file elsewhere
+        # would get PTX whose line information names the other file, so every compile here is fresh.
+        with warnings.catch_warnings(), triton.knobs.compilation.scope():
             warnings.simplefilter("ignore", UserWarning)  # Triton's notices about its future defaults
+            triton.knobs.compilation.always_compile = True
             compiled = triton.compile(
                 ASTSource(fn, signature, constexprs, attrs),
                 target=GPUTarget("cuda", cc, 32),
