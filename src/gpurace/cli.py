@@ -681,6 +681,8 @@ def check(
         module, numba_args = load_numba_launch(file, kernel, list(args), arch=arch, limits=limits, seed=seed, nthreads=nthreads)
     else:
         module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
+    if record and any(ins.opcode == "barrier" and ins.has("cluster") for fn in module.functions.values() for ins in fn.body):
+        raise UserError(f"{file}: --record cannot record cluster barriers (barrier.cluster) yet: the trace format has no cluster")
     launch = dict(
         kernel=kernel,
         grid=grid_dims,

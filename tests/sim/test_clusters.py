@@ -293,3 +293,16 @@ def test_cluster_dimensions_of_zero_in_the_ptx_are_refused():
     module = parse_ptx(_HEAD + ".visible .entry z()\n.reqnctapercluster 0, 1, 1\n{\n  ret;\n}\n", "zero.ptx")
     with pytest.raises(UserError, match="cluster dimensions must be positive"):
         simulate(module, grid=2, block=32)
+
+
+def test_recording_a_kernel_with_cluster_barriers_is_refused_before_it_runs(tmp_path):
+    from click.testing import CliRunner
+
+    from gpurace.cli import cli
+
+    trace = tmp_path / "t.trace"
+    launch = ["--arch", "compute_90", "--cluster", "2", "--grid", "4", "--block", "32", "--arg", "buf:4", "--arg", "6"]
+    result = CliRunner().invoke(cli, ["check", str(CLUSTERS / "ping_pong.cu"), *launch, "--record", str(trace)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "--record cannot record cluster barriers (barrier.cluster) yet" in result.output
+    assert not trace.exists()
