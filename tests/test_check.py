@@ -66,6 +66,43 @@ def test_auto_takes_gwcp_and_three_schedules_when_the_kernel_uses_fences(tmp_pat
         check(p, grid=2, block=32, args=["buf:1", "buf:1"], detector="interval")
 
 
+REDUCTIONS = r"""
+__global__ void k(const unsigned* in, unsigned* bins, float* total, unsigned* ticket, int* seen) {
+  __shared__ unsigned local[8];
+  if (threadIdx.x < 8) local[threadIdx.x] = 0;
+  __syncthreads();
+  unsigned v = in[blockIdx.x * blockDim.x + threadIdx.x];
+  atomicAdd(&local[v % 8], 1u);
+  atomicMax(&bins[8], v);
+  REDUCE
+  __syncthreads();
+  if (threadIdx.x < 8) atomicAdd(&bins[threadIdx.x], local[threadIdx.x]);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "reduce, schedules",
+    [
+        ("", {1}),  # integer reductions whose results are never read: every order leaves the same memory
+        ("atomicAdd(total, 1.0f);", {3, 4}),  # a float sum rounds differently in another order
+        ("atomicInc(ticket, 7u);", {3, 4}),  # wraps: the order decides the value
+        ("seen[blockIdx.x * 64 + threadIdx.x] = atomicAdd(ticket, 1u);", {3, 4}),  # a ticket (4: and the flip of a contest)
+    ],
+)
+def test_one_schedule_for_kernels_whose_only_atomics_are_order_free_reductions(tmp_path, reduce, schedules):
+    p = tmp_path / "reductions.cu"
+    p.write_text(REDUCTIONS.replace("REDUCE", reduce))
+    import numpy as np
+
+    bins = np.zeros(9, np.uint32)
+    data = (np.arange(128, dtype=np.uint32) * 13) % 29
+    report = check(p, grid=2, block=64, args=[data, bins, "buf:1", "buf:1", "buf:128"])
+    assert report.clean
+    assert len(report.stats.get("schedules", [None])) in schedules
+    assert bins[:8].tolist() == np.bincount(data % 8, minlength=8).tolist() and bins[8] == data.max()
+
+
 def test_both_detectors_agree_on_a_barrier_race(racy):
     a = check(racy, grid=1, block=64, args=["buf:64"], detector="interval").findings
     b = check(racy, grid=1, block=64, args=["buf:64"], detector="hb").findings

@@ -19,7 +19,9 @@ their findings (`search.union.FindingUnion`), each with the schedule that
 first exposed it. By default (`schedules=None`) a kernel without atomics,
 fences or strong accesses runs once (nothing in it lets the order of warps
 change what a thread reads, so every schedule runs the same path, and the
-interval detector is exact for it) and any other kernel runs
+interval detector is exact for it), and so does one whose only atomics are
+integer reductions whose result it never reads (`order_free`); any other
+kernel runs
 `DEFAULT_SCHEDULES` schedules, and then, when schedule 0 saw warps contend for
 an atomic's address (a lock, a ticket), the `flip` schedule in which the other
 contender wins each contest (`sim.contention`): the default combination of
@@ -60,7 +62,7 @@ from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
 from gpurace.sim.program import Program, build_program
-from gpurace.sim.schedule import synchronises
+from gpurace.sim.schedule import order_free, register_uses, synchronises
 from gpurace.words import plural
 
 DEFAULT_SCHEDULES = 3
@@ -191,8 +193,13 @@ def check(
 
 def default_schedules(program: Program) -> int:
     """How many schedules `check` runs when not told: one when no instruction's order between warps
-    matters beyond barriers (no atomics, fences or strong accesses), DEFAULT_SCHEDULES otherwise."""
-    ordered = any(synchronises(ins) and ins.opcode not in ("bar", "barrier") for ins in program.instructions)
+    matters beyond barriers (no atomics, fences or strong accesses; `order_free` reductions allowed),
+    DEFAULT_SCHEDULES otherwise."""
+    uses = register_uses(program)
+    ordered = any(
+        synchronises(ins) and ins.opcode not in ("bar", "barrier") and not order_free(ins, program.owner[pc], uses)
+        for pc, ins in enumerate(program.instructions)
+    )
     return DEFAULT_SCHEDULES if ordered else 1
 
 

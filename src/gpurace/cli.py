@@ -42,6 +42,7 @@ from gpurace.frontend.sandbox import mapped_bytes
 from gpurace.limits import (
     DEFAULT_MAX_CALL_DEPTH,
     DEFAULT_MAX_THREADS,
+    DEFAULT_RESIDENT_THREADS,
     DEFAULT_TIMEOUT_S,
     Limits,
     default_max_memory,
@@ -211,6 +212,16 @@ def limit_options(*, launch: bool) -> Callable:
                 expose_value=False,
                 callback=_store_limit,
                 help="Largest launch (grid x block threads) gpurace simulates.",
+            ),
+            click.option(
+                "--resident-threads",
+                type=click.IntRange(min=1, max=DEFAULT_MAX_THREADS),
+                default=DEFAULT_RESIDENT_THREADS,
+                show_default=True,
+                expose_value=False,
+                callback=_store_limit,
+                help="Threads simulated at once: a larger launch runs in waves of whole blocks, each starting when "
+                "the one before has finished, as a GPU runs a grid larger than it holds.",
             ),
             click.option(
                 "--max-call-depth",

@@ -17,7 +17,10 @@ stop. One `Limits` value carries the bounds through the pipeline:
   and candidate input together); a simulation still running when it is
   spent ends with a `timeout` finding;
 * `max_call_depth`: nested calls per thread; deeper recursion ends the run
-  with a `stack-overflow` finding.
+  with a `stack-overflow` finding;
+* `resident_threads`: threads simulated at once; a larger launch runs in
+  waves of whole blocks (`gpurace.sim.waves`), so that its memory is that of
+  one wave, not of the whole grid.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ from gpurace.errors import UserError
 
 DEFAULT_MAX_THREADS = 1 << 24
 """16,777,216 threads: the largest launch gpurace is measured on."""
+
+DEFAULT_RESIDENT_THREADS = 1 << 20
+"""1,048,576 threads at once: about four times what the largest GPUs hold resident, and as many as one NumPy
+operation runs at full speed."""
 
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_CALL_DEPTH = 1024
@@ -97,6 +104,7 @@ class Limits:
     max_memory: int = field(default_factory=default_max_memory)
     timeout: float | None = DEFAULT_TIMEOUT_S
     max_call_depth: int = DEFAULT_MAX_CALL_DEPTH
+    resident_threads: int = DEFAULT_RESIDENT_THREADS
     deadline: float | None = None
 
     def started(self) -> Limits:

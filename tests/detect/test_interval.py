@@ -553,3 +553,40 @@ def test_clean_corpus_kernels_have_no_races(path, launch):
     if found is None:
         pytest.skip("synchronises beyond barriers: not for the interval detector")
     assert found == []
+
+
+def test_summary_tiers_answer_as_one_merged_summary():
+    """Rows remembered interval by interval (tiers merged as a binary counter) give the same rows near any
+    ranges as one summary merged all at once: same keys once each, counts summed, extremes kept."""
+    from gpurace.detect.interval import _merge_rows, _rows_near, _Summary
+
+    rng = np.random.default_rng(7)
+    summary, batches = _Summary(), []
+    for _ in range(40):
+        k = int(rng.integers(1, 60))
+        start = np.sort(rng.integers(0, 400, k).astype(np.uint64) * np.uint64(4))
+        size = rng.choice(np.array([4, 8], dtype=np.uint64), k)
+        pc = rng.integers(0, 3, k).astype(np.int64)
+        tmin = rng.integers(0, 1000, k).astype(np.int64)
+        val = rng.integers(0, 2, k).astype(np.uint64)
+        rows = (start, size, pc, rng.integers(1, 5, k).astype(np.int64), tmin, tmin + rng.integers(0, 9, k),
+                rng.integers(0, 10**6, k).astype(np.int64), val, rng.random(k) < 0.8)  # fmt: skip
+        rows = _merge_rows(rows)  # one row per key, sorted, as `_check_other_blocks` makes them
+        summary.add(rows)
+        batches.append(rows)
+    sizes = [len(t[0]) for t in summary.tiers]
+    assert len(sizes) < 10 and all(a >= 2 * b for a, b in zip(sizes, sizes[1:]))
+    merged = _merge_rows(*batches)
+    assert summary.rows >= len(merged[0])
+    for lo, hi in ((0, 1), (100, 180), (0, 2000), (1590, 1700)):
+        start = np.arange(lo, hi, 4, dtype=np.uint64)
+        got, want = summary.near(start, start + np.uint64(4)), _rows_near(merged, start, start + np.uint64(4))
+
+        def overlapping(rows):  # rows that touch [lo, hi): what can pair with the queries
+            keep = (rows[0] < np.uint64(hi)) & (rows[0] + rows[1] > np.uint64(lo))
+            return [c[keep] for c in rows]
+
+        got, want = overlapping(got), overlapping(want)
+        assert len(want[0]) > 0 or lo == 1590
+        for g, w in zip(got, want):
+            assert np.array_equal(g, w)

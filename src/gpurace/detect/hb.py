@@ -63,6 +63,7 @@ from gpurace.detect.rules import (
     severity_of,
 )
 from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow
+from gpurace.detect.shared_slots import SharedSlots
 from gpurace.detect.written_values import byte_at, stored_words
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
 from gpurace.sim.memory import GLOBAL_BASE, Space
@@ -139,6 +140,7 @@ class HappensBeforeDetector:
         # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
         self.missed: dict[int, list[tuple[int, str]]] = {}
         self.shadows: dict[int, Shadow] = {}
+        self.shared_slots = SharedSlots(ctx.memory)  # shared shadow of the blocks alive at once
         # What the releasing arrivals of each cluster barrier phase published, by phase (`sim.clusters.phase_key`).
         self.cluster_phases: dict[int, Release] = {}
         self.global_pages = PageTable()
@@ -453,20 +455,27 @@ class HappensBeforeDetector:
     def _shadow_index(self, ev: AccessBatch) -> tuple[np.ndarray, np.ndarray]:
         """(space code, dense byte index) of the first byte of every lane's access.
 
-        Shared memory is indexed block by block; global memory through the page table.
+        Shared memory is indexed by the slot of its block (`detect.shared_slots`); global memory through the
+        page table.
         """
         a = ev.addrs
         space = ev.space
         idx = np.empty(len(a), dtype=np.int64)
         shared = space == Space.SHARED
         if shared.any():
-            s = a[shared]
-            owner = ((s >> np.uint64(32)) & np.uint64((1 << 30) - 1)).astype(np.int64)
-            idx[shared] = owner * self.mem.shared.stride + (s & np.uint64(0xFFFFFFFF)).astype(np.int64)
+            idx[shared], fresh = self.shared_slots.index(a[shared])
+            if len(fresh):
+                self._forget_shared(self.shared_slots.bytes_of(fresh))  # a new block's shared memory has no history
         glob = ~shared
         if glob.any():
             idx[glob] = self.global_pages.index((a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64))
         return space, idx
+
+    def _forget_shared(self, index: np.ndarray) -> None:
+        """Forget the accesses to the shared bytes at dense `index` (a slot another block now holds)."""
+        sh = self.shadows.get(Space.SHARED)
+        if sh is not None:
+            sh.clear(index)
 
     def _shadow(self, space: int, need: int) -> Shadow:
         sh = self.shadows.get(space)
@@ -733,15 +742,13 @@ class HappensBeforeDetector:
         """`_canonical` of an array of dense byte indices (uint64)."""
         byte = np.asarray(byte, dtype=np.int64)
         if space == Space.SHARED:
-            stride = self.mem.shared.stride
-            return (np.uint64(1 << 62) | ((byte // stride).astype(np.uint64) << np.uint64(32)) | (byte % stride).astype(np.uint64))
+            return self.shared_slots.canonical(byte)
         page = self.global_pages.page_of_slot[byte >> PAGE_SHIFT]
         return np.uint64(GLOBAL_BASE) + ((page << PAGE_SHIFT) | (byte & PAGE_MASK)).astype(np.uint64)
 
     def _canonical(self, space: int, byte: int) -> int:
         if space == Space.SHARED:
-            stride = self.mem.shared.stride
-            return (1 << 62) | ((byte // stride) << 32) | (byte % stride)
+            return int(self.shared_slots.canonical(np.array([byte]))[0])
         return GLOBAL_BASE + self.global_pages.offset(byte)
 
 

@@ -7,9 +7,9 @@ allocation and offset of its first instance and the number of instances:
 * `SharedInitCheck`, in every `check`: shared memory holds garbage when a
   block starts, so a load (or the read half of an atomic) of a shared byte
   that no thread of the block has written earlier in the launch reads
-  garbage. A flag byte per byte of every block's shared memory (`nblocks` x
-  the shared stride: as much as the simulated shared memory itself) records
-  which bytes the block's stores and atomics wrote.
+  garbage. A flag byte per byte of the shared memory of every block alive at
+  once (`detect.shared_slots`: as much as the simulated shared memory itself)
+  records which bytes the block's stores and atomics wrote.
 * `GlobalInitCheck`, under `gpurace exec`: `cudaMalloc` memory holds garbage
   until the program writes it, with a copy, a memset or a kernel. What was
   written persists across the program's launches in a `DeviceWrites`, kept
@@ -31,9 +31,10 @@ import numpy as np
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.bytesets import PageBits, Ranges, flag_bytes, full_word, read_flags, set_flags
 from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
+from gpurace.detect.shared_slots import SharedSlots
 from gpurace.limits import Limits, format_size
 from gpurace.sim.events import AccessBatch, AccessKind, Event
-from gpurace.sim.memory.layout import CANON_OFFSET_MASK, CANON_OWNER_MASK, CANON_OWNER_SHIFT, Space
+from gpurace.sim.memory.layout import Space
 from gpurace.words import plural
 
 UNINITIALIZED_READ = "uninitialized-read"
@@ -135,8 +136,8 @@ class SharedInitCheck:
     name = "initcheck"
 
     def __init__(self, ctx: DetectorContext, limits: Limits) -> None:
-        self.stride = ctx.memory.shared.stride
-        nbytes = ctx.geometry.nblocks * self.stride
+        self.slots = SharedSlots(ctx.memory)
+        nbytes = self.slots.count * self.slots.stride
         limits.check_memory(nbytes, f"the uninitialised-read check's map of shared memory ({format_size(nbytes)})")
         self.written = np.zeros(nbytes, dtype=np.uint8)
         self.reads = _UnwrittenReads(ctx, "shared")
@@ -153,10 +154,12 @@ class SharedInitCheck:
             set_flags(self.written, self._index(ev, lanes), ev.size)
 
     def _index(self, ev: AccessBatch, lanes: np.ndarray | slice) -> np.ndarray:
-        """Index into `written` of the first byte each of `lanes` of `ev` accesses."""
-        canonical = ev.addrs[lanes].astype(np.int64)
-        block = (canonical >> CANON_OWNER_SHIFT) & CANON_OWNER_MASK
-        return block * self.stride + (canonical & CANON_OFFSET_MASK)
+        """Index into `written` of the first byte each of `lanes` of `ev` accesses; a block that takes over
+        another's slot starts with nothing written."""
+        index, fresh = self.slots.index(ev.addrs[lanes])
+        if len(fresh):
+            self.written[self.slots.bytes_of(fresh)] = 0
+        return index
 
     def _check_reads(self, ev: AccessBatch, lanes: np.ndarray | slice) -> None:
         words = read_flags(self.written, self._index(ev, lanes), ev.size)

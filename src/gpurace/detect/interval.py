@@ -127,6 +127,88 @@ def _choose_example(tmin_a, tmax_a, tmin_b, tmax_b, owner: np.ndarray):
     return ta, tb, d1 | d2, o1 | o2
 
 
+class _Summary:
+    """Every global item of the closed intervals: one row per (start, size, pc) once merged.
+
+    A row holds, as columns in the order `_check_other_blocks` builds its
+    items: the access range (start, size) and instruction (pc), how many
+    threads made it (n) and the lowest and highest of them (tmin, tmax), its
+    first event (seq), and the bytes its stores wrote (val, the least; uni:
+    all known and equal).
+    Rows live in tiers, each sorted by (start, size, pc) with distinct keys,
+    the older tiers at least twice the size of the newer ones (a binary
+    counter): an interval's items are a new tier, merged into the one before
+    while that one is not twice as large, so remembering S rows costs
+    O(S log S) however many intervals close (a launch in waves closes one per
+    wave), not O(S) per interval. `near` merges what it finds across tiers,
+    so callers see every row that overlaps their ranges exactly as one fully
+    merged summary holds it (and, as there, some that do not overlap).
+    """
+
+    def __init__(self) -> None:
+        self.tiers: list[tuple[np.ndarray, ...]] = []
+
+    @property
+    def rows(self) -> int:
+        return sum(len(t[0]) for t in self.tiers)
+
+    def add(self, new: tuple[np.ndarray, ...]) -> None:
+        """Add rows sorted by (start, size, pc) with distinct keys."""
+        self.tiers.append(new)
+        while len(self.tiers) > 1 and len(self.tiers[-2][0]) < 2 * len(self.tiers[-1][0]):
+            newer = self.tiers.pop()
+            self.tiers[-1] = _merge_rows(self.tiers[-1], newer)
+
+    def near(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Rows that may overlap any of the ranges [start, end) (`start` ascending), merged by key."""
+        found = [_rows_near(t, start, end) for t in self.tiers]
+        found = [f for f in found if len(f[0])]
+        if not found:
+            return _empty_rows()
+        if len(found) == 1:
+            return found[0]
+        return _merge_rows(*found)
+
+
+def _empty_rows() -> tuple[np.ndarray, ...]:
+    u64, i64 = np.uint64, np.int64
+    return tuple(np.zeros(0, dtype=t) for t in (u64, u64, i64, i64, i64, i64, i64, u64, np.bool_))
+
+
+def _rows_near(tier: tuple[np.ndarray, ...], start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The rows of one tier that may overlap any of the ranges [start, end) (`start` ascending)."""
+    t_start, t_size = tier[0], tier[1]
+    if len(t_start) == 0:
+        return tier
+    widest = np.uint64(t_size.max())
+    reach = np.where(start >= widest, start - widest + np.uint64(1), np.uint64(0))
+    lo = np.searchsorted(t_start, reach, "left")
+    hi = np.searchsorted(t_start, end, "left")
+    marks = np.zeros(len(t_start) + 1, dtype=np.int64)
+    np.add.at(marks, lo, 1)
+    np.add.at(marks, hi, -1)
+    near = np.cumsum(marks[:-1]) > 0
+    return tuple(c[near] for c in tier)
+
+
+def _merge_rows(*parts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """Summary rows of `parts` together, one row per (start, size, pc), sorted."""
+    start, size, pc, n, tmin, tmax, seq, val, uni = (np.concatenate(c) for c in zip(*parts))
+    o = np.lexsort((pc, size, start))
+    start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
+    begin, _ = run_bounds(_runs(start, size, pc))
+    vmin = np.minimum.reduceat(val, begin)
+    return (
+        start[begin], size[begin], pc[begin],
+        np.add.reduceat(n, begin),
+        np.minimum.reduceat(tmin, begin),
+        np.maximum.reduceat(tmax, begin),
+        np.minimum.reduceat(seq, begin),
+        vmin,
+        np.logical_and.reduceat(uni, begin) & (vmin == np.maximum.reduceat(val, begin)),
+    )  # fmt: skip
+
+
 class IntervalDetector:
     """Data races in barrier-only kernels, by barrier intervals (see the module docstring).
 
@@ -150,17 +232,8 @@ class IntervalDetector:
         self._pending_pcs: set[int] = set()
         self._pending_repeats = False
         self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
-        # global summary: one row per (start, size, pc), sorted by start
-        self._g_start = np.zeros(0, dtype=np.uint64)
-        self._g_size = np.zeros(0, dtype=np.uint64)
-        self._g_pc = np.zeros(0, dtype=np.int64)
-        self._g_n = np.zeros(0, dtype=np.int64)
-        self._g_tmin = np.zeros(0, dtype=np.int64)
-        self._g_tmax = np.zeros(0, dtype=np.int64)
-        self._g_seq = np.zeros(0, dtype=np.int64)
-        # the bytes every store of the row wrote (`_g_uni`: all known and equal), for same-value races
-        self._g_val = np.zeros(0, dtype=np.uint64)
-        self._g_uni = np.zeros(0, dtype=np.bool_)
+        # global summary: one row per (start, size, pc), kept as sorted tiers (`_Summary`)
+        self._summary = _Summary()
 
     @staticmethod
     def applies(program: Program) -> bool:
@@ -331,7 +404,7 @@ class IntervalDetector:
     def _check_other_blocks(self, thread, addr, size, pc, seq, val, known) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now)."""
         block_of = self.geometry.block_of
-        if len(self._g_start) == 0 and not (self._alive > 0).any():
+        if not self._summary.rows and not (self._alive > 0).any():
             # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
             # several blocks touch can race, so the (exact) item building below needs no other records
             several = shared_by_threads(block_of[thread], addr, size)
@@ -354,7 +427,7 @@ class IntervalDetector:
             vmin,
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
-        old = self._summary_near(new[0], new[0] + new[1])
+        old = self._summary.near(new[0], new[0] + new[1])
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
         start, size, pc, n, tmin, tmax, seq, val, uni = both
         is_new = np.arange(len(start)) < len(new[0])
@@ -411,48 +484,10 @@ class IntervalDetector:
                 )
         self._remember(new)
 
-    # ------------------------------------------------------------------ global summary
-
-    def _summary_near(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Summary rows that may overlap any of the ranges [start, end)."""
-        cols = self._summary()
-        if len(self._g_start) == 0:
-            return cols
-        widest = np.uint64(self._g_size.max())
-        reach = np.where(start >= widest, start - widest + np.uint64(1), np.uint64(0))
-        lo = np.searchsorted(self._g_start, reach, "left")
-        hi = np.searchsorted(self._g_start, end, "left")
-        marks = np.zeros(len(self._g_start) + 1, dtype=np.int64)
-        np.add.at(marks, lo, 1)
-        np.add.at(marks, hi, -1)
-        near = np.cumsum(marks[:-1]) > 0
-        return tuple(c[near] for c in cols)
-
     def _remember(self, new: tuple[np.ndarray, ...]) -> None:
         """Keep the closed interval's global items for later intervals, unless every thread has exited."""
         if (self._alive > 0).any():
-            self._summary_merge(new)
-
-    def _summary(self) -> tuple[np.ndarray, ...]:
-        """The summary's columns, in the order of the items `_check_other_blocks` builds."""
-        return (
-            self._g_start, self._g_size, self._g_pc, self._g_n, self._g_tmin, self._g_tmax, self._g_seq, self._g_val,
-            self._g_uni,
-        )
-
-    def _summary_merge(self, new: tuple[np.ndarray, ...]) -> None:
-        """Fold the closed interval's global items into the summary (one row per start, size and instruction)."""
-        start, size, pc, n, tmin, tmax, seq, val, uni = (np.concatenate([a, b]) for a, b in zip(self._summary(), new))
-        o = np.lexsort((pc, size, start))
-        start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
-        begin, _ = run_bounds(_runs(start, size, pc))
-        self._g_start, self._g_size, self._g_pc = start[begin], size[begin], pc[begin]
-        self._g_n = np.add.reduceat(n, begin)
-        self._g_tmin = np.minimum.reduceat(tmin, begin)
-        self._g_tmax = np.maximum.reduceat(tmax, begin)
-        self._g_seq = np.minimum.reduceat(seq, begin)
-        self._g_val = np.minimum.reduceat(val, begin)
-        self._g_uni = np.logical_and.reduceat(uni, begin) & (self._g_val == np.maximum.reduceat(val, begin))
+            self._summary.add(new)
 
     # ------------------------------------------------------------------ findings
 

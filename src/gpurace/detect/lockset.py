@@ -98,6 +98,11 @@ class LocksetShadow(Shadow):
                 fresh[k][:old] = v
             self.lw = fresh
 
+    def clear(self, index: np.ndarray) -> None:
+        super().clear(index)
+        if self.lw is not None:
+            self._reset(self.lw, index[index < self.size])
+
     def kept_writes(self) -> dict[str, np.ndarray]:
         if self.lw is None:
             self.lw = self._slots(self.size)

@@ -3,7 +3,8 @@
 The detector keeps, per byte, the last write and the last two reads by
 different threads (`Shadow`), in flat NumPy arrays indexed by a dense byte
 index, so a whole access batch is checked and updated with a few gathers and
-scatters. Shared memory is dense already (blocks x the block's shared size).
+scatters. Shared memory is dense already (a slot of the block's shared size
+per block alive at once, `detect.shared_slots`).
 Global memory is not: buffers lie far apart in the address space (automatic
 buffers reserve 64 MiB each and are touched at a few pages), and the shadow
 costs about 80 bytes per byte. So global addresses go through a `PageTable`
@@ -43,6 +44,17 @@ class Shadow:
             "pc": np.zeros(size, dtype=np.int32),
             "fl": np.zeros(size, dtype=np.int16),
         }
+
+    def clear(self, index: np.ndarray) -> None:
+        """Forget the history of the bytes at dense `index` (those past the shadow's size have none)."""
+        index = index[index < self.size]
+        for slots in (self.w, self.r1, self.r2):
+            self._reset(slots, index)
+
+    @staticmethod
+    def _reset(slots: dict[str, np.ndarray], index: np.ndarray) -> None:
+        for k, v in slots.items():
+            v[index] = -1 if k == "t" else 0
 
     def grow(self, size: int) -> None:
         if size <= self.size:

@@ -59,6 +59,10 @@ class ShadowCells:
     def nbytes(self) -> int:
         return sum(getattr(self, name).nbytes for name in self.FIELDS)
 
+    def clear(self, words: np.ndarray) -> None:
+        """Empty every cell of `words` (those past the end have none)."""
+        self.t[words[words < self.words]] = -1
+
     def grow(self, words: int) -> None:
         if words <= self.words:
             return

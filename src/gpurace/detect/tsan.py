@@ -49,6 +49,7 @@ from gpurace.detect.shadow_cells import WORD, WORD_SHIFT, ShadowCells
 from gpurace.detect.written_values import span, stored_words
 from gpurace.errors import UserError
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind
+from gpurace.sim.memory.layout import Space
 
 SHADOW_CELLS = (2, 4, 8)
 """The cell counts ThreadSanitizer offers per 8-byte word."""
@@ -106,6 +107,11 @@ class TsanDetector(HappensBeforeDetector):
         return ordered
 
     # ------------------------------------------------------------------ accesses
+
+    def _forget_shared(self, index: np.ndarray) -> None:
+        cells = self.cells.get(Space.SHARED)
+        if cells is not None:
+            cells.clear(np.unique(index >> WORD_SHIFT))
 
     def _shadow_cells(self, space: int, words: int) -> ShadowCells:
         cells = self.cells.get(space)

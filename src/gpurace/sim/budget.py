@@ -39,6 +39,10 @@ SIMULATOR_BYTES_PER_THREAD = 320
 """The simulator's per-thread arrays besides registers and local memory (coordinates, special registers, pc,
 status, call stack): about 260 bytes measured with tracemalloc on a 65,536-thread launch, rounded up."""
 
+COORDINATE_BYTES_PER_THREAD = 52
+"""The launch's `Geometry` arrays (thread and block coordinates, block, warp and lane ids), which the detectors
+read for every thread while a launch runs in waves; a launch that runs whole counts them in the simulator state."""
+
 _CAPABILITY_RE = re.compile(r"(?:sm|compute)_(\d+)")
 
 
@@ -108,6 +112,7 @@ def check_footprint(
     shared: SharedLayout,
     *,
     nblocks: int,
+    resident: int,
     block_size: int,
     buffer_bytes: int,
     automatic_buffers: int,
@@ -115,7 +120,7 @@ def check_footprint(
 ) -> None:
     """A LimitExceeded when the launch's memory, each part or all together, is more than the memory budget."""
     parts = launch_footprint(
-        program, module, shared, nblocks=nblocks, block_size=block_size, buffer_bytes=buffer_bytes,
+        program, module, shared, nblocks=nblocks, resident=resident, block_size=block_size, buffer_bytes=buffer_bytes,
         automatic_buffers=automatic_buffers,
     )  # fmt: skip
     for part in parts:
@@ -130,25 +135,32 @@ def launch_footprint(
     shared: SharedLayout,
     *,
     nblocks: int,
+    resident: int,
     block_size: int,
     buffer_bytes: int,
     automatic_buffers: int,
 ) -> list[Part]:
-    """The large allocations of a launch.
+    """The large allocations of a launch whose blocks run `resident` at a time (`sim.waves`).
 
-    Buffers count twice: the arguments' arrays and their copy in simulated
-    global memory. An automatic buffer costs address space for its
-    reservation and guard, whatever the kernel touches.
+    Registers, local and shared memory are those of the resident blocks; the
+    launch's coordinates are kept for every thread. Buffers count twice: the
+    arguments' arrays and their copy in simulated global memory. An automatic
+    buffer costs address space for its reservation and guard, whatever the
+    kernel touches.
     """
-    n = nblocks * block_size
+    n = resident * block_size
+    threads = f"{n:,} threads of --grid and --block" if resident == nblocks else f"{n:,} threads at once (--resident-threads)"
     per_thread = thread_state_bytes(program) + SIMULATOR_BYTES_PER_THREAD
     frame = program.entry.frame_size
     variables = sum(max(v.size, v.elem_size) for v in module.variables if v.space in ("global", "const") and v.linkage != "extern")
     automatic = AUTO_BUFFER_BYTES + AUTO_GUARD_BYTES
+    launch = nblocks * block_size
     return [
-        Part("registers and simulator state", f"{per_thread:,} bytes per thread x {n:,} threads of --grid and --block", per_thread * n),
-        Part("local memory", f"{frame:,} bytes per thread x {n:,} threads", frame * n),
-        Part("shared memory", f"{shared.stride:,} bytes per block x {nblocks:,} blocks; --shared-bytes, --grid", shared.stride * nblocks),
+        Part("registers and simulator state", f"{per_thread:,} bytes per thread x {threads}", per_thread * n),
+        Part("thread coordinates", f"{COORDINATE_BYTES_PER_THREAD} bytes per thread x {launch:,} threads of --grid and --block",
+             COORDINATE_BYTES_PER_THREAD * launch if resident != nblocks else 0),
+        Part("local memory", f"{frame:,} bytes per thread x {threads}", frame * n),
+        Part("shared memory", f"{shared.stride:,} bytes per block x {resident:,} blocks; --shared-bytes, --grid", shared.stride * resident),
         Part("argument buffers", "--arg, with their copy in simulated global memory", 2 * buffer_bytes),
         Part("automatic buffers", f"{automatic_buffers} x {format_size(automatic)} of address space", automatic_buffers * automatic),
         Part("module variables", "its __device__ and __constant__ variables", variables),

@@ -34,6 +34,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import SpecialReg
+from gpurace.sim.broadcast import same_for_all
 from gpurace.sim.events import SyncEvent
 
 MAX_PORTABLE_CLUSTER = 8
@@ -105,19 +106,22 @@ def cluster_layout(grid: tuple[int, int, int], cluster: tuple[int, int, int], ct
 
 
 def special_registers(geo, n: int) -> dict[tuple[str, str | None], np.ndarray]:
-    """The cluster special registers of every thread of `geo` (`ThreadState`'s table)."""
+    """The cluster special registers of every thread of `geo` (`ThreadState`'s table); without clusters
+    (one block each) they are the block's own registers and constants, which cost no memory per thread."""
     sp: dict[tuple[str, str | None], np.ndarray] = {}
     cluster = np.array(geo.cluster, dtype=np.uint32)[:, None]
-    in_cluster = geo.ctaid % cluster
+    alone = geo.cluster_size == 1
+    in_cluster = None if alone else geo.ctaid % cluster
     for i, c in enumerate("xyz"):
-        sp[("cluster_ctaid", c)] = in_cluster[i].astype(np.uint32)
-        sp[("cluster_nctaid", c)] = np.full(n, geo.cluster[i], dtype=np.uint32)
-        sp[("clusterid", c)] = (geo.ctaid[i] // cluster[i]).astype(np.uint32)
-        sp[("nclusterid", c)] = np.full(n, geo.grid[i] // geo.cluster[i], dtype=np.uint32)
+        sp[("cluster_ctaid", c)] = same_for_all(n, 0, np.uint32) if alone else in_cluster[i].astype(np.uint32)
+        sp[("cluster_nctaid", c)] = same_for_all(n, geo.cluster[i], np.uint32)
+        sp[("clusterid", c)] = geo.ctaid[i] if alone else (geo.ctaid[i] // cluster[i]).astype(np.uint32)
+        sp[("nclusterid", c)] = same_for_all(n, geo.grid[i] // geo.cluster[i], np.uint32)
     cx, cy = geo.cluster[0], geo.cluster[1]
-    sp[("cluster_ctarank", None)] = (in_cluster[0] + cx * (in_cluster[1] + cy * in_cluster[2])).astype(np.uint32)
-    sp[("cluster_nctarank", None)] = np.full(n, geo.cluster_size, dtype=np.uint32)
-    sp[("is_explicit_cluster", None)] = np.full(n, geo.explicit_cluster, dtype=np.bool_)
+    rank = None if alone else (in_cluster[0] + cx * (in_cluster[1] + cy * in_cluster[2])).astype(np.uint32)
+    sp[("cluster_ctarank", None)] = same_for_all(n, 0, np.uint32) if alone else rank
+    sp[("cluster_nctarank", None)] = same_for_all(n, geo.cluster_size, np.uint32)
+    sp[("is_explicit_cluster", None)] = same_for_all(n, geo.explicit_cluster, np.bool_)
     return sp
 
 

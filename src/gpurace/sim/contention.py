@@ -114,9 +114,14 @@ class FlipSchedule:
         self.release_pc = np.full(n, -1, dtype=np.int64)
         self.is_gate = np.zeros(npcs, dtype=np.bool_)
         self.is_release = np.zeros(npcs, dtype=np.bool_)
-        for winner, pc, runner, runner_pc in gates:
+        base = geometry.warp_base  # gates name the launch's warps; a wave's (`sim.waves`) count from its first
+        for gate in gates:
+            winner, pc, runner, runner_pc = gate
+            winner, runner = winner - base, runner - base
+            if geometry.wave_blocks and not (0 <= winner < n and 0 <= runner < n):
+                continue  # a contest with another wave: the order of the waves decides it
             if not (0 <= winner < n and 0 <= runner < n and 0 <= pc < npcs and 0 <= runner_pc < npcs):
-                raise ValueError(f"flip gate {(winner, pc, runner, runner_pc)} is outside this launch")
+                raise ValueError(f"flip gate {gate} is outside this launch")
             self.gate_pc[winner], self.release_warp[winner], self.release_pc[winner] = pc, runner, runner_pc
             self.is_gate[pc] = True
             self.is_release[runner_pc] = True

@@ -41,7 +41,7 @@ wall-clock deadline (`timeout`) and a call deeper than the stack limit
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -106,6 +106,19 @@ class _ThreadsSeen:
     hash: np.ndarray
 
 
+def in_launch(event: Event, geo: Geometry) -> Event:
+    """`event` of a later wave (`sim.waves`) with the launch's thread, block and warp ids, as detectors know them."""
+    changes = {"threads": event.threads + geo.thread_base}
+    if isinstance(event, SyncEvent):
+        if event.kind == "barrier":
+            changes["groups"] = event.groups + geo.first_block
+        elif event.kind in ("warp", "collective"):
+            changes["groups"] = event.groups + (geo.warp_base << 32)
+        else:
+            raise ValueError(f"{event.kind} events do not occur in waves (launches with clusters run whole)")
+    return replace(event, **changes)
+
+
 class Engine:
     """Runs one launch of a `Program` over a `Memory`, feeding events to sinks."""
 
@@ -121,6 +134,7 @@ class Engine:
         progress: Callable[[RunStats], None] | None = None,
         limits: Limits | None = None,
         grid_workspace: int = 0,
+        first_seq: int = 0,
     ):
         from gpurace.sim.execute import decode_all
 
@@ -178,7 +192,7 @@ class Engine:
         self.parking = Parking(self)
         self.watching = False  # some thread's reads and writes are recorded this round (`Parking.read`)
         self.stopped: str | None = None
-        self._seq = 0
+        self._seq = first_seq  # events of earlier waves came before (`sim.waves`)
         self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
         self.async_copies = AsyncCopies(self)  # `cp.async` copies in flight
         self.mbarriers = Mbarriers(self)  # mbarrier objects and the threads blocked in their waits
@@ -193,6 +207,8 @@ class Engine:
 
     def emit(self, event: Event) -> None:
         self.stats.events += 1
+        if self.geo.first_block:
+            event = in_launch(event, self.geo)
         for sink in self.sinks:
             sink.on_event(event)
 

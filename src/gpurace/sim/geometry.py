@@ -6,6 +6,9 @@ simulator is an array indexed by `g`, so the geometry is computed once as
 arrays: block index, thread index, warp and lane, and the `%tid`/`%ctaid`
 components the special registers read; and the launch's clusters of blocks
 (`sim.clusters`), one block each unless the launch has cluster dimensions.
+A launch larger than `--resident-threads` runs in waves of blocks
+(`sim.waves`): each wave has a geometry of its own (`Geometry.wave`), whose
+`g` counts from the wave's first thread (`thread_base` in the launch).
 """
 
 from __future__ import annotations
@@ -106,6 +109,9 @@ class Geometry:
     explicit_cluster: bool = False  # launched with cluster dimensions (`%is_explicit_cluster`)
     rank_block: np.ndarray | None = field(default=None, repr=False, compare=False)  # (nblocks, cluster size)
 
+    first_block: int = 0  # a wave's first block (`sim.waves`): block and warp ids below are relative to it
+    wave_blocks: int = 0  # the blocks of a wave; 0 for the whole launch
+
     @staticmethod
     def create(
         grid: tuple[int, int, int],
@@ -116,23 +122,28 @@ class Geometry:
         """The geometry of a launch; `cluster` groups its blocks into clusters (`sim.clusters`)."""
         check_dims(grid, block)
         check_cluster(grid, cluster)
-        bsize = block[0] * block[1] * block[2]
         nblocks = grid[0] * grid[1] * grid[2]
-        n = nblocks * bsize
-        g = np.arange(n, dtype=np.int64)
-        block_of = g // bsize
-        tlin = g % bsize
-        tid = np.stack([tlin % block[0], (tlin // block[0]) % block[1], tlin // (block[0] * block[1])]).astype(np.uint32)
-        ctaid = np.stack(
-            [block_of % grid[0], (block_of // grid[0]) % grid[1], block_of // (grid[0] * grid[1])]
-        ).astype(np.uint32)
-        warps_per_block = -(-bsize // WARP_SIZE)
-        warp_of = block_of * warps_per_block + tlin // WARP_SIZE
-        lane = (tlin % WARP_SIZE).astype(np.uint32)
+        arrays = _thread_arrays(grid, block, 0, nblocks)
         blocks = np.arange(nblocks, dtype=np.int64)
         block_ctaid = np.stack([blocks % grid[0], (blocks // grid[0]) % grid[1], blocks // (grid[0] * grid[1])])
         rank_block = cluster_layout(grid, cluster, block_ctaid)
-        return Geometry(grid, block, tid, ctaid, block_of, tlin, warp_of, lane, cluster, explicit_cluster, rank_block)
+        return Geometry(grid, block, *arrays, cluster, explicit_cluster, rank_block)
+
+    def wave(self, first_block: int, nblocks: int) -> Geometry:
+        """The geometry of a wave of this launch (`sim.waves`): blocks `first_block` .. `first_block + nblocks - 1`.
+
+        Its arrays are indexed by thread within the wave and its block and warp ids count from the wave's first
+        block, so that every per-thread, per-warp and per-block array of the engine is the wave's size; `%tid`
+        and `%ctaid` (and reports) keep the launch's coordinates. Only launches without clusters run in waves.
+        """
+        if self.cluster_size != 1:
+            raise ValueError("a launch with clusters does not run in waves")
+        arrays = _thread_arrays(self.grid, self.block, first_block, nblocks)
+        rank_block = np.arange(nblocks, dtype=np.int64)[:, None]
+        return Geometry(
+            self.grid, self.block, *arrays, explicit_cluster=self.explicit_cluster, rank_block=rank_block,
+            first_block=first_block, wave_blocks=nblocks,
+        )  # fmt: skip
 
     @property
     def block_size(self) -> int:
@@ -140,7 +151,18 @@ class Geometry:
 
     @property
     def nblocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
+        """Blocks of the launch, or of the wave."""
+        return self.wave_blocks or self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def thread_base(self) -> int:
+        """The launch's id of this geometry's thread 0 (0 but in a later wave)."""
+        return self.first_block * self.block_size
+
+    @property
+    def warp_base(self) -> int:
+        """The launch's id of this geometry's warp 0."""
+        return self.first_block * self.warps_per_block
 
     @property
     def cluster_size(self) -> int:
@@ -176,7 +198,25 @@ class Geometry:
         return f"block ({format_dims(block)}) thread ({format_dims(thread)})"
 
     def first_thread_of_warp(self, warp: np.ndarray) -> np.ndarray:
-        """Global id of lane 0 of each global warp id."""
+        """The id of lane 0 of each warp id (both in this geometry: a wave's count from its first thread)."""
         b = warp // self.warps_per_block
         w = warp % self.warps_per_block
         return b * self.block_size + w * WARP_SIZE
+
+
+def _thread_arrays(grid: tuple[int, int, int], block: tuple[int, int, int], first_block: int, nblocks: int) -> tuple:
+    """(tid, ctaid, block_of, tid_linear, warp_of, lane) of the threads of blocks `first_block` onwards: coordinates
+    as the launch has them, block and warp ids counted from `first_block`."""
+    bsize = block[0] * block[1] * block[2]
+    g = np.arange(nblocks * bsize, dtype=np.int64)
+    block_of = g // bsize
+    tlin = g % bsize
+    tid = np.stack([tlin % block[0], (tlin // block[0]) % block[1], tlin // (block[0] * block[1])]).astype(np.uint32)
+    launch_block = block_of + first_block
+    ctaid = np.stack(
+        [launch_block % grid[0], (launch_block // grid[0]) % grid[1], launch_block // (grid[0] * grid[1])]
+    ).astype(np.uint32)
+    warps_per_block = -(-bsize // WARP_SIZE)
+    warp_of = block_of * warps_per_block + tlin // WARP_SIZE
+    lane = (tlin % WARP_SIZE).astype(np.uint32)
+    return tid, ctaid, block_of, tlin, warp_of, lane

@@ -47,6 +47,7 @@ from gpurace.sim.memory.layout import SharedLayout
 from gpurace.sim.placement import Placement, copy_back, place_inputs
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.usage import BufferUsage, UsageTracker
+from gpurace.sim.waves import blocks_per_wave, resident_blocks, run_waves
 from gpurace.words import plural
 
 Dims = tuple[int, int, int]
@@ -241,16 +242,17 @@ def simulate(
     launch = None
     if device is None:
         launch = _resolve_inputs(module, fn, info, args, global_vars, np.random.default_rng(seed), nthreads, limits)
-    _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits)
+    _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits, whole=cooperative or cluster != (1, 1, 1))
     if cooperative and check_residency:
         _check_coresident(program, grid, block, shared_bytes)
     elif isinstance(args, DeviceArgs) and args.grid_workspace:
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
     geometry = Geometry.create(grid, block, cluster, explicit_cluster)
+    per_wave = blocks_per_wave(geometry, limits, cooperative=cooperative)
     mem = Memory(
-        geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
-        rank_block=geometry.rank_block,
+        per_wave or geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
+        rank_block=None if per_wave else geometry.rank_block,
     )
     variables = place_module_variables(mem, module) if device is None else {}
     workspace = 0
@@ -270,18 +272,18 @@ def simulate(
 
     tracker = UsageTracker(auto_allocs) if auto_allocs else None
     all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
-    engine = Engine(
-        program,
-        geometry,
-        mem,
-        all_sinks,
-        policy=policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0),
-        max_steps=max_steps,
-        progress=progress,
-        limits=limits,
-        grid_workspace=workspace,
-    )
-    engine.run()
+    policy = policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0)
+    if per_wave is None:
+        engine = Engine(
+            program, geometry, mem, all_sinks, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
+            grid_workspace=workspace,
+        )  # fmt: skip
+        engine.run()
+        findings, stats = engine.findings.sorted(), engine.stats
+    else:
+        findings, stats = run_waves(
+            program, geometry, mem, all_sinks, per_wave, policy=policy, max_steps=max_steps, progress=progress, limits=limits
+        )
 
     usage = tracker.usage() if tracker else []
     if launch is not None:
@@ -290,8 +292,8 @@ def simulate(
         kernel=info,
         geometry=geometry,
         args=_results(mem, fn, program, launch, placed, {u.name: u.bytes_used for u in usage}),
-        findings=engine.findings.sorted(),
-        stats=engine.stats,
+        findings=findings,
+        stats=stats,
         program=program,
         memory=mem,
         allocations=allocations,
@@ -374,11 +376,13 @@ def _results(mem: Memory, fn, program: Program, launch: Launch | None, placed: P
 
 
 def _check_resources(
-    module: Module, program: Program, kernel: str, launch: Launch | None, grid: Dims, block: Dims, shared_bytes: int, arch: str, limits: Limits
+    module: Module, program: Program, kernel: str, launch: Launch | None, grid: Dims, block: Dims, shared_bytes: int, arch: str, limits: Limits,
+    *, whole: bool,
 ) -> None:
     """Refuse a launch whose shared or local memory a GPU would refuse, or whose memory the budget cannot hold.
 
-    `launch` is None for a launch on a device's memory, which allocates no buffers of its own.
+    `launch` is None for a launch on a device's memory, which allocates no buffers of its own. A launch that
+    runs in waves (`sim.waves`; not when it runs `whole`) needs per-thread and per-block memory for one wave.
 
     Runs before the geometry, memory and registers are allocated, so a launch
     too large for them ends with a message naming what to change, not in an
@@ -389,12 +393,14 @@ def _check_resources(
     check_shared_memory(shared, shared_bytes, compute_capability(module, arch), kernel)
     check_local_memory(program)
     check_constant_memory(module)
+    nblocks, block_size = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
     check_footprint(
         program,
         module,
         shared,
-        nblocks=grid[0] * grid[1] * grid[2],
-        block_size=block[0] * block[1] * block[2],
+        nblocks=nblocks,
+        resident=resident_blocks(nblocks, block_size, limits, whole=whole),
+        block_size=block_size,
         buffer_bytes=sum(b.array.nbytes for b in buffers if isinstance(b, Buffer)),
         automatic_buffers=sum(isinstance(b, AutoBuffer) for b in buffers),
         limits=limits,

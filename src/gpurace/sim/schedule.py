@@ -34,9 +34,11 @@ HOLDS_PER_POINT warps per synchronisation point), which bounds their cost.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
-from gpurace.frontend.ptx.ir import Instruction
+from gpurace.frontend.ptx.ir import Addr, Instruction, Negated, ParamList, PredPair, Reg, Vec
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.program import Program
 
@@ -57,6 +59,58 @@ def synchronises(ins: Instruction) -> bool:
     if ins.opcode in ("atom", "red", "membar", "fence", "bar", "barrier", "mbarrier"):
         return True
     return ins.opcode in ("ld", "st", "ldu") and ins.semantics in _ORDERING_SEMANTICS
+
+
+ORDER_FREE_REDUCTIONS = frozenset({"add", "min", "max", "and", "or", "xor"})
+"""Reductions whose result is the same in every order: on integers, associative and commutative."""
+
+
+def order_free(ins: Instruction, function: str, uses: Counter) -> bool:
+    """Whether `ins` is a reduction no order of the threads can make observable: a `red`, or an `atom` whose
+    result register nothing else names (`uses`: occurrences per function and register), that adds, takes the
+    minimum or maximum, or ands, ors or xors integers, with no ordering semantics.
+
+    Another schedule then runs the same path: no register depends on the order of the reductions, the memory
+    they leave is the same in every order, and a plain access of their location that a barrier does not order
+    is a race the first schedule reports. (A float add rounds differently in another order, `inc`/`dec` wrap,
+    and an acquire or release orders other accesses: those keep their schedules.)
+    """
+    if ins.opcode == "atom":
+        dest = ins.operands[0] if ins.operands else None
+        if not isinstance(dest, Reg) or uses[(function, dest.name)] != 1:
+            return False
+    elif ins.opcode != "red":
+        return False
+    if ins.semantics not in (None, "relaxed") or any(m in ("v2", "v4", "v8") for m in ins.modifiers):
+        return False
+    ops = [m for m in ins.modifiers if m in ORDER_FREE_REDUCTIONS]
+    return len(ops) == 1 and all(t[0] in "usb" for t in ins.types)
+
+
+def register_uses(program) -> Counter:
+    """How many times each register (function, name) is named by the program's operands and guards."""
+    uses: Counter = Counter()
+
+    def walk(function: str, op) -> None:
+        if isinstance(op, Reg):
+            uses[(function, op.name)] += 1
+        elif isinstance(op, Addr) and isinstance(op.base, Reg):
+            uses[(function, op.base.name)] += 1
+        elif isinstance(op, Negated):
+            walk(function, op.reg)
+        elif isinstance(op, PredPair):
+            walk(function, op.first)
+            walk(function, op.second)
+        elif isinstance(op, (Vec, ParamList)):
+            for item in op.elems if isinstance(op, Vec) else op.items:
+                walk(function, item)
+
+    for ins, function in zip(program.instructions, program.owner):
+        for op in ins.operands:
+            walk(function, op)
+        if ins.guard is not None:
+            walk(function, ins.guard.reg)
+    return uses
 
 
 class SeededSchedule:

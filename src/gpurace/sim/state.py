@@ -28,6 +28,7 @@ from gpurace.frontend.ptx.ir import (
     Vec,
     type_size,
 )
+from gpurace.sim.broadcast import same_for_all
 from gpurace.sim.clusters import special_registers as cluster_registers
 from gpurace.sim.cooperative import envreg_values
 from gpurace.sim.geometry import Geometry
@@ -76,6 +77,17 @@ def imm_bits(imm: Imm, ptx_type: str) -> int | bool:
     return int(imm.value) & mask
 
 
+_LANES = np.arange(32, dtype=np.uint32)
+LANE_MASKS = {
+    "lanemask_eq": np.uint32(1) << _LANES,
+    "lanemask_lt": (np.uint32(1) << _LANES) - np.uint32(1),
+    "lanemask_le": ((np.uint32(1) << _LANES) - np.uint32(1)) | (np.uint32(1) << _LANES),
+    "lanemask_gt": ~(((np.uint32(1) << _LANES) - np.uint32(1)) | (np.uint32(1) << _LANES)),
+    "lanemask_ge": ~((np.uint32(1) << _LANES) - np.uint32(1)),
+}
+"""`%lanemask_*` of each lane id, which the special registers index by lane."""
+
+
 class ThreadState:
     """Registers, the carry flag, local frame bases and per-thread `.param` storage of every thread."""
 
@@ -94,7 +106,7 @@ class ThreadState:
         self._special = self._special_registers(geometry)
         if grid_workspace:  # a cooperative launch: %envreg1/%envreg2 give its grid workspace (`sim.cooperative`)
             for name, value in envreg_values(grid_workspace).items():
-                self._special[(name, None)] = np.full(n, value, dtype=np.uint32)
+                self._special[(name, None)] = same_for_all(n, value, np.uint32)
 
     def param_buffer(self, slot: int) -> np.ndarray:
         """Per-thread bytes of a `.param` slot (call arguments and returns), allocated on first use."""
@@ -106,26 +118,21 @@ class ThreadState:
     # ------------------------------------------------------------------ specials
 
     def _special_registers(self, geo: Geometry) -> dict[tuple[str, str | None], np.ndarray]:
+        """Every special register's value per thread; those equal for every thread are broadcast views of
+        one value, so that they cost no memory per thread."""
         n = geo.nthreads
         sp: dict[tuple[str, str | None], np.ndarray] = {}
         for i, c in enumerate("xyz"):
             sp[("tid", c)] = geo.tid[i]
             sp[("ctaid", c)] = geo.ctaid[i]
-            sp[("ntid", c)] = np.full(n, geo.block[i], dtype=np.uint32)
-            sp[("nctaid", c)] = np.full(n, geo.grid[i], dtype=np.uint32)
-        lane = geo.lane
-        sp[("laneid", None)] = lane
+            sp[("ntid", c)] = same_for_all(n, geo.block[i], np.uint32)
+            sp[("nctaid", c)] = same_for_all(n, geo.grid[i], np.uint32)
+        sp[("laneid", None)] = geo.lane
         sp[("warpid", None)] = (geo.tid_linear // 32).astype(np.uint32)
-        sp[("nwarpid", None)] = np.full(n, geo.warps_per_block, dtype=np.uint32)
-        sp[("smid", None)] = np.zeros(n, dtype=np.uint32)
-        sp[("nsmid", None)] = np.ones(n, dtype=np.uint32)
-        sp[("gridid", None)] = np.zeros(n, dtype=np.uint64)
-        one = np.uint32(1)
-        sp[("lanemask_eq", None)] = (one << lane).astype(np.uint32)
-        sp[("lanemask_lt", None)] = ((one << lane) - one).astype(np.uint32)
-        sp[("lanemask_le", None)] = (((one << lane) - one) | (one << lane)).astype(np.uint32)
-        sp[("lanemask_gt", None)] = ~sp[("lanemask_le", None)]
-        sp[("lanemask_ge", None)] = ~sp[("lanemask_lt", None)]
+        sp[("nwarpid", None)] = same_for_all(n, geo.warps_per_block, np.uint32)
+        sp[("smid", None)] = same_for_all(n, 0, np.uint32)
+        sp[("nsmid", None)] = same_for_all(n, 1, np.uint32)
+        sp[("gridid", None)] = same_for_all(n, 0, np.uint64)
         sp.update(cluster_registers(geo, n))
         return sp
 
@@ -133,6 +140,8 @@ class ThreadState:
         key = (op.name, op.component)
         if key in self._special:
             return self._special[key][idx]
+        if op.name in LANE_MASKS:
+            return LANE_MASKS[op.name][self._special[("laneid", None)][idx]]
         clock = self.clock
         if op.name in ("clock", "clock_hi"):
             return np.full(len(idx), clock & 0xFFFFFFFF, dtype=np.uint32)

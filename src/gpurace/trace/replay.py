@@ -54,10 +54,12 @@ class _SharedNames:
 
 
 class TraceMemory:
-    """The part of `sim.memory.Memory` the detectors use: `shared.stride` and `describe` (canonical address -> name, offset)."""
+    """The part of `sim.memory.Memory` the detectors use: `shared.stride`, `nblocks` and `describe` (canonical
+    address -> name, offset)."""
 
-    def __init__(self, variables: list[TraceVariable], shared_stride: int) -> None:
+    def __init__(self, variables: list[TraceVariable], shared_stride: int, nblocks: int) -> None:
         self.shared = _SharedNames([v for v in variables if v.space == "shared"], shared_stride)
+        self.nblocks = nblocks  # every block of a trace's launch is alive at once (`detect.shared_slots`)
         self.globals = sorted((v for v in variables if v.space == "global"), key=lambda v: v.base)
 
     def describe(self, canonical: int) -> Location:
@@ -78,8 +80,9 @@ def _find(variables: list[TraceVariable], address: int) -> TraceVariable | None:
 def context_of(trace: Trace, model: str, *, shadow_cells: int = 4, seed: int = 0) -> DetectorContext:
     """The DetectorContext of a trace (see the module docstring)."""
     program = TraceProgram(trace.instructions, trace.owner)
-    memory = TraceMemory(trace.variables, trace.shared_stride)
-    return DetectorContext(program, Geometry.create(trace.grid, trace.block), memory, model, shadow_cells=shadow_cells, seed=seed)
+    geometry = Geometry.create(trace.grid, trace.block)
+    memory = TraceMemory(trace.variables, trace.shared_stride, geometry.nblocks)
+    return DetectorContext(program, geometry, memory, model, shadow_cells=shadow_cells, seed=seed)
 
 
 def read_trace(path: str | os.PathLike, limits: Limits | None = None) -> Trace:

@@ -84,6 +84,8 @@ class SpaceLimits:
     local_stride: int
     param_size: int
     rank_block: np.ndarray  # (nblocks, cluster size): the block of each rank of a block's cluster
+    block_base: int = 0  # the launch's id of the stores' block 0, and of their thread 0 (a wave's, `sim.waves`)
+    thread_base: int = 0
 
 
 def _within(offsets: np.ndarray, size: int, limit: int) -> np.ndarray:
@@ -112,14 +114,14 @@ def _resolve_space(
             inb = _within(a, size, lim.shared_size) & known
         else:
             inb = _within(a, size, lim.shared_size)
-        tag, stride = CANON_SHARED_TAG, lim.shared_stride
+        tag, stride, base = CANON_SHARED_TAG, lim.shared_stride, lim.block_base
     else:
         inb = _within(a, size, lim.local_size)
         owner = threads
-        tag, stride = CANON_LOCAL_TAG, lim.local_stride
+        tag, stride, base = CANON_LOCAL_TAG, lim.local_stride, lim.thread_base
     off = a & np.uint64(CANON_OFFSET_MASK)
     index = owner * stride + off.view(np.int64)
-    canon = (owner.astype(np.uint64) << np.uint64(CANON_OWNER_SHIFT)) | off | np.uint64(tag)
+    canon = ((owner + base).astype(np.uint64) << np.uint64(CANON_OWNER_SHIFT)) | off | np.uint64(tag)
     return inb, index, canon
 
 

@@ -4,10 +4,12 @@ Each space has one flat `np.uint8` array: the global and const regions (from
 their region base to the end of their last allocation, capacity grown
 geometrically), the param buffer, shared memory as `nblocks` rows of
 `shared_stride` bytes, local memory as `nthreads` rows of `local_stride`
-bytes. An `Access` carries byte indices into these arrays; since every
-performed access is naturally aligned (and strides and region bases are
-multiples of 16), loads and stores index a typed view (`store.view(np.uint32)`)
-instead of gathering bytes.
+bytes (the blocks and threads of the wave that runs, `enter_wave`, whose
+canonical addresses still carry their ids in the launch). An `Access`
+carries byte indices into these arrays; since every performed access is
+naturally aligned (and strides and region bases are multiples of 16), loads
+and stores index a typed view (`store.view(np.uint32)`) instead of gathering
+bytes.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ class Memory:
         self.rank_block = np.arange(nblocks, dtype=np.int64)[:, None] if rank_block is None else rank_block
         self.block_size = block_size
         self.nthreads = nblocks * block_size
+        self.block_base = 0  # the launch's id of block 0 of the shared store, and of thread 0 of the local one
+        self.thread_base = 0
         self.dynamic_shared_bytes = dynamic_shared_bytes
         self.device = device
         # texture and surface objects by handle: the program's under `exec`, those `--arg tex:`/`surf:` made under check
@@ -267,6 +271,22 @@ class Memory:
             self._local_stride = stride
         self.local_size = nbytes
 
+    def enter_wave(self, first_block: int, nblocks: int) -> None:
+        """Make shared and local memory those of a wave of blocks (`sim.waves`): blocks `first_block` onwards.
+
+        The stores are the wave's size and start zeroed, as a block's shared
+        and local memory start undefined; canonical addresses keep the launch's
+        block and thread ids, so that detectors tell every block of the
+        launch apart.
+        """
+        self.block_base, self.nblocks = first_block, nblocks
+        self.thread_base, self.nthreads = first_block * self.block_size, nblocks * self.block_size
+        self.rank_block = np.arange(nblocks, dtype=np.int64)[:, None]
+        self._stores[Space.SHARED] = np.zeros(0, dtype=np.uint8)  # let the old stores go before the new ones are made
+        self._stores[Space.LOCAL] = np.zeros(0, dtype=np.uint8)
+        self._stores[Space.SHARED] = np.zeros(nblocks * self.shared.stride, dtype=np.uint8)
+        self._stores[Space.LOCAL] = np.zeros(self.nthreads * self._local_stride, dtype=np.uint8)
+
     def symbol(self, name: str) -> tuple[Space, int]:
         """The space and space address of a global, const, shared or param symbol."""
         try:
@@ -332,7 +352,7 @@ class Memory:
         return (data if nbytes is None else data[:nbytes]).tobytes()
 
     def shared_bytes(self, block: int) -> bytes:
-        """The current contents of one block's shared memory."""
+        """The current contents of one block's shared memory (of the wave that runs)."""
         stride = self.shared.stride
         return self._stores[Space.SHARED][block * stride : block * stride + self.shared.size].tobytes()
 
@@ -366,6 +386,8 @@ class Memory:
             self._local_stride,
             self.param_size,
             self.rank_block,
+            self.block_base,
+            self.thread_base,
         )
         return resolve(space, addrs, threads, blocks, size, write, lim)
 
@@ -466,7 +488,7 @@ class Memory:
         shared = (c & np.uint64(CANON_TAG_MASK)) == np.uint64(CANON_SHARED_TAG)
         if shared.any():
             s = c[shared]
-            owner = ((s >> np.uint64(CANON_OWNER_SHIFT)) & np.uint64(CANON_OWNER_MASK)).astype(np.int64)
+            owner = ((s >> np.uint64(CANON_OWNER_SHIFT)) & np.uint64(CANON_OWNER_MASK)).astype(np.int64) - self.block_base
             out[shared] = self._stores[Space.SHARED][owner * self.shared.stride + (s & np.uint64(CANON_OFFSET_MASK)).astype(np.int64)]
         if not shared.all():
             out[~shared] = self._stores[Space.GLOBAL][(c[~shared] - np.uint64(GLOBAL_BASE)).astype(np.int64)]
