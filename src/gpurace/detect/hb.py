@@ -62,7 +62,7 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow
+from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow, grown_size
 from gpurace.detect.shared_slots import SharedSlots
 from gpurace.detect.written_values import byte_at, stored_words
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
@@ -482,7 +482,7 @@ class HappensBeforeDetector:
         if sh is None:
             sh = self.shadows[space] = Shadow(max(need, 1024))
         elif need > sh.size:
-            sh.grow(max(need, 2 * sh.size))
+            sh.grow(grown_size(sh.size, need))
         return sh
 
     def _access(self, ev: AccessBatch) -> None:

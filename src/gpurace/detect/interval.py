@@ -135,6 +135,7 @@ class _Summary:
     threads made it (n) and the lowest and highest of them (tmin, tmax), its
     first event (seq), and the bytes its stores wrote (val, the least; uni:
     all known and equal).
+
     Rows live in tiers, each sorted by (start, size, pc) with distinct keys,
     the older tiers at least twice the size of the newer ones (a binary
     counter): an interval's items are a new tier, merged into the one before

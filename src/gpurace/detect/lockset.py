@@ -67,7 +67,7 @@ from gpurace.detect.hb import HappensBeforeDetector, Release, _unpack_flags
 from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.locktable import Locksets, LockTable
 from gpurace.detect.rules import Cause, classify, fence_blind
-from gpurace.detect.shadow import Shadow
+from gpurace.detect.shadow import Shadow, grown_size
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, FenceEvent
 
 WIDE = SCOPE_RANK["gpu"]
@@ -225,7 +225,7 @@ class LocksetDetector(HappensBeforeDetector):
         if sh is None:
             sh = self.shadows[space] = LocksetShadow(max(need, 1024))
         elif need > sh.size:
-            sh.grow(max(need, 2 * sh.size))
+            sh.grow(grown_size(sh.size, need))
         return sh
 
     def _put(self, slot, idx, t, c, ph, pc, fl) -> None:

@@ -24,6 +24,16 @@ PAGE_SHIFT = PAGE_SIZE.bit_length() - 1
 PAGE_MASK = PAGE_SIZE - 1
 
 
+GROWTH = 1.25
+"""How much a shadow grows past what an access needs: at 80 bytes per byte of memory, doubling would leave
+most of a large shadow unused, and growing copies it while both copies are alive."""
+
+
+def grown_size(size: int, need: int) -> int:
+    """The size a shadow of `size` entries grows to when an access needs `need`."""
+    return max(need, int(size * GROWTH))
+
+
 class Shadow:
     """Per-byte access history of one memory space: last write and last two reads by different threads."""
 

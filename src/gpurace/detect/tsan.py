@@ -45,6 +45,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.hb import F_WRITE, SCOPE_SHIFT, HappensBeforeDetector, Release, _unpack_flags
+from gpurace.detect.shadow import grown_size
 from gpurace.detect.shadow_cells import WORD, WORD_SHIFT, ShadowCells
 from gpurace.detect.written_values import span, stored_words
 from gpurace.errors import UserError
@@ -118,7 +119,7 @@ class TsanDetector(HappensBeforeDetector):
         if cells is None:
             cells = self.cells[space] = ShadowCells(max(words, 128), self.ncells)
         elif words > cells.words:
-            cells.grow(max(words, 2 * cells.words))
+            cells.grow(grown_size(cells.words, words))
         return cells
 
     def _check_space(self, ev: AccessBatch, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
