@@ -626,7 +626,7 @@ def run(
     type=click.IntRange(1, MAX_SCHEDULES),
     help="Check N schedules of the launch: the default one, the reversed one and N-2 seeded variations (warp and "
     "block order, holds, preemption around synchronisation); reports the union of findings, each with its schedule. "
-    f"Default: {DEFAULT_SCHEDULES} for kernels with atomics, fences or strong accesses, 1 otherwise "
+    f"Default: {DEFAULT_SCHEDULES} for kernels with atomics, fences or strong accesses, 1 otherwise (and for integer reductions whose result is never read) "
     "(1 with --search or --record).",
 )
 @click.option(

@@ -116,8 +116,9 @@ __global__ void k(int* count, int* flag) {
 
 def test_a_kernel_without_contention_gets_no_flip_schedule(tmp_path):
     path = tmp_path / "k.cu"
-    path.write_text("__global__ void k(int* c) { atomicAdd(&c[blockIdx.x], 1); }\n")
-    report = check(path, grid=4, block=1, args=["buf:4"])
+    # the old values are read (so the order of the atomics matters: three schedules), but no address has two warps
+    path.write_text("__global__ void k(int* c, int* old) { old[blockIdx.x] = atomicAdd(&c[blockIdx.x], 1); }\n")
+    report = check(path, grid=4, block=1, args=["buf:4", "buf:4"])
     assert report.launch["schedules"] == {"count": 3, "seed": 0}
 
 

@@ -4,17 +4,17 @@
 // @prove out race-free
 // @prove total race-free
 // @prove_schedules 1 proved
-// Each block counts its threads with atomics on a shared counter, then one
-// thread adds the count to the total. The atomics make the default check run
-// several schedules; check --prove proves every object race-free for every
-// input of this launch shape, and runs one.
+// Each block hands its threads tickets with atomics on a shared counter (each
+// thread writes its ticket out), then one thread adds the count to the total.
+// The tickets make the default check run several schedules (their order
+// decides what threads write); check --prove proves every object race-free
+// for every input of this launch shape, and runs one.
 __global__ void count(int* total, int* out)
 {
     __shared__ int hits;
     if (threadIdx.x == 0) hits = 0;
     __syncthreads();
-    atomicAdd(&hits, 1);
-    out[blockIdx.x * blockDim.x + threadIdx.x] = threadIdx.x;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(&hits, 1);
     __syncthreads();
     if (threadIdx.x == 0) atomicAdd(total, hits);
 }
