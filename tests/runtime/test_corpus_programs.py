@@ -33,3 +33,20 @@ def test_exec_finds_what_check_expects(path: Path):
     assert len(found) == len(wanted), found
     for e in wanted:
         assert any(matches(e, f) for f in found), (e, found)
+
+
+def test_exec_runs_a_launch_larger_than_resident_threads_in_waves():
+    """`examples/sum_app.cu` summing 4,096 numbers launches 16 blocks; with 512 threads resident it runs in
+    eight waves on the program's own device memory, prints what the whole launch prints, and reports the same
+    race as often."""
+    from gpurace.limits import Limits
+
+    app = ROOT / "examples" / "sum_app.cu"
+    whole = exec_program(app, args=["4096"], capture_output=True)
+    waves = exec_program(app, args=["4096"], capture_output=True, limits=Limits(resident_threads=512))
+    assert waves.errors == [] and waves.launches == 1
+    assert waves.stdout == whole.stdout and "sum of 0..4095" in waves.stdout
+    (race,) = waves.findings
+    assert (race.kind, race.space, [s.loc.line for s in race.sites]) == ("data-race", "shared", [28, 28])
+    (same,) = whole.findings
+    assert race.count == same.count  # every block's instances, counted once, in waves as whole
