@@ -47,7 +47,7 @@ from gpurace.sim.memory.layout import SharedLayout
 from gpurace.sim.placement import Placement, copy_back, place_inputs
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.usage import BufferUsage, UsageTracker
-from gpurace.sim.waves import blocks_per_wave, resident_blocks, run_waves
+from gpurace.sim.waves import resident_blocks, run_waves
 from gpurace.words import plural
 
 Dims = tuple[int, int, int]
@@ -242,14 +242,15 @@ def simulate(
     launch = None
     if device is None:
         launch = _resolve_inputs(module, fn, info, args, global_vars, np.random.default_rng(seed), nthreads, limits)
-    _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits, whole=cooperative or cluster != (1, 1, 1))
+    resident = resident_blocks(grid, block, cluster, limits, cooperative=cooperative)
+    _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits, resident=resident)
     if cooperative and check_residency:
         _check_coresident(program, grid, block, shared_bytes)
     elif isinstance(args, DeviceArgs) and args.grid_workspace:
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
     geometry = Geometry.create(grid, block, cluster, explicit_cluster)
-    per_wave = blocks_per_wave(geometry, limits, cooperative=cooperative)
+    per_wave = resident if resident < geometry.nblocks else None
     mem = Memory(
         per_wave or geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
         rank_block=None if per_wave else geometry.rank_block,
@@ -377,12 +378,12 @@ def _results(mem: Memory, fn, program: Program, launch: Launch | None, placed: P
 
 def _check_resources(
     module: Module, program: Program, kernel: str, launch: Launch | None, grid: Dims, block: Dims, shared_bytes: int, arch: str, limits: Limits,
-    *, whole: bool,
+    *, resident: int,
 ) -> None:
     """Refuse a launch whose shared or local memory a GPU would refuse, or whose memory the budget cannot hold.
 
     `launch` is None for a launch on a device's memory, which allocates no buffers of its own. A launch that
-    runs in waves (`sim.waves`; not when it runs `whole`) needs per-thread and per-block memory for one wave.
+    runs in waves (`sim.waves`: `resident` blocks at once) needs per-thread and per-block memory for one wave.
 
     Runs before the geometry, memory and registers are allocated, so a launch
     too large for them ends with a message naming what to change, not in an
@@ -399,7 +400,7 @@ def _check_resources(
         module,
         shared,
         nblocks=nblocks,
-        resident=resident_blocks(nblocks, block_size, limits, whole=whole),
+        resident=resident,
         block_size=block_size,
         buffer_bytes=sum(b.array.nbytes for b in buffers if isinstance(b, Buffer)),
         automatic_buffers=sum(isinstance(b, AutoBuffer) for b in buffers),

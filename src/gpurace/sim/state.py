@@ -77,14 +77,14 @@ def imm_bits(imm: Imm, ptx_type: str) -> int | bool:
     return int(imm.value) & mask
 
 
-_LANES = np.arange(32, dtype=np.uint32)
-LANE_MASKS = {
-    "lanemask_eq": np.uint32(1) << _LANES,
-    "lanemask_lt": (np.uint32(1) << _LANES) - np.uint32(1),
-    "lanemask_le": ((np.uint32(1) << _LANES) - np.uint32(1)) | (np.uint32(1) << _LANES),
-    "lanemask_gt": ~(((np.uint32(1) << _LANES) - np.uint32(1)) | (np.uint32(1) << _LANES)),
-    "lanemask_ge": ~((np.uint32(1) << _LANES) - np.uint32(1)),
-}
+def _lane_masks() -> dict[str, np.ndarray]:
+    eq = np.uint32(1) << np.arange(32, dtype=np.uint32)
+    lt = eq - np.uint32(1)
+    le = lt | eq
+    return {"lanemask_eq": eq, "lanemask_lt": lt, "lanemask_le": le, "lanemask_gt": ~le, "lanemask_ge": ~lt}
+
+
+LANE_MASKS = _lane_masks()
 """`%lanemask_*` of each lane id, which the special registers index by lane."""
 
 

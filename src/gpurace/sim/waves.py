@@ -46,16 +46,11 @@ STUCK = ("livelock", "timeout")
 """The findings that end a wave whose threads may be waiting for a block of a later one."""
 
 
-def blocks_per_wave(geometry: Geometry, limits: Limits, *, cooperative: bool) -> int | None:
-    """Blocks in each wave of this launch, or None when it runs whole (small enough, cooperative, clusters)."""
-    whole = cooperative or geometry.cluster_size != 1
-    per_wave = resident_blocks(geometry.nblocks, geometry.block_size, limits, whole=whole)
-    return None if per_wave == geometry.nblocks else per_wave
-
-
-def resident_blocks(nblocks: int, block_size: int, limits: Limits, *, whole: bool) -> int:
-    """How many blocks of a launch of `nblocks` run at once: all of them when it runs `whole`."""
-    if whole or nblocks * block_size <= limits.resident_threads:
+def resident_blocks(grid, block, cluster, limits: Limits, *, cooperative: bool) -> int:
+    """How many blocks of a launch run at once: all of them when it is small enough, cooperative (a grid
+    barrier needs every block resident) or has clusters; else a wave's."""
+    nblocks, block_size = grid[0] * grid[1] * grid[2], block[0] * block[1] * block[2]
+    if cooperative or tuple(cluster) != (1, 1, 1) or nblocks * block_size <= limits.resident_threads:
         return nblocks
     return max(1, limits.resident_threads // block_size)
 
@@ -87,7 +82,8 @@ def run_waves(
     nblocks = geometry.nblocks
     for first in range(0, nblocks, per_wave):
         count = min(per_wave, nblocks - first)
-        mem.enter_wave(first, count)
+        if first:
+            mem.enter_wave(first, count)  # the first wave's stores are those `mem` was made with
         engine = Engine(
             program,
             geometry.wave(first, count),
