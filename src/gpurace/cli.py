@@ -39,6 +39,7 @@ from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
 from gpurace.frontend.numba_kernels import is_numba_file, load_numba_launch
 from gpurace.frontend.sandbox import mapped_bytes
+from gpurace.allocator import keep_freed_memory
 from gpurace.limits import (
     DEFAULT_MAX_CALL_DEPTH,
     DEFAULT_MAX_THREADS,
@@ -951,4 +952,5 @@ def main() -> None:
     """Console-script entry point: a process of its own, so the memory budget can be its address-space limit."""
     global _ENFORCE_ADDRESS_LIMIT
     _ENFORCE_ADDRESS_LIMIT = True
+    keep_freed_memory()
     cli(prog_name="gpurace")

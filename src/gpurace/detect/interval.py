@@ -317,7 +317,7 @@ class IntervalDetector:
             begin, _ = run_bounds(_runs(thread, addr, size, pc))
             known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
             thread, addr, size, pc, seq, val = (c[begin] for c in (thread, addr, size, pc, seq, val))
-        maybe = shared_by_threads(thread, addr, size)
+        maybe = shared_by_threads(thread, addr, size, write=self.pcs.write[pc])
         if maybe.any():
             self._check_same_block(*(c[maybe] for c in (thread, addr, size, pc, seq, val, known)))
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)

@@ -52,8 +52,11 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return s[np.concatenate(([True], s[1:] != s[:-1]))]
 
 
-def shared_by_threads(thread: np.ndarray, addr: np.ndarray, size: np.ndarray) -> np.ndarray:
-    """Which naturally aligned byte ranges may overlap a range of another thread.
+def shared_by_threads(
+    thread: np.ndarray, addr: np.ndarray, size: np.ndarray, write: np.ndarray | None = None
+) -> np.ndarray:
+    """Which naturally aligned byte ranges may overlap a range of another thread (and, given `write`, one of
+    them a write: only such a pair can conflict, and a tiled kernel's intervals of shared-memory reads have none).
 
     A cheap filter: it never drops a range that another thread overlaps, and may keep some that none does.
 
@@ -79,6 +82,8 @@ def shared_by_threads(thread: np.ndarray, addr: np.ndarray, size: np.ndarray) ->
     begin, end = run_bounds(key[order])
     t = thread[order]
     several = np.minimum.reduceat(t, begin) != np.maximum.reduceat(t, begin)
+    if write is not None:
+        several &= np.logical_or.reduceat(write[order], begin)
     out = np.empty(len(addr), dtype=np.bool_)
     out[order] = np.repeat(several, end - begin)
     return out
