@@ -24,6 +24,10 @@ time spent in launch requests, and `launches/s` divides the launches by it;
 `CPU s` and `per CPU s` are the same for the CPU time of those requests, and `own CPU` the runtime's own
 share of it against the checks' own, where every launch is checked.
 
+(c) `benchmarks/kernels/timing_loop.cu`, a tiled matrix product (16,384 threads) launched once and
+`--launches` times on the same input, every launch checked: all launches after the first are replayed
+(`runtime.repeats`), so the second row's `launch s` stays near the first's; `replayed` counts them.
+
 Figures come from one machine and one run: compare rows, not machines.
 """
 
@@ -46,6 +50,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GPURACE = str(Path(sys.executable).with_name("gpurace"))
 SUM_APP = ROOT / "examples" / "sum_app.cu"
 MANY = ROOT / "benchmarks" / "kernels" / "many_launches.cu"
+TIMING_LOOP = ROOT / "benchmarks" / "kernels" / "timing_loop.cu"
 N = 16384
 CHECK_LAUNCH = ["--grid", str(N // 256), "--block", "256", "--arg", f"buf:{N}:iota", "--arg", "buf:1", "--arg", str(N)]
 
@@ -165,6 +170,18 @@ def many_launches(launches: int) -> None:
         )
 
 
+def timing_loop(launches: int) -> None:
+    print(f"(c) {TIMING_LOOP.name}: matmul (grid 8x8, block 16x16) launched on the same input, every launch checked")
+    print(f"{'launches':<22} {'total s':>8} {'launch s':>9} {'replayed':>9}")
+    for count in (1, launches):
+        start = time.perf_counter()
+        with LaunchTimer() as timer:
+            result = exec_program(TIMING_LOOP, [str(count)], capture_output=True)
+        total = time.perf_counter() - start
+        assert result.clean and result.stdout == f"{count} launches, 0 wrong\n", (result.errors, result.stdout)
+        print(f"{count:<22} {total:>8.2f} {timer.seconds:>9.2f} {result.replayed:>9}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure of (a); the best is shown")
@@ -172,6 +189,8 @@ def main() -> None:
     opts = ap.parse_args()
     overhead(opts.repeat)
     many_launches(opts.launches)
+    print()
+    timing_loop(opts.launches // 3)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,12 @@ def test_skip_and_count_choose_among_the_launches_of_the_named_kernel():
     assert [o.left_out_by for o in outcomes] == ["--kernel-name", "--launch-skip"] * 2 + ["--kernel-name", None] * 2
 
 
+def test_unchecked_launches_replay_too_and_keep_the_results_exact():
+    result, outcomes = run(PROGRAMS / "repeated_launches.cu", launch_count=1)
+    assert result.findings == [] and result.checked == 1 and result.replayed == 12
+    assert [o.launch["index"] for o in outcomes if o.replayed][:3] == [3, 4, 5]
+
+
 def test_count_alone_checks_the_first_launches():
     result, outcomes = run(kernel_name="pub", launch_count=1)
     assert result.findings == [] and result.checked == 1
@@ -118,6 +124,7 @@ def test_progress_lines_describe_each_launch():
     launch = {"index": 12, "kernel": "reduce", "grid": [64, 1, 1], "block": [256, 1, 1], "host": "app.cu:41"}
     assert LaunchOutcome(launch, None, 1).describe() == "launch 12 of reduce (grid 64x1x1, block 256x1x1) at app.cu:41: checked, 1 finding"
     assert LaunchOutcome(launch, "--launch-skip", 0).describe().endswith("at app.cu:41: not checked (--launch-skip)")
+    assert LaunchOutcome(launch, None, 0, replayed=True).describe().endswith("at app.cu:41: checked, 0 findings, replayed")
 
 
 def test_progress_lines_go_to_a_terminal_only():

@@ -62,6 +62,7 @@ def test_program_findings_and_exit_status(path):
     assert found(result, path, expected) == expected, [f.cause for f in result.findings]
     assert result.exit_code() == int(header.extra["exit"][0]), (result.errors, result.stderr)
     assert result.launches == int(header.extra.get("launches", ["0"])[0])
+    assert result.replayed == int(header.extra.get("replayed", ["0"])[0])
     for text in header.extra.get("expect_error", []):
         assert any(text in e for e in result.errors), result.errors
     if "expect_error" not in header.extra:
@@ -106,6 +107,20 @@ def test_a_race_in_every_launch_is_one_finding_with_its_first_launch():
         PROGRAMS / "repeated_race.cu", kernel="publish", grid=1, block=64, args=["buf:64", "buf:1"]
     ).findings
     assert finding.count == 3 * one_launch.count
+
+
+def test_a_replayed_launch_counts_its_race_as_a_simulated_one_would():
+    (finding,) = run(PROGRAMS / "repeated_launches.cu").findings
+    assert (finding.kind, finding.space, finding.launch["index"]) == ("data-race", "global", 16)
+    (one_launch,) = check(
+        PROGRAMS / "repeated_launches.cu", kernel="publish", grid=1, block=32, args=["buf:32", "buf:1"]
+    ).findings
+    assert finding.count == 4 * one_launch.count
+
+
+def test_a_replayed_launch_races_with_a_copy_as_it_did_when_it_ran():
+    (finding,) = run(PROGRAMS / "repeated_stream_race.cu").findings
+    assert [site.loc.line for site in finding.sites] == [17, 31] and finding.count == 3
 
 
 def test_a_stream_race_names_both_operations_and_their_streams():

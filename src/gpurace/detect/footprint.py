@@ -180,6 +180,12 @@ class LaunchFootprint:
             self.ctx = None
         return Footprint(self.reads, self.writes)
 
+    def repeat(self, earlier: LaunchFootprint) -> None:
+        """Be the footprint of `earlier`, a launch this one repeats exactly (`runtime.repeats`): the same bytes,
+        touched at the same instructions."""
+        self.reads, self.writes, self.complete = earlier.reads, earlier.writes, earlier.complete
+        self._sites, self.recording, self.ctx = earlier._sites, False, None
+
     def site(self, address: int, write: bool) -> Site | None:
         """The instruction that last read (or wrote) the byte at `address`, with a thread that executed it."""
         return self._sites.get((self.writes if write else self.reads).flag_at(address))

@@ -44,6 +44,7 @@ from gpurace.limits import Limits, format_size
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.heap import Heap
+from gpurace.runtime.repeats import RepeatedLaunches
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
 from gpurace.sim.budget import compute_capability
@@ -113,6 +114,7 @@ class Device:
         self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_CLOCK_HZ)
         self.textures: dict[int, object] = {}  # live texture and surface objects by handle (`sim.textures`)
         self.heap = Heap(self.global_arena)
+        self.repeats = RepeatedLaunches(budget=limits.max_memory // 16)
         self._kernels: dict[str, int] = {}
         for index, module in enumerate(self.modules):
             for fn in module.kernels:
@@ -257,6 +259,7 @@ class Device:
         """`cudaDeviceReset` at `site`: every allocation freed (without findings), variables back to their initial values."""
         self.heap.free_all(site)
         self.textures.clear()
+        self.repeats.clear()
         for arena, alloc, initial in self._initial:
             view = arena.view(alloc.base, alloc.size)
             view[:] = 0

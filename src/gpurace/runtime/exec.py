@@ -57,7 +57,8 @@ class ExecResult:
     `findings` are merged across the run (host-side checks and every checked launch: `checked` of the
     `launches`), less the suppressed ones, which `suppressed` counts (None without suppressions);
     `partial_footprints` counts the launches whose footprint outgrew its budget (`detect.footprint`), against
-    which fewer stream races could be seen;
+    which fewer stream races could be seen; `replayed` those that repeated an earlier launch exactly and were
+    not simulated again (`runtime.repeats`; a replayed launch that the filters select counts as checked);
     `status` is the program's own exit status (128 + N when signal N ended
     it); `errors` say why the program could not be run to its end under
     gpurace (an unsupported CUDA call, a launch the simulator cannot run,
@@ -72,6 +73,7 @@ class ExecResult:
     checked: int
     suppressed: int | None = None
     partial_footprints: int = 0
+    replayed: int = 0
     stdout: str | None = None
     stderr: str | None = None
 
@@ -82,14 +84,19 @@ class ExecResult:
     def report(self, program: str, options: dict) -> Report:
         """The run as a `Report` for the renderers: the program in place of a kernel, every launch's findings, and
         how many launches were checked when filters left some out."""
-        launches = plural(self.launches, "launch", "launches")
+        counts = [plural(self.launches, "launch", "launches")]
         stats = {"launches": self.launches, "checked_launches": self.checked}
+        if self.checked != self.launches:
+            counts.append(f"{self.checked} checked")
+        if self.replayed:
+            counts.append(f"{self.replayed} replayed")
+            stats["replayed_launches"] = self.replayed
         if self.suppressed is not None:
             stats["suppressed"] = self.suppressed
         if self.partial_footprints:
             stats["partial_footprints"] = self.partial_footprints
         return Report(
-            kernel=f"{program} ({launches})" if self.checked == self.launches else f"{program} ({launches}, {self.checked} checked)",
+            kernel=f"{program} ({', '.join(counts)})",
             mangled=program,
             source=None,
             launch={"program": program, "launches": self.launches, "status": self.status, **options},
@@ -242,6 +249,7 @@ def _run(
         launches=device.launches,
         checked=device.checked_launches,
         partial_footprints=server.partial_footprints,
+        replayed=device.repeats.replayed,
         stdout=program.stdout,
         stderr=program.stderr,
     )

@@ -75,6 +75,7 @@ class Heap:
         self.unregistered: dict[int, Block] = {}  # the latest ended registration of each host address
         self.written = DeviceWrites()
         self.protection = Protection()
+        self.frees = 0  # blocks freed so far: a launch repeats an earlier one only if none was (`runtime.repeats`)
 
     def allocate(self, size: int, kind: MemoryKind, site: WireSite, flags: int = 0) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
@@ -128,6 +129,7 @@ class Heap:
     def free(self, block: Block, site: WireSite) -> None:
         """Free `block` (or end its registration) at `site`."""
         block.freed_at = site
+        self.frees += 1
         if block.host is not None:
             self._registered.remove(block)
             self.unregistered[block.host] = block

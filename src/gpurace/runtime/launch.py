@@ -72,17 +72,21 @@ FAULTS = {
 @dataclass(frozen=True)
 class LaunchOutcome:
     """What became of one launch, for a progress line: `launch` as `Finding.launch` names it; `left_out_by` the
-    option that left it unchecked (None when it was checked); `findings` the distinct findings it showed."""
+    option that left it unchecked (None when it was checked); `findings` the distinct findings it showed;
+    `replayed` whether it repeated an earlier launch exactly and was not simulated again (`runtime.repeats`)."""
 
     launch: dict
     left_out_by: str | None
     findings: int
+    replayed: bool = False
 
     def describe(self) -> str:
-        """`launch 12 of reduce (grid 64x1x1, block 256x1x1) at app.cu:41: checked, 1 finding`."""
+        """`launch 12 of reduce (grid 64x1x1, block 256x1x1) at app.cu:41: checked, 1 finding`, with `, replayed`
+        after a replayed launch."""
+        replayed = ", replayed" if self.replayed else ""
         if self.left_out_by is not None:
-            return f"{format_launch(self.launch)}: not checked ({self.left_out_by})"
-        return f"{format_launch(self.launch)}: checked, {plural(self.findings, 'finding')}"
+            return f"{format_launch(self.launch)}: not checked ({self.left_out_by}){replayed}"
+        return f"{format_launch(self.launch)}: checked, {plural(self.findings, 'finding')}{replayed}"
 
 
 def launch_record(device: Device, mangled: str, grid, block, site: HostFrame) -> dict:
@@ -119,6 +123,7 @@ def run_launch(
     left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
     too_many = _not_coresident(device, mangled, grid, block, shared_bytes) if cooperative and invalid is None else None
+    replayed = False
     if invalid is not None:
         findings = [_launch_error("cudaErrorInvalidConfiguration", invalid, site)]
         status = CudaError.INVALID_CONFIGURATION
@@ -126,10 +131,9 @@ def run_launch(
         findings = [_launch_error("cudaErrorCooperativeLaunchTooLarge", too_many, site)]
         status = CudaError.COOPERATIVE_LAUNCH_TOO_LARGE
     else:
-        findings, steps = _execute(
+        findings, steps, replayed = _execute_or_replay(
             device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None, cooperative=cooperative
         )
-        _refuse_waiting_for_host(device, findings, sinks)
         device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
     if left_out_by is None:
@@ -138,8 +142,32 @@ def run_launch(
             finding.launch = launch
             device.findings.add(finding, finding.count)
     if device.on_launch is not None:
-        device.on_launch(LaunchOutcome(launch, left_out_by, len(findings)))
+        device.on_launch(LaunchOutcome(launch, left_out_by, len(findings), replayed))
     return status, launch
+
+
+def _execute_or_replay(
+    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool,
+    cooperative: bool,
+) -> tuple[list[Finding], int, bool]:
+    """`_execute`, or the outcome of an earlier launch this one repeats exactly (`runtime.repeats`; a cooperative
+    launch never does: each has a grid workspace of its own); and whether it was that."""
+    repeats = device.repeats
+    footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
+    key = None if cooperative else repeats.key(device, mangled, grid, block, shared_bytes, params)
+    if key is not None:
+        replayed = repeats.replay(key, device, checked, footprint)
+        if replayed is not None:
+            return (*replayed, True)
+    watch = repeats.watch(key, footprint, checked) if key is not None else None
+    findings, steps = _execute(
+        device, mangled, grid, block, shared_bytes, params, [*sinks, *(watch.sinks if watch else ())], checked=checked,
+        cooperative=cooperative,
+    )
+    _refuse_waiting_for_host(device, findings, sinks)
+    if watch is not None:
+        repeats.remember(key, device, checked, watch, findings, steps, FAULTS)
+    return findings, steps, False
 
 
 def _refuse_waiting_for_host(device: Device, findings: list[Finding], sinks: Sequence[EventSink]) -> None:

@@ -1,0 +1,233 @@
+"""Launches that repeat an earlier launch exactly are not simulated again: their outcome is replayed.
+
+Programs time their kernels by launching them again and again on the same
+inputs (a warm-up launch, then a loop of a hundred), and each launch of a
+deterministic kernel on the same input computes the same thing. A launch is
+a function of its kernel, configuration and parameter bytes, the bytes of
+global and constant memory it reads, and nothing else that the runtime lets
+change between launches unnoticed: the simulator's schedules are fixed, its
+clock starts at zero, shared and local memory start zeroed. So when a launch
+has the same kernel, grid, block, dynamic shared memory and parameters as an
+earlier one, no allocation was freed since and the texture and surface objects are the same,
+and every byte the earlier launch read holds what it held then, its run
+would be the earlier run again, step for step: gpurace writes the bytes it
+wrote with the values it wrote, and reports its findings again (they merge
+into the first launch's, whose count grows, as they would have).
+
+The earlier launch qualifies only if the bytes it read and the bytes it wrote
+are disjoint (then what it read is still what it found; an atomic reads and
+writes, and so does a kernel that updates its input in place), its footprint
+was recorded whole, it printed nothing and it ended without a fault or an
+uninitialised read (their outcome depends on more than the bytes read). A
+checked launch replays only a checked one; an unchecked launch replays either
+(its memory is the same: schedule 0 of a check is the plain simulation).
+
+What is kept per kernel configuration: the latest qualifying launch's read
+bytes and written bytes (page flags and values), within `budget` bytes in
+all; the oldest are forgotten first. A configuration's first launch is not
+recorded (its second is), so programs that never repeat a launch pay nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import OrderedDict
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpurace.detect.bytesets import PageBits
+from gpurace.detect.findings import Finding
+from gpurace.detect.footprint import LaunchFootprint
+from gpurace.detect.initcheck import UNINITIALIZED_READ
+from gpurace.sim.memory.layout import PAGE_SIZE
+
+_PAGE_SHIFT = PAGE_SIZE.bit_length() - 1
+
+MAX_CONFIGURATIONS = 1 << 16
+"""Launch configurations remembered as seen; past it, they are forgotten and seen anew."""
+
+
+class PrintWatch:
+    """An event sink that notes whether a launch printed (`sim.printf` calls every `on_print` sink)."""
+
+    name = "print-watch"
+
+    def __init__(self) -> None:
+        self.printed = False
+
+    def on_event(self, ev) -> None:
+        pass
+
+    def on_print(self, text: str) -> None:
+        self.printed = True
+
+
+@dataclass(frozen=True)
+class Watch:
+    """The sinks that see what a launch reads, writes and prints; `sinks` are those to add to the launch's own."""
+
+    footprint: LaunchFootprint
+    printing: PrintWatch
+    own_footprint: bool
+
+    @property
+    def sinks(self) -> list:
+        return [self.footprint, self.printing] if self.own_footprint else [self.printing]
+
+
+@dataclass
+class _Bytes:
+    """Some bytes of the device's memory: flagged bytes of whole pages (`pages`, sorted; `mask` a row per page)
+    and their values, in page order."""
+
+    pages: np.ndarray
+    mask: np.ndarray
+    values: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return self.pages.nbytes + self.mask.nbytes + self.values.nbytes
+
+
+@dataclass
+class _Launch:
+    """What a qualifying launch read and wrote, and its outcome."""
+
+    checked: bool
+    read: _Bytes
+    written: _Bytes
+    footprint: LaunchFootprint
+    findings: list[Finding]
+    steps: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.read.nbytes + self.written.nbytes
+
+
+class RepeatedLaunches:
+    """The qualifying launches of one run, by kernel configuration (see the module docstring)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.replayed = 0
+        self._launches: OrderedDict[tuple, _Launch] = OrderedDict()
+        self._bytes = 0
+        self._seen: set[tuple] = set()  # the configurations launched so far
+
+    @staticmethod
+    def key(device, mangled: str, grid, block, shared_bytes: int, params: bytes) -> tuple:
+        """What must be equal for a launch to repeat another, besides the memory it reads."""
+        return (mangled, tuple(grid), tuple(block), shared_bytes, bytes(params), device.heap.frees, tuple(device.textures.items()))
+
+    def watch(self, key: tuple, footprint: LaunchFootprint | None, checked: bool) -> Watch | None:
+        """What a launch needs so that it can be remembered: the command's own footprint of a checked launch (it
+        records the first schedule's run), else one that records the plain run; and a `PrintWatch`. None for the
+        first launch of its configuration: most programs never repeat a launch (its parameters change), and
+        those that do, repeat it many times, so remembering from the second launch on costs one more run."""
+        if key not in self._seen:
+            if len(self._seen) >= MAX_CONFIGURATIONS:
+                self._seen.clear()
+            self._seen.add(key)
+            return None
+        if footprint is not None and checked:
+            return Watch(footprint, PrintWatch(), own_footprint=False)
+        footprint = LaunchFootprint(budget=self.budget)
+        footprint.recording = True  # never bound by a plain simulation: record from the start
+        return Watch(footprint, PrintWatch(), own_footprint=True)
+
+    def replay(self, key: tuple, device, checked: bool, footprint: LaunchFootprint | None) -> tuple[list[Finding], int] | None:
+        """The findings and steps of the launch `key` repeats, with its writes made again; None when none does."""
+        earlier = self._launches.get(key)
+        if earlier is None or (checked and not earlier.checked):
+            return None
+        now = _view_values(device, earlier.read)
+        if now is None or not np.array_equal(now, earlier.read.values):
+            return None
+        _write_values(device, earlier.written)
+        if checked and footprint is not None:
+            footprint.repeat(earlier.footprint)
+        self._launches.move_to_end(key)
+        self.replayed += 1
+        return [copy.copy(f) for f in earlier.findings], earlier.steps
+
+    def remember(
+        self, key: tuple, device, checked: bool, watch: Watch, findings: list[Finding], steps: int, faults: Collection[str],
+    ) -> None:
+        """Keep a launch that just ran, if it qualifies (module docstring), for the launches that repeat it; `faults`
+        are the kinds of finding that end a kernel with an error."""
+        footprint = watch.footprint
+        self._forget(key)
+        if watch.printing.printed or any(f.kind in faults or f.kind == UNINITIALIZED_READ for f in findings):
+            return
+        touched = footprint.footprint()
+        if not footprint.complete or touched.reads.first_common(touched.writes) is not None:
+            return
+        read, written = _flagged(device, touched.reads), _flagged(device, touched.writes)
+        if read is None or written is None:
+            return
+        launch = _Launch(checked, read, written, footprint, [copy.copy(f) for f in findings], steps)
+        if launch.nbytes > self.budget:
+            return
+        self._launches[key] = launch
+        self._bytes += launch.nbytes
+        while self._bytes > self.budget:
+            self._forget(next(iter(self._launches)))
+
+    def clear(self) -> None:
+        self._launches.clear()
+        self._seen.clear()
+        self._bytes = 0
+
+    def _forget(self, key: tuple) -> None:
+        launch = self._launches.pop(key, None)
+        if launch is not None:
+            self._bytes -= launch.nbytes
+
+
+def _page_runs(device, pages: np.ndarray) -> list[tuple[np.ndarray, int, int]] | None:
+    """The store, first row and row count of each run of consecutive `pages` (sorted), one arena each; None when
+    a page lies outside the device's arenas."""
+    runs = []
+    breaks = np.flatnonzero(np.diff(pages) != 1) + 1
+    for begin, end in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [len(pages)]))):
+        first, last = int(pages[begin]) << _PAGE_SHIFT, ((int(pages[end - 1]) + 1) << _PAGE_SHIFT) - 1
+        arena = device.arena_of(first)
+        if arena is None or not arena.contains(last):
+            return None
+        runs.append((arena.view(first, last + 1 - first).reshape(-1, PAGE_SIZE), int(begin), int(end)))
+    return runs
+
+
+def _flagged(device, bits: PageBits) -> _Bytes | None:
+    """The bytes `bits` flags, with the values they hold now; None when some lie outside the device's arenas."""
+    found = _Bytes(bits.pages, bits.bits[bits.rows] != 0, np.zeros(0, dtype=np.uint8))
+    values = _view_values(device, found)
+    if values is None:
+        return None
+    found.values = values
+    return found
+
+
+def _view_values(device, where: _Bytes) -> np.ndarray | None:
+    """The values the bytes of `where` hold now, in page order (a copy)."""
+    if len(where.pages) == 0:
+        return np.zeros(0, dtype=np.uint8)
+    runs = _page_runs(device, where.pages)
+    if runs is None:
+        return None
+    return np.concatenate([rows[where.mask[begin:end]] for rows, begin, end in runs])
+
+
+def _write_values(device, where: _Bytes) -> None:
+    """Write the values of `where` back to its bytes."""
+    if len(where.pages) == 0:
+        return
+    at = 0
+    for rows, begin, end in _page_runs(device, where.pages):
+        mask = where.mask[begin:end]
+        count = int(mask.sum())
+        rows[mask] = where.values[at : at + count]
+        at += count
