@@ -93,12 +93,13 @@ class _Bytes:
 
 @dataclass
 class _Launch:
-    """What a qualifying launch read and wrote, and its outcome."""
+    """What a qualifying launch read and wrote, and its outcome; a checked launch's `footprint` for the stream
+    checks (an unchecked one has none there)."""
 
     checked: bool
     read: _Bytes
     written: _Bytes
-    footprint: LaunchFootprint
+    footprint: LaunchFootprint | None
     findings: list[Finding]
     steps: int
 
@@ -168,7 +169,7 @@ class RepeatedLaunches:
         read, written = _flagged(device, touched.reads), _flagged(device, touched.writes)
         if read is None or written is None:
             return
-        launch = _Launch(checked, read, written, footprint, [copy.copy(f) for f in findings], steps)
+        launch = _Launch(checked, read, written, footprint if checked else None, [copy.copy(f) for f in findings], steps)
         if launch.nbytes > self.budget:
             return
         self._launches[key] = launch
