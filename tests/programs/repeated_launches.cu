@@ -3,18 +3,20 @@
 // launches replays eight; after the input changes the next launch runs, and the one after it (same input,
 // output cleared by the host) replays and writes the output again; a kernel that updates its buffer in
 // place never repeats; a kernel that prints runs every time; a launch reading managed memory the host
-// changed runs again, and the next one replays it. The racy `publish` (every thread stores a different
-// value into one word) is replayed twice: one finding, whose count is four launches' (test_programs.py).
+// changed runs again, and the next one replays it; so does one reading a __constant__ the host changed. The
+// racy `publish` (every thread stores a different value into one word) is replayed twice: one finding,
+// whose count is four launches' (test_programs.py).
 // @stdout after 10: 2 510
 // @stdout after input change: 200 510
 // @stdout in place: 3
 // @stdout hello 7
 // @stdout hello 7
 // @stdout managed: 3 15 15
+// @stdout constant: 2
 // @exit 1
-// @launches 24
-// @replayed 12
-// @expect data-race 31
+// @launches 28
+// @replayed 13
+// @expect data-race 33
 #include <cstdio>
 
 __global__ void scale(float *out, const float *in, float factor) {
@@ -35,6 +37,10 @@ __global__ void hello(int round) {
     if (threadIdx.x == 0)
         printf("hello %d\n", round);
 }
+
+__constant__ float bias;
+
+__global__ void add_bias(float *out) { out[threadIdx.x] = bias; }
 
 int main() {
     const int n = 256;
@@ -85,6 +91,17 @@ int main() {
     scale<<<2, 128>>>(out, managed, 3.0f);
     cudaMemcpy(host, out, sizeof host, cudaMemcpyDeviceToHost);
     printf("managed: %g %g %g\n", host[1], host[0], managed[0] * 3);
+
+    float value = 1;
+    cudaMemcpyToSymbol(bias, &value, sizeof value);
+    add_bias<<<1, 32>>>(out);
+    add_bias<<<1, 32>>>(out);
+    value = 2;
+    cudaMemcpyToSymbol(bias, &value, sizeof value);
+    add_bias<<<1, 32>>>(out);
+    add_bias<<<1, 32>>>(out);
+    cudaMemcpy(host, out, sizeof host, cudaMemcpyDeviceToHost);
+    printf("constant: %g\n", host[0]);
 
     cudaFree(in);
     cudaFree(out);

@@ -8,8 +8,10 @@ global and constant memory it reads, and nothing else that the runtime lets
 change between launches unnoticed: the simulator's schedules are fixed, its
 clock starts at zero, shared and local memory start zeroed. So when a launch
 has the same kernel, grid, block, dynamic shared memory and parameters as an
-earlier one, no allocation was freed since and the texture and surface objects are the same,
-and every byte the earlier launch read holds what it held then, its run
+earlier one, no allocation was freed since, the texture and surface objects
+are the same, every byte of global memory the earlier launch read and every
+byte of constant memory (whose reads the simulator does not record: no two
+threads race on memory no kernel writes) holds what it held then, its run
 would be the earlier run again, step for step: gpurace writes the bytes it
 wrote with the values it wrote, and reports its findings again (they merge
 into the first launch's, whose count grows, as they would have).
@@ -37,13 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpurace.detect.bytesets import PageBits
+from gpurace.detect.bytesets import PAGE_SHIFT, PageBits
 from gpurace.detect.findings import Finding
 from gpurace.detect.footprint import LaunchFootprint
 from gpurace.detect.initcheck import UNINITIALIZED_READ
 from gpurace.sim.memory.layout import PAGE_SIZE
-
-_PAGE_SHIFT = PAGE_SIZE.bit_length() - 1
 
 MAX_CONFIGURATIONS = 1 << 16
 """Launch configurations remembered as seen; past it, they are forgotten and seen anew."""
@@ -99,13 +99,14 @@ class _Launch:
     checked: bool
     read: _Bytes
     written: _Bytes
+    constants: np.ndarray
     footprint: LaunchFootprint | None
     findings: list[Finding]
     steps: int
 
     @property
     def nbytes(self) -> int:
-        return self.read.nbytes + self.written.nbytes
+        return self.read.nbytes + self.written.nbytes + self.constants.nbytes
 
 
 class RepeatedLaunches:
@@ -144,6 +145,8 @@ class RepeatedLaunches:
         earlier = self._launches.get(key)
         if earlier is None or (checked and not earlier.checked):
             return None
+        if not np.array_equal(_constant_memory(device), earlier.constants):
+            return None
         now = _view_values(device, earlier.read)
         if now is None or not np.array_equal(now, earlier.read.values):
             return None
@@ -169,7 +172,10 @@ class RepeatedLaunches:
         read, written = _flagged(device, touched.reads), _flagged(device, touched.writes)
         if read is None or written is None:
             return
-        launch = _Launch(checked, read, written, footprint if checked else None, [copy.copy(f) for f in findings], steps)
+        launch = _Launch(
+            checked, read, written, _constant_memory(device).copy(), footprint if checked else None,
+            [copy.copy(f) for f in findings], steps,
+        )
         if launch.nbytes > self.budget:
             return
         self._launches[key] = launch
@@ -188,13 +194,19 @@ class RepeatedLaunches:
             self._bytes -= launch.nbytes
 
 
+def _constant_memory(device) -> np.ndarray:
+    """Every allocated byte of the device's constant memory (a view)."""
+    arena = device.const_arena
+    return arena.view(arena.base, arena.table.top - arena.base)
+
+
 def _page_runs(device, pages: np.ndarray) -> list[tuple[np.ndarray, int, int]] | None:
     """The store, first row and row count of each run of consecutive `pages` (sorted), one arena each; None when
     a page lies outside the device's arenas."""
     runs = []
     breaks = np.flatnonzero(np.diff(pages) != 1) + 1
     for begin, end in zip(np.concatenate(([0], breaks)), np.concatenate((breaks, [len(pages)]))):
-        first, last = int(pages[begin]) << _PAGE_SHIFT, ((int(pages[end - 1]) + 1) << _PAGE_SHIFT) - 1
+        first, last = int(pages[begin]) << PAGE_SHIFT, ((int(pages[end - 1]) + 1) << PAGE_SHIFT) - 1
         arena = device.arena_of(first)
         if arena is None or not arena.contains(last):
             return None
