@@ -152,6 +152,22 @@ def limit_address_space(max_memory: int, mapped: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
 
 
+def shift_address_limit(nbytes: int) -> None:
+    """Move the address-space limit `limit_address_space` set (if it set one) by `nbytes`: up past a mapping
+    the budget does not count (`gpurace exec`'s device memory, mapped whole, costs only the pages written),
+    down for memory the budget counts though this process does not map it anew (the program's allocations in
+    that device memory)."""
+    import resource
+
+    if _user_address_limit is None:
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return
+    want = max(soft + nbytes, 0)
+    resource.setrlimit(resource.RLIMIT_AS, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
+
+
 def restore_user_address_space() -> None:
     """In a child about to run the user's own program (`gpurace exec`): the address-space limit the user had."""
     import resource

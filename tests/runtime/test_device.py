@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -94,3 +97,36 @@ def test_reset_frees_everything_and_restores_initial_values(device):
     device.reset(site)
     assert word(device, counter.base) == 7
     assert block.freed_at == site and device.heap.live() == []
+
+
+BUDGET_ACCOUNTING = r"""
+import resource
+import gpurace.limits as limits
+from gpurace.limits import Limits, limit_address_space
+from gpurace.runtime.device import Device
+from gpurace.runtime.protocol import MemoryKind, WireSite
+from gpurace.runtime.sites import SourceLines
+from gpurace.frontend.sandbox import mapped_bytes
+
+def soft():
+    return resource.getrlimit(resource.RLIMIT_AS)[0]
+
+limit_address_space(1 << 30, mapped_bytes())
+start = soft()
+device = Device([], arch="compute_75", limits=Limits(max_memory=1 << 30), source_lines=SourceLines())
+arenas = device.global_arena.nbytes + device.const_arena.nbytes
+print(soft() - start == arenas)
+block = device.heap.allocate(1 << 20, MemoryKind.DEVICE, WireSite("cudaMalloc", ()))
+print(soft() - start == arenas - (1 << 20))
+device.heap.free(block, WireSite("cudaMalloc", ()))
+print(soft() - start == arenas)
+device.heap.allocate(1 << 20, MemoryKind.DEVICE, WireSite("cudaMalloc", ()))
+device.close()
+print(soft() == start)
+"""
+
+
+def test_the_budget_counts_the_programs_allocations_not_the_device_memorys_mapping():
+    # in a process of its own: the address-space limit is the whole process's, as under the gpurace command
+    out = subprocess.run([sys.executable, "-c", BUDGET_ACCOUNTING], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True"] * 4, out.stderr

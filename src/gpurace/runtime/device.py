@@ -24,10 +24,11 @@ share one `Device`:
   `on_launch`, when set, is told the outcome of each (`launch.LaunchOutcome`).
 
 Sizes: the global arena is half the memory budget (`Limits.max_memory`), at
-most `MAX_GLOBAL_ARENA_BYTES`, since gpurace's own address space is limited
-to the budget and the simulator needs the other half; the constant arena is
-`CONST_ARENA_BYTES`, 64 KiB of `__constant__` memory for each of dozens of
-modules. Untouched pages cost nothing.
+most `MAX_GLOBAL_ARENA_BYTES`, so that the program's device memory leaves the
+simulator at least the other half; the constant arena is `CONST_ARENA_BYTES`,
+64 KiB of `__constant__` memory for each of dozens of modules. Untouched
+pages cost nothing, and the budget (gpurace's address-space limit) counts
+what is allocated in the arenas, not their mappings.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import numpy as np
 from gpurace.detect.findings import Address, FindingSet
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Function, Module, type_size
-from gpurace.limits import Limits, format_size
+from gpurace.limits import Limits, format_size, shift_address_limit
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.heap import Heap
@@ -121,6 +122,11 @@ class Device:
                 self._kernels.setdefault(fn.name, index)
         self._initial: list[tuple[Arena, Allocation, bytes | None]] = []
         self.variables = [self._place_variables(module) for module in self.modules]
+        # The arenas are mapped whole but cost only the pages written: the memory budget, this process's
+        # address-space limit, counts the module variables and the program's live allocations (`Heap`), not
+        # the mappings, so that a launch may use what the program's device memory leaves of the budget.
+        self._uncounted = sum(arena.nbytes - (arena.table.top - arena.base) for arena in (self.global_arena, self.const_arena))
+        shift_address_limit(self._uncounted)
         self._handle_modules: dict[int, int] = {}
         self.host_visible_variables: set[int] = set()  # bases of __managed__ variables
 
@@ -267,6 +273,7 @@ class Device:
                 view[:] = np.frombuffer(initial, dtype=np.uint8)
 
     def close(self) -> None:
+        shift_address_limit(self.heap.live_bytes - self._uncounted)
         self.global_arena.close()
         self.const_arena.close()
 

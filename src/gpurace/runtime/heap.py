@@ -33,6 +33,7 @@ import bisect
 from dataclasses import dataclass
 
 from gpurace.detect.initcheck import DeviceWrites
+from gpurace.limits import shift_address_limit
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.protection import Protection
 from gpurace.runtime.protocol import MemoryKind, WireSite
@@ -76,6 +77,7 @@ class Heap:
         self.written = DeviceWrites()
         self.protection = Protection()
         self.frees = 0  # blocks freed so far: a launch repeats an earlier one only if none was (`runtime.repeats`)
+        self.live_bytes = 0  # of the blocks not freed: the memory budget counts them (`limits.shift_address_limit`)
 
     def allocate(self, size: int, kind: MemoryKind, site: WireSite, flags: int = 0) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
@@ -113,9 +115,12 @@ class Heap:
     def _place(self, size: int, kind: MemoryKind, offset: int = 0) -> Allocation | None:
         name = f"{ALLOCATING_CALL[kind]}#{len(self.blocks) + 1}"
         try:
-            return self.arena.table.place(name, size, PAGE_SIZE, offset=offset)
+            alloc = self.arena.table.place(name, size, PAGE_SIZE, offset=offset)
         except MemoryError:
             return None
+        self.live_bytes += alloc.size
+        shift_address_limit(-alloc.size)
+        return alloc
 
     def block_at(self, address: int) -> Block | None:
         """The block whose bytes include `address`, freed or not."""
@@ -130,6 +135,8 @@ class Heap:
         """Free `block` (or end its registration) at `site`."""
         block.freed_at = site
         self.frees += 1
+        self.live_bytes -= block.allocation.size
+        shift_address_limit(block.allocation.size)
         if block.host is not None:
             self._registered.remove(block)
             self.unregistered[block.host] = block
