@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.hip import HIP_SUFFIXES, report_notes
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
@@ -74,6 +75,7 @@ class ExecResult:
     partial_footprints: int = 0
     stdout: str | None = None
     stderr: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -92,7 +94,10 @@ class ExecResult:
             kernel=f"{program} ({launches})" if self.checked == self.launches else f"{program} ({launches}, {self.checked} checked)",
             mangled=program,
             source=None,
-            launch={"program": program, "launches": self.launches, "status": self.status, **options},
+            launch={
+                "program": program, "launches": self.launches, "status": self.status, **options,
+                **({"notes": list(self.notes)} if self.notes else {}),
+            },
             findings=self.findings,
             stats=stats,
         )
@@ -171,7 +176,7 @@ def exec_program(
             modules = [
                 load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
                 for p in paths
-                if p.suffix.lower() == ".cu"
+                if p.suffix.lower() in (".cu", *HIP_SUFFIXES)
             ]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
@@ -189,6 +194,7 @@ def exec_program(
             result = _run(executable, list(args), device, shim, limits, leak_check, capture_output)
         finally:
             device.close()
+        result.notes = report_notes(modules)
     if suppressions is not None:
         result.findings, result.suppressed = suppressions.split(result.findings, None)
     return result

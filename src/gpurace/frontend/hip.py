@@ -1,0 +1,136 @@
+"""HIP sources, checked as CUDA through HIP's own NVIDIA path.
+
+HIP's headers compile on NVIDIA's toolchain: with `__HIP_PLATFORM_NVIDIA__`
+defined, `hip/hip_runtime.h` includes `hip/nvidia_detail/*`, which map the
+`hip*` runtime calls onto `cuda*` (inline functions), `hipLaunchKernelGGL`
+onto `<<<...>>>`, `hipThreadIdx_x` onto `threadIdx.x`, and leave
+`__syncthreads`, atomics and `__shfl*` to CUDA's own. So a HIP file is a
+CUDA file to gpurace once those headers are found: it is compiled by nvcc
+(the headers include `cuda_runtime.h`, which NVRTC cannot), under a private
+name ending in `.cu` with a `#line` naming the `.hip` file, so that every
+finding names the HIP source's lines.
+
+A file is HIP when its name ends in `.hip`, or when it includes a header of
+HIP's (`#include <hip/...>`), as `.cu` files written against HIP do.
+
+Where the headers are (`find_hip_include_dir`): `--hip-path DIR` (which sets
+`$HIP_PATH` for the command), else `$HIP_PATH`, else `/opt/rocm`, else
+`/usr` (Debian's `libamdhip64-dev`). DIR may be the root (`DIR/include/hip/
+hip_runtime.h`) or the include folder itself (`DIR/hip/hip_runtime.h`).
+HIP's headers are not part of gpurace; without them a HIP file is an input
+error (exit 2) whose message says how to get them.
+
+HIP's 2022 headers (Debian bookworm's 5.2) call some CUDA runtime functions
+by signatures CUDA 13 removed or changed (host API only); gpurace's
+pre-included `hip_compat/gpurace_hip_nvidia.h` gives them back, for CUDA 13
+and later, without touching the HIP headers or any kernel code.
+
+Warp size: the NVIDIA path has 32-lane warps (`warpSize` is 32), while AMD
+GPUs of the GCN/CDNA families run wavefronts of 64. Every report on a HIP
+kernel says that its warp-level findings assume 32-lane warps
+(`WARP_SIZE_NOTE`); gpurace does not simulate 64-lane wavefronts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from gpurace.errors import UserError
+
+HIP_SUFFIXES = frozenset({".hip"})
+
+PLATFORM_MACRO = "__HIP_PLATFORM_NVIDIA__"
+"""What selects HIP's NVIDIA path in `hip/hip_runtime.h` (HIP 4.0 and later; `__HIP_PLATFORM_NVCC__` before)."""
+
+COMPAT_DIR = Path(__file__).parent / "include" / "hip_compat"
+COMPAT_HEADER = "gpurace_hip_nvidia.h"
+"""gpurace's pre-included compatibility header (found by name on the include path, from `COMPAT_DIR`)."""
+
+SEARCHED_ROOTS = ("/opt/rocm", "/usr")
+"""Where HIP's headers are looked for when neither --hip-path nor $HIP_PATH names a folder."""
+
+INSTALL_HINT = (
+    "install them with `apt-get install --no-install-recommends libamdhip64-dev` (Debian, Ubuntu), "
+    "or unpack them without AMD's runtime: `apt-get download libamdhip64-dev && "
+    "dpkg -x libamdhip64-dev_*.deb ~/hip` and give `--hip-path ~/hip/usr` (or set HIP_PATH)"
+)
+
+WARP_SIZE_NOTE = (
+    "HIP source compiled for NVIDIA's path: warpSize is 32 and warp-level findings (intra-warp races, "
+    "__shfl*, ballots, warp masks) assume 32-lane warps as on NVIDIA GPUs, not AMD's 64-lane wavefronts"
+)
+
+_HIP_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/', re.MULTILINE)
+_COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def is_hip_source(path: str | os.PathLike, text: str | None = None) -> bool:
+    """True for a `.hip` file, or a file whose `text` includes one of HIP's headers (`#include <hip/...>`)."""
+    if Path(path).suffix.lower() in HIP_SUFFIXES:
+        return True
+    return text is not None and _HIP_INCLUDE_RE.search(_COMMENT_RE.sub(" ", text)) is not None
+
+
+def _include_dir_of(root: Path) -> Path | None:
+    """The folder that holds `hip/hip_runtime.h` for a root given as `DIR` or `DIR/include`, or None."""
+    for candidate in (root / "include", root):
+        if (candidate / "hip" / "hip_runtime.h").is_file():
+            return candidate
+    return None
+
+
+def find_hip_include_dir() -> Path | None:
+    """The include folder of HIP's headers (`$HIP_PATH`, then `SEARCHED_ROOTS`), or None when none has them.
+
+    A `$HIP_PATH` that names a folder without them is an error, not a reason to look elsewhere: the user
+    asked for that folder.
+    """
+    given = os.environ.get("HIP_PATH")
+    if given:
+        found = _include_dir_of(Path(given))
+        if found is None:
+            raise UserError(
+                f"--hip-path / HIP_PATH {given!r}: no hip/hip_runtime.h in it or in its include folder; {INSTALL_HINT}"
+            )
+        return found
+    for root in SEARCHED_ROOTS:
+        found = _include_dir_of(Path(root))
+        if found is not None:
+            return found
+    return None
+
+
+def require_hip_include_dir(source: str | os.PathLike) -> Path:
+    """`find_hip_include_dir()`, or a UserError naming `source` that says how to install HIP's headers."""
+    found = find_hip_include_dir()
+    if found is None:
+        raise UserError(
+            f"{source}: a HIP source needs HIP's headers (hip/hip_runtime.h), and none were found in "
+            f"$HIP_PATH, {', '.join(r + '/include' for r in SEARCHED_ROOTS)}; {INSTALL_HINT}"
+        )
+    return found
+
+
+def set_hip_path(directory: str) -> None:
+    """`--hip-path DIR`: check DIR and make it `$HIP_PATH` for this command (and the compilers it runs)."""
+    if not Path(directory).is_dir():
+        raise UserError(f"--hip-path {directory!r}: no such directory")
+    if _include_dir_of(Path(directory)) is None:
+        raise UserError(f"--hip-path {directory!r}: no hip/hip_runtime.h in it or in its include folder; {INSTALL_HINT}")
+    os.environ["HIP_PATH"] = str(Path(directory).resolve())
+
+
+def report_notes(modules) -> list[str]:
+    """The notes a report on `modules` carries: `WARP_SIZE_NOTE` when one of them was compiled from a HIP source."""
+    hip_modules = [m for m in modules if m.compile_options is not None and m.compile_options.hip]
+    return [WARP_SIZE_NOTE] if hip_modules else []
+
+
+def compiler_include_dirs(include_dir: Path) -> list[str]:
+    """The -I folders a HIP compile adds: gpurace's compatibility header's, and HIP's unless it is a system folder."""
+    dirs = [str(COMPAT_DIR)]
+    if include_dir.resolve() != Path("/usr/include"):
+        dirs.append(str(include_dir))
+    return dirs
