@@ -143,6 +143,11 @@ def compile_to_ptx(
     includes = [check_include_dir(d) for d in include_dirs]
     macros = [check_define(d) for d in defines]
     original = read_source(source)
+    if suffix in hip.CPP_SUFFIXES and not hip.is_hip_source(source, original):
+        raise UserError(
+            f"{source}: a {suffix} file is taken for a kernel file only when it is a HIP source (includes <hip/...>); "
+            "give a .cu, .hip or .ptx file"
+        )
     if hip.is_hip_source(source, original):
         return _compile_hip(source, original, appendix, includes, macros, virtual_arch, device_debug, relocatable, limits)
     gpuverify = uses_gpuverify(original)
@@ -386,7 +391,7 @@ def _check_source(path: Path) -> Path:
     suffix = path.suffix.lower()
     if suffix in _UNSUPPORTED:
         raise UserError(f"{path}: {_UNSUPPORTED[suffix]}")
-    if suffix not in (".cu", ".ptx", *hip.HIP_SUFFIXES):
+    if suffix not in (".cu", ".ptx", *hip.HIP_SUFFIXES, *hip.CPP_SUFFIXES):
         raise UserError(f"{path}: unknown file type {suffix or '(no extension)'!r}; expected a .cu, .hip or .ptx file")
     if not path.exists():
         raise UserError(f"{path}: no such file")

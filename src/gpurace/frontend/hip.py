@@ -11,7 +11,8 @@ name ending in `.cu` with a `#line` naming the `.hip` file, so that every
 finding names the HIP source's lines.
 
 A file is HIP when its name ends in `.hip`, or when it includes a header of
-HIP's (`#include <hip/...>`), as `.cu` files written against HIP do.
+HIP's (`#include <hip/...>`), as `.cu` and `.cpp` files written against HIP
+do (hipcc compiles `.cpp` files as HIP; HIP's own samples are often `.cpp`).
 
 Where the headers are (`find_hip_include_dir`): `--hip-path DIR` (which sets
 `$HIP_PATH` for the command), else `$HIP_PATH`, else `/opt/rocm`, else
@@ -40,6 +41,10 @@ from pathlib import Path
 from gpurace.errors import UserError
 
 HIP_SUFFIXES = frozenset({".hip"})
+
+CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx"})
+"""C++ files that are HIP sources when they include HIP's headers (hipcc compiles them as HIP; HIP's own samples
+are often `.cpp` files); other C++ files are host code, not kernel files."""
 
 PLATFORM_MACRO = "__HIP_PLATFORM_NVIDIA__"
 """What selects HIP's NVIDIA path in `hip/hip_runtime.h` (HIP 4.0 and later; `__HIP_PLATFORM_NVCC__` before)."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
-from gpurace.frontend.hip import HIP_SUFFIXES, report_notes
+from gpurace.frontend.hip import CPP_SUFFIXES, HIP_SUFFIXES, is_hip_source, report_notes
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
@@ -176,7 +176,7 @@ def exec_program(
             modules = [
                 load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
                 for p in paths
-                if p.suffix.lower() in (".cu", *HIP_SUFFIXES)
+                if p.suffix.lower() in (".cu", *HIP_SUFFIXES) or (p.suffix.lower() in CPP_SUFFIXES and is_hip_source(p, p.read_text(errors="replace")))
             ]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells

@@ -15,7 +15,13 @@
  * the HIP headers make to overloads that accept both the old and the new
  * signatures, declares what was removed (returning cudaErrorNotSupported), and
  * gives cudaDeviceProp back its removed fields (zero). It changes nothing in
- * the HIP headers and nothing that a kernel compiles to.
+ * the HIP headers and nothing that a kernel compiles to, except one thing:
+ *
+ * HIP's warp votes take no mask (__ballot, __any, __all: the lanes that are
+ * active). HIP's NVIDIA path maps its mask-less __shfl* onto __shfl*_sync
+ * but leaves these to CUDA's legacy intrinsics, which compile to `vote`
+ * without `.sync`, an instruction sm_70 and later GPUs do not have. Here they
+ * are the *_sync votes over __activemask(), which is what they meant.
  */
 #ifndef GPURACE_HIP_NVIDIA_H
 #define GPURACE_HIP_NVIDIA_H
@@ -135,4 +141,16 @@ static inline cudaError_t gpurace_hip_cudaStreamUpdateCaptureDependencies(cudaSt
 #define cudaStreamUpdateCaptureDependencies gpurace_hip_cudaStreamUpdateCaptureDependencies
 
 #endif /* CUDA 13 */
+
+#if defined(__cplusplus)
+static __device__ __forceinline__ unsigned long long gpurace_hip_ballot(int predicate) {
+    return __ballot_sync(__activemask(), predicate);
+}
+static __device__ __forceinline__ int gpurace_hip_any(int predicate) { return __any_sync(__activemask(), predicate); }
+static __device__ __forceinline__ int gpurace_hip_all(int predicate) { return __all_sync(__activemask(), predicate); }
+/* Object-like, so that the names libcu++ gives its own (struct __any, ...) are renamed alike and still work. */
+#define __ballot gpurace_hip_ballot
+#define __any gpurace_hip_any
+#define __all gpurace_hip_all
+#endif
 #endif /* GPURACE_HIP_NVIDIA_H */
