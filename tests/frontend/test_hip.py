@@ -128,6 +128,8 @@ def test_text_and_json_reports_say_that_warp_findings_assume_32_lanes():
     assert f"note: {hip.WARP_SIZE_NOTE}" in text.output
     data = json.loads(_cli(*args, "--format", "json").stdout)
     assert data["launch"]["notes"] == [hip.WARP_SIZE_NOTE]
+    sarif = json.loads(_cli(*args, "--format", "sarif").stdout)
+    assert hip.WARP_SIZE_NOTE in json.dumps(sarif)
     assert {Path(a["file"]).resolve() for f in data["findings"] for a in f["accesses"]} == {HIP_DIR / "warp_shift.hip"}
 
 
