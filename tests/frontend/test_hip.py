@@ -170,12 +170,41 @@ def test_a_cpp_file_is_a_kernel_file_only_when_it_includes_hip(tmp_path):
     assert result.exit_code == 2 and "only when it is a HIP source" in result.stderr
 
 
+def test_a_file_that_gets_hip_through_its_own_header_is_hip(tmp_path):
+    """As in HIP's samples: `app.cpp` includes `app.hpp`, which includes hip/hip_runtime.h; `app.cpp` uses HIP's API."""
+    (tmp_path / "app.hpp").write_text("#include <hip/hip_runtime.h>\n")
+    path = tmp_path / "app.cpp"
+    path.write_text(
+        '#include "app.hpp"\n__global__ void k(int* p) { p[hipThreadIdx_x] = 2; }\n'
+        "void launch(int* p) { hipLaunchKernelGGL(k, dim3(1), dim3(4), 0, 0, p); }\n"
+    )
+    out = np.zeros(4, np.int32)
+    gpurace.run(path, grid=1, block=4, args=[out])
+    assert out.tolist() == [2] * 4
+
+
+def test_a_hip_file_in_latin_1_is_read_as_latin_1(tmp_path):
+    """AMD's SDK samples carry a Latin-1 copyright sign; a race in such a file names its lines as usual."""
+    path = tmp_path / "latin1.cpp"
+    path.write_bytes(
+        "// Copyright \u00a9 AMD\n#include <hip/hip_runtime.h>\n"
+        "__global__ void k(int* p) { p[0] = hipThreadIdx_x; }\n".encode("latin-1")
+    )
+    report = check(path, grid=1, block=2, args=[np.zeros(1, np.int32)])
+    assert _findings(report) == [("data-race", "global", (3, 3))]
+    not_hip = tmp_path / "latin1.cu"
+    not_hip.write_bytes("// \u00a9\n__global__ void k(int* p) { p[0] = 1; }\n".encode("latin-1"))
+    result = _cli("kernels", str(not_hip))
+    assert result.exit_code == 2 and "not a UTF-8 text file" in result.stderr
+
+
 def test_a_hip_compile_error_names_the_hip_file_and_line(tmp_path):
     path = tmp_path / "broken.hip"
     path.write_text("#include <hip/hip_runtime.h>\n\n__global__ void k(int* p) { p[0] = undefined_name; }\n")
     result = _cli("kernels", str(path))
     assert result.exit_code == 2
     assert "broken.hip(3)" in result.stderr and "undefined_name" in result.stderr
+    assert "CUDA_11010" not in result.stderr  # HIP 5.2's own warning is left out of the log
     assert "Traceback" not in result.output
 
 

@@ -142,7 +142,7 @@ def compile_to_ptx(
     virtual_arch = normalize_arch(arch)
     includes = [check_include_dir(d) for d in include_dirs]
     macros = [check_define(d) for d in defines]
-    original = read_source(source)
+    original = read_kernel_source(source)
     if suffix in hip.CPP_SUFFIXES and not hip.is_hip_source(source, original):
         raise UserError(
             f"{source}: a {suffix} file is taken for a kernel file only when it is a HIP source (includes <hip/...>); "
@@ -192,10 +192,13 @@ def _compile_hip(
     include_dir = hip.require_hip_include_dir(source)
     code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
     extra = (["-G"] if device_debug else []) + (["-rdc=true"] if relocatable else []) + ["-include", hip.COMPAT_HEADER]
-    compiled = _compile_with_nvcc(
-        source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [hip.PLATFORM_MACRO, *macros], arch, extra,
-        limits, host_code=True, private_copy=True,
-    )
+    try:
+        compiled = _compile_with_nvcc(
+            source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [hip.PLATFORM_MACRO, *macros], arch,
+            extra, limits, host_code=True, private_copy=True,
+        )
+    except CompileError as e:
+        raise CompileError(hip.without_header_noise(str(e))) from None
     return CompiledPtx(compiled.text, compiled.source_path, compiled.compiler, compiled.compiler_path, hip=True)
 
 
@@ -398,6 +401,20 @@ def _check_source(path: Path) -> Path:
     if not path.is_file():
         raise UserError(f"{path}: not a regular file")
     return path.resolve()
+
+
+def read_kernel_source(path: Path) -> str:
+    """`read_source`, but a HIP source that is not UTF-8 is read as Latin-1 (`hip.read_hip_source`)."""
+    try:
+        return read_source(path)
+    except UserError:
+        try:
+            text = hip.read_hip_source(path, path.read_bytes())
+        except OSError:
+            text = None
+        if text is None:
+            raise
+        return text
 
 
 def read_source(path: Path) -> str:

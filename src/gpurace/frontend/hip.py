@@ -68,14 +68,31 @@ WARP_SIZE_NOTE = (
 )
 
 _HIP_INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]hip/', re.MULTILINE)
+# HIP's API, for files that include HIP's headers through a header of their own (`#include "app.hpp"`).
+_HIP_API_RE = re.compile(
+    r"\bhip(?:LaunchKernelGGL|Malloc\w*|Memcpy\w*|Memset\w*|Free|DeviceSynchronize|GetLastError|Stream\w+|Event\w+)"
+    r"\s*\(|\bhip(?:ThreadIdx|BlockIdx|BlockDim|GridDim)_[xyz]\b|\bHIP_DYNAMIC_SHARED\b"
+)
 _COMMENT_RE = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def is_hip_source(path: str | os.PathLike, text: str | None = None) -> bool:
-    """True for a `.hip` file, or a file whose `text` includes one of HIP's headers (`#include <hip/...>`)."""
+    """True for a `.hip` file, or a file whose `text` includes one of HIP's headers (`#include <hip/...>`) or
+    uses HIP's API (`hipLaunchKernelGGL(`, `hipMalloc(`, `hipThreadIdx_x`, ...: HIP's headers come from a header
+    of its own)."""
     if Path(path).suffix.lower() in HIP_SUFFIXES:
         return True
-    return text is not None and _HIP_INCLUDE_RE.search(_COMMENT_RE.sub(" ", text)) is not None
+    if text is None:
+        return False
+    code = _COMMENT_RE.sub(" ", text)
+    return _HIP_INCLUDE_RE.search(code) is not None or _HIP_API_RE.search(code) is not None
+
+
+def read_hip_source(path: Path, raw: bytes) -> str | None:
+    """The text of a file that is not UTF-8, when it is a HIP source (read as Latin-1, as the AMD SDK samples that
+    HIP's examples come from are written: a `©` in the licence); None otherwise."""
+    text = raw.decode("latin-1")
+    return text if is_hip_source(path, text) else None
 
 
 def _include_dir_of(root: Path) -> Path | None:
@@ -125,6 +142,20 @@ def set_hip_path(directory: str) -> None:
     if _include_dir_of(Path(directory)) is None:
         raise UserError(f"--hip-path {directory!r}: no hip/hip_runtime.h in it or in its include folder; {INSTALL_HINT}")
     os.environ["HIP_PATH"] = str(Path(directory).resolve())
+
+
+# HIP 5.2's nvidia_hip_runtime_api.h defines CUDA_11010 twice (meaning CUDA_11020 the second time): a warning of
+# the host preprocessor on every compile, which would open every compile error's log.
+_REDEFINITION_WARNING_RE = re.compile(
+    r'(?:In file included from [^\n]*\n(?:[ \t]+from [^\n]*\n)*)?[^\n]*nvidia_hip_runtime_api\.h:\d+: warning: '
+    r'"CUDA_11010" redefined\n(?:[ \t]*\d*[ \t]*\|[^\n]*\n)*'
+    r'[^\n]*: note: this is the location of the previous definition\n(?:[ \t]*\d*[ \t]*\|[^\n]*\n)*'
+)
+
+
+def without_header_noise(log: str) -> str:
+    """A compiler's `log` without the warning that HIP 5.2's own header causes on every compile."""
+    return _REDEFINITION_WARNING_RE.sub("", log)
 
 
 def report_notes(modules) -> list[str]:

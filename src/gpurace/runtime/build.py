@@ -26,7 +26,7 @@ from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import hip
-from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_source
+from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
@@ -84,7 +84,7 @@ def build_program(
     includes = [workdir.reach(check_include_dir(d)) for d in include_dirs]
     macros = [check_define(d) for d in defines]
     flags = [check_nvcc_flag(f) for f in nvcc_flags]
-    texts = {path: read_source(path) for path in files}
+    texts = {path: read_kernel_source(path) for path in files}
     is_hip = any(hip.is_hip_source(path, text) for path, text in texts.items())
     pre_includes = []
     if is_hip:
