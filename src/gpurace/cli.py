@@ -34,7 +34,7 @@ from gpurace.detect.tsan import DEFAULT_SHADOW_CELLS, SHADOW_CELLS
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
-from gpurace.frontend.hip import set_hip_path
+from gpurace.frontend.hip import report_notes, set_hip_path
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
@@ -809,6 +809,9 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm
     )
+    for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
+        for v in verdicts:
+            notes.setdefault(v.name, []).append(note)
     if fmt == "sarif":
         text = json.dumps(verify_sarif(file, verdicts, notes), indent=2) + "\n"
     else:

@@ -140,6 +140,13 @@ def test_a_clean_hip_report_carries_the_note_and_a_cuda_one_does_not():
     assert cuda.exit_code == 0 and "notes" not in json.loads(cuda.stdout)["launch"]
 
 
+def test_verify_states_the_warp_size_in_each_kernels_scope():
+    result = _cli("verify", str(HIP_DIR / "histogram_atomic.hip"), "--format", "json")
+    assert result.exit_code == 0, result.output
+    (kernel,) = json.loads(result.stdout)["kernels"]
+    assert hip.WARP_SIZE_NOTE in kernel["scope"]
+
+
 def test_warp_size_64_is_refused_and_32_accepted():
     args = ["check", str(HIP_DIR / "histogram_atomic.hip"), "--grid", "2", "--block", "64"]
     refused = _cli(*args, "--warp-size", "64")
