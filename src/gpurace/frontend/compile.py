@@ -194,7 +194,7 @@ def _compile_hip(
     extra = (["-G"] if device_debug else []) + (["-rdc=true"] if relocatable else []) + ["-include", hip.COMPAT_HEADER]
     try:
         compiled = _compile_with_nvcc(
-            source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [hip.PLATFORM_MACRO, *macros], arch,
+            source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [*hip.PLATFORM_MACROS, *macros], arch,
             extra, limits, host_code=True, private_copy=True,
         )
     except CompileError as e:

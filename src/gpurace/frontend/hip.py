@@ -46,8 +46,10 @@ CPP_SUFFIXES = frozenset({".cpp", ".cc", ".cxx"})
 """C++ files that are HIP sources when they include HIP's headers (hipcc compiles them as HIP; HIP's own samples
 are often `.cpp` files); other C++ files are host code, not kernel files."""
 
-PLATFORM_MACRO = "__HIP_PLATFORM_NVIDIA__"
-"""What selects HIP's NVIDIA path in `hip/hip_runtime.h` (HIP 4.0 and later; `__HIP_PLATFORM_NVCC__` before)."""
+PLATFORM_MACROS = ("__HIP_PLATFORM_NVIDIA__", "__HIP_PLATFORM_NVCC__")
+"""What selects HIP's NVIDIA path in `hip/hip_runtime.h` (`__HIP_PLATFORM_NVIDIA__` since HIP 4.0,
+`__HIP_PLATFORM_NVCC__` before), both defined as hipcc defines them on NVIDIA's platform, so that a file that tests
+either before it includes HIP's headers sees the platform it is compiled for."""
 
 COMPAT_DIR = Path(__file__).parent / "include" / "hip_compat"
 COMPAT_HEADER = "gpurace_hip_nvidia.h"

@@ -91,7 +91,7 @@ def build_program(
         # HIP's NVIDIA path (frontend.hip): its platform macro and gpurace's compatibility header for every
         # source of the program, HIP's headers on the include path.
         include_dir = hip.require_hip_include_dir(next(p for p, t in texts.items() if hip.is_hip_source(p, t)))
-        macros.insert(0, hip.PLATFORM_MACRO)
+        macros[:0] = hip.PLATFORM_MACROS
         includes += [workdir.reach(d) for d in hip.compiler_include_dirs(include_dir)]
         pre_includes = ["-include", hip.COMPAT_HEADER]
     inputs = []
