@@ -15,17 +15,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import sys
 from pathlib import Path
 
 from gpurace.frontend import compile as compile_module
 from gpurace.frontend import sandbox
-
-# HIP's headers as `.ci/hip-headers` unpacks them (Debian's libamdhip64-dev in .cache/hip), when HIP_PATH names none.
-_HIP_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "hip" / "usr"
-if not os.environ.get("HIP_PATH") and (_HIP_CACHE / "include" / "hip" / "hip_runtime.h").is_file():
-    os.environ["HIP_PATH"] = str(_HIP_CACHE)
 
 _original = compile_module.compile_to_ptx
 _compiled: dict[tuple, compile_module.CompiledPtx] = {}

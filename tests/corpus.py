@@ -47,8 +47,8 @@ def corpus_files(directory: Path = KERNELS_DIR) -> list[Path]:
 
 
 HIP_SKIP_REASON = (
-    "HIP's headers (hip/hip_runtime.h) not found in $HIP_PATH, /opt/rocm or /usr: run .ci/hip-headers "
-    "(Debian's libamdhip64-dev unpacked into .cache/hip) or see the README's HIP kernels"
+    "HIP's headers (hip/hip_runtime.h) not found in $HIP_PATH, /opt/rocm, /usr or ~/.cache/gpurace/hip/usr: run "
+    ".ci/hip-headers (Debian's libamdhip64-dev unpacked into ~/.cache/gpurace/hip) or see the README's HIP kernels"
 )
 
 

@@ -157,7 +157,7 @@ hip_path_option = click.option(
     expose_value=False,
     callback=_hip_path,
     help="Where HIP's headers are, for .hip files and files that include <hip/...> (DIR/include/hip/hip_runtime.h "
-    "or DIR/hip/hip_runtime.h; default $HIP_PATH, /opt/rocm, /usr).",
+    "or DIR/hip/hip_runtime.h; default $HIP_PATH, /opt/rocm, /usr, ~/.cache/gpurace/hip/usr).",
 )
 
 

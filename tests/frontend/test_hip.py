@@ -2,7 +2,7 @@
 space and source line, the 32-lane warp note, where HIP's headers are found and what is refused.
 
 The corpus runners check the `tests/kernels/hip/` headers too; these tests run the same kernels on chosen inputs.
-Every test here needs HIP's headers (Debian's libamdhip64-dev; `.ci/hip-headers` unpacks them into .cache/hip).
+Every test here needs HIP's headers (Debian's libamdhip64-dev; `.ci/hip-headers` unpacks them into ~/.cache/gpurace/hip).
 """
 
 from __future__ import annotations
@@ -229,6 +229,7 @@ def _unique_kernel(tmp_path: Path, name: str = "k.hip") -> Path:
 
 def test_without_headers_a_hip_file_is_an_input_error_saying_how_to_install_them(tmp_path, monkeypatch):
     monkeypatch.delenv("HIP_PATH", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(hip, "SEARCHED_ROOTS", (str(tmp_path / "nowhere"),))
     result = _cli("kernels", str(_unique_kernel(tmp_path)))
     assert result.exit_code == 2
@@ -253,6 +254,18 @@ def test_hip_path_takes_the_root_or_its_include_folder(tmp_path, monkeypatch):
         monkeypatch.delenv("HIP_PATH", raising=False)
         result = _cli("kernels", str(_unique_kernel(tmp_path, f"k{len(str(given))}.hip")), "--hip-path", str(given))
         assert result.exit_code == 0, result.output
+
+
+def test_hip_headers_are_found_in_the_user_cache(tmp_path, monkeypatch):
+    """Where `dpkg -x libamdhip64-dev_*.deb ~/.cache/gpurace/hip` puts them (the README's first line)."""
+    include = hip.find_hip_include_dir()
+    cache = tmp_path / "cache"
+    (cache / "gpurace" / "hip" / "usr" / "include").mkdir(parents=True)
+    (cache / "gpurace" / "hip" / "usr" / "include" / "hip").symlink_to(include / "hip")
+    monkeypatch.delenv("HIP_PATH", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setattr(hip, "SEARCHED_ROOTS", (str(tmp_path / "nowhere"),))
+    assert hip.find_hip_include_dir() == cache / "gpurace" / "hip" / "usr" / "include"
 
 
 def test_hip_headers_are_found_in_a_system_root(tmp_path, monkeypatch):

@@ -16,7 +16,8 @@ do (hipcc compiles `.cpp` files as HIP; HIP's own samples are often `.cpp`).
 
 Where the headers are (`find_hip_include_dir`): `--hip-path DIR` (which sets
 `$HIP_PATH` for the command), else `$HIP_PATH`, else `/opt/rocm`, else
-`/usr` (Debian's `libamdhip64-dev`). DIR may be the root (`DIR/include/hip/
+`/usr` (Debian's `libamdhip64-dev` installed), else `~/.cache/gpurace/hip/usr`
+(the same package unpacked with `dpkg -x`). DIR may be the root (`DIR/include/hip/
 hip_runtime.h`) or the include folder itself (`DIR/hip/hip_runtime.h`).
 HIP's headers are not part of gpurace; without them a HIP file is an input
 error (exit 2) whose message says how to get them.
@@ -56,13 +57,20 @@ COMPAT_HEADER = "gpurace_hip_nvidia.h"
 """gpurace's pre-included compatibility header (found by name on the include path, from `COMPAT_DIR`)."""
 
 SEARCHED_ROOTS = ("/opt/rocm", "/usr")
-"""Where HIP's headers are looked for when neither --hip-path nor $HIP_PATH names a folder."""
+"""Where HIP's headers are looked for when neither --hip-path nor $HIP_PATH names a folder (then `user_root()`)."""
 
 INSTALL_HINT = (
     "install them with `apt-get install --no-install-recommends libamdhip64-dev` (Debian, Ubuntu), "
-    "or unpack them without AMD's runtime: `apt-get download libamdhip64-dev && "
-    "dpkg -x libamdhip64-dev_*.deb ~/hip` and give `--hip-path ~/hip/usr` (or set HIP_PATH)"
+    "or unpack them without AMD's runtime: `apt-get download libamdhip64-dev && mkdir -p ~/.cache/gpurace/hip && "
+    "dpkg -x libamdhip64-dev_*.deb ~/.cache/gpurace/hip` (found there; elsewhere, give --hip-path DIR/usr or set HIP_PATH)"
 )
+
+
+def user_root() -> Path:
+    """`$XDG_CACHE_HOME/gpurace/hip/usr` (default `~/.cache/gpurace/hip/usr`): where `dpkg -x PACKAGE
+    ~/.cache/gpurace/hip` puts Debian's headers, searched after `SEARCHED_ROOTS`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "gpurace" / "hip" / "usr"
 
 WARP_SIZE_NOTE = (
     "HIP source compiled for NVIDIA's path: warpSize is 32 and warp-level findings (intra-warp races, "
@@ -119,7 +127,7 @@ def find_hip_include_dir() -> Path | None:
                 f"--hip-path / HIP_PATH {given!r}: no hip/hip_runtime.h in it or in its include folder; {INSTALL_HINT}"
             )
         return found
-    for root in SEARCHED_ROOTS:
+    for root in (*SEARCHED_ROOTS, user_root()):
         found = _include_dir_of(Path(root))
         if found is not None:
             return found
@@ -132,7 +140,7 @@ def require_hip_include_dir(source: str | os.PathLike) -> Path:
     if found is None:
         raise UserError(
             f"{source}: a HIP source needs HIP's headers (hip/hip_runtime.h), and none were found in "
-            f"$HIP_PATH, {', '.join(r + '/include' for r in SEARCHED_ROOTS)}; {INSTALL_HINT}"
+            f"$HIP_PATH, {', '.join(f'{r}/include' for r in (*SEARCHED_ROOTS, user_root()))}; {INSTALL_HINT}"
         )
     return found
 
