@@ -1,7 +1,7 @@
 """HIP sources, checked as CUDA through HIP's own NVIDIA path.
 
 HIP's headers compile on NVIDIA's toolchain: with `__HIP_PLATFORM_NVIDIA__`
-defined, `hip/hip_runtime.h` includes `hip/nvidia_detail/*`, which map the
+(and `__HIP_PLATFORM_NVCC__`) defined, `hip/hip_runtime.h` includes `hip/nvidia_detail/*`, which map the
 `hip*` runtime calls onto `cuda*` (inline functions), `hipLaunchKernelGGL`
 onto `<<<...>>>`, `hipThreadIdx_x` onto `threadIdx.x`, and leave
 `__syncthreads`, atomics and `__shfl*` to CUDA's own. So a HIP file is a
@@ -12,7 +12,9 @@ finding names the HIP source's lines.
 
 A file is HIP when its name ends in `.hip`, or when it includes a header of
 HIP's (`#include <hip/...>`), as `.cu` and `.cpp` files written against HIP
-do (hipcc compiles `.cpp` files as HIP; HIP's own samples are often `.cpp`).
+do (hipcc compiles `.cpp` files as HIP; HIP's own samples are often `.cpp`),
+or uses HIP's API while its own header includes HIP's. A HIP source that is
+not UTF-8 is read as Latin-1.
 
 Where the headers are (`find_hip_include_dir`): `--hip-path DIR` (which sets
 `$HIP_PATH` for the command), else `$HIP_PATH`, else `/opt/rocm`, else
@@ -25,7 +27,9 @@ error (exit 2) whose message says how to get them.
 HIP's 2022 headers (Debian bookworm's 5.2) call some CUDA runtime functions
 by signatures CUDA 13 removed or changed (host API only); gpurace's
 pre-included `hip_compat/gpurace_hip_nvidia.h` gives them back, for CUDA 13
-and later, without touching the HIP headers or any kernel code.
+and later, without touching the HIP headers, and maps HIP's mask-less warp
+votes (`__ballot`, `__any`, `__all`) onto CUDA's `*_sync` forms over
+`__activemask()`.
 
 Warp size: the NVIDIA path has 32-lane warps (`warpSize` is 32), while AMD
 GPUs of the GCN/CDNA families run wavefronts of 64. Every report on a HIP

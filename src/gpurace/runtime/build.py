@@ -84,7 +84,8 @@ def build_program(
     includes = [workdir.reach(check_include_dir(d)) for d in include_dirs]
     macros = [check_define(d) for d in defines]
     flags = [check_nvcc_flag(f) for f in nvcc_flags]
-    texts = {path: read_kernel_source(path) for path in files}
+    # Read to tell HIP sources apart only (a file nvcc compiles as it is need not be UTF-8).
+    texts = {path: _detection_text(path) for path in files}
     is_hip = any(hip.is_hip_source(path, text) for path, text in texts.items())
     pre_includes = []
     if is_hip:
@@ -105,7 +106,7 @@ def build_program(
             # A private copy under a safe name (a HIP source's named .cu, which nvcc compiles as CUDA), whose `#line`
             # keeps the user's name in the debug information; its includes are still found beside the original.
             includes.append(workdir.reach(path.parent))
-            text = f"#line 1 {c_string(str(path))}\n" + texts[path]
+            text = f"#line 1 {c_string(str(path))}\n" + read_kernel_source(path)
             inputs.append(workdir.write(f"sources/{i}/program{'.cu' if as_cuda else suffix}", text))
     executable = workdir.root / "program"
     cmd = [str(nvcc), "-cudart", "shared", "-g", "-lineinfo", f"-arch={normalize_arch(arch)}"]
@@ -121,6 +122,13 @@ def build_program(
         names = ", ".join(str(f) for f in files)
         raise CompileError(f"{names}: nvcc could not build the program:\n{log}".rstrip())
     return executable
+
+
+def _detection_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it: {e.strerror}") from None
 
 
 def check_program_source(path: Path) -> Path:
