@@ -43,7 +43,39 @@ def kernel_key(name: str) -> str:
 
 
 def corpus_files(directory: Path = KERNELS_DIR) -> list[Path]:
-    return sorted(directory.glob("*.cu"))
+    return sorted([*directory.glob("*.cu"), *directory.glob("*.hip")])
+
+
+HIP_SKIP_REASON = (
+    "HIP's headers (hip/hip_runtime.h) not found in $HIP_PATH, /opt/rocm, /usr or ~/.cache/gpurace/hip/usr: run "
+    ".ci/hip-headers (Debian's libamdhip64-dev unpacked into ~/.cache/gpurace/hip) or see the README's HIP kernels"
+)
+
+
+def hip_headers_found() -> bool:
+    """True when HIP's headers can be found (`gpurace.frontend.hip`) or CI requires them
+    (GPURACE_REQUIRE_HIP=1, set by .ci/run: there a HIP test must fail, not skip, when they are missing)."""
+    import os
+
+    from gpurace.errors import UserError
+    from gpurace.frontend.hip import find_hip_include_dir
+
+    if os.environ.get("GPURACE_REQUIRE_HIP") == "1":
+        return True
+    try:
+        return find_hip_include_dir() is not None
+    except UserError:
+        return False
+
+
+def hip_marks(path: Path) -> list:
+    """The pytest marks of a corpus case for `path`: a skip with `HIP_SKIP_REASON` for a `.hip` file when HIP's
+    headers are absent."""
+    import pytest
+
+    if path.suffix == ".hip" and not hip_headers_found():
+        return [pytest.mark.skip(reason=HIP_SKIP_REASON)]
+    return []
 
 
 def read_header(path: Path) -> CorpusHeader:

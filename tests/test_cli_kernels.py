@@ -103,7 +103,6 @@ def test_options_reach_the_compiler(tmp_path):
     [
         ("missing.cu", None, "no such file"),
         ("kernel.txt", "x", "unknown file type"),
-        ("kernel.hip", "x", "not supported yet"),
         ("broken.cu", "__global__ void k() { nope(); }\n", "nope"),
         ("broken.ptx", ".version 8.0\n.target sm_75\n.address_size 64\n.visible .entry k()\n{\n    frobnicate.u32 %r1, 1;\n    ret;\n}\n", "broken.ptx"),
     ],

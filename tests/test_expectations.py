@@ -1,6 +1,6 @@
 """One runner for the race-detection expectations written in the kernel headers.
 
-Every corpus file (tests/kernels/**/*.cu, examples/*.cu) with an `@launch` and
+Every corpus file (tests/kernels/**/*.cu and *.hip, examples/*.cu) with an `@launch` and
 `@expect` lines is checked through the real command line (`gpurace check ...
 --format json`): the set of findings must be exactly the expected one, by
 kind, memory space and source lines. `@expect` holds for the default model;
@@ -35,12 +35,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from corpus import read_header
+from corpus import hip_marks, read_header
 from gpurace.cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SPACES = {"shared", "global", "local", "const", "param"}
-FILES = sorted(p for p in [*ROOT.glob("tests/kernels/**/*.cu"), *ROOT.glob("examples/*.cu")])
+FILES = sorted(
+    p for p in [*ROOT.glob("tests/kernels/**/*.cu"), *ROOT.glob("tests/kernels/**/*.hip"), *ROOT.glob("examples/*.cu")]
+)
 GPUVERIFY_LABEL = re.compile(r"^//(pass|xfail:\S+)\s*$")
 GPUVERIFY_DIMS = re.compile(r"^//--.*--(?:blockDim|gridDim)=|^//--(?:blockDim|gridDim)=")
 
@@ -117,11 +119,15 @@ for path in FILES:
     for model in ("cuda", "ptx", "scord"):
         exp = expected_for(header, model)
         if exp:
-            CASES.append(pytest.param(path, launch, model, exp, id=f"{path.parent.name}/{path.stem}-{model}"))
+            CASES.append(pytest.param(path, launch, model, exp, id=f"{path.parent.name}/{path.stem}-{model}", marks=hip_marks(path)))
     if path.parent.name in DEFAULT_DIRS and header.expect:
-        DEFAULT_CASES.append(pytest.param(path, _CHOICES.sub("", launch), header.expect, id=f"{path.parent.name}/{path.stem}"))
+        DEFAULT_CASES.append(
+            pytest.param(path, _CHOICES.sub("", launch), header.expect, id=f"{path.parent.name}/{path.stem}", marks=hip_marks(path))
+        )
     if "expect_error" in header.extra:
-        ERROR_CASES.append(pytest.param(path, launch, header.extra["expect_error"], id=f"{path.parent.name}/{path.stem}"))
+        ERROR_CASES.append(
+            pytest.param(path, launch, header.extra["expect_error"], id=f"{path.parent.name}/{path.stem}", marks=hip_marks(path))
+        )
 
 
 def assert_findings(path: Path, report: dict, expect: list[str]) -> None:
@@ -148,7 +154,7 @@ def corpus_cases(synchronising_only: bool = False) -> list:
             continue
         if any(e.split()[0] == "livelock" for e in header.expect):
             continue
-        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}"))
+        cases.append(pytest.param(path, launch, header.expect, id=f"{path.parent.name}/{path.stem}", marks=hip_marks(path)))
     return cases
 
 

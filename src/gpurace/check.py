@@ -52,6 +52,7 @@ from gpurace.detect.lockset import LocksetDetector
 from gpurace.detect.tsan import TsanDetector, validate_shadow_cells
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.hip import report_notes
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
@@ -408,6 +409,9 @@ def build_report(result: RunResult, findings: list, *, model, detector, args, se
             {"name": a.name, "value": a.value, **({"note": a.note} if a.note else {})} for a in result.auto_scalars
         ]
     module = result.program.module
+    notes = report_notes([module])
+    if notes:
+        launch["notes"] = notes
     return Report(
         kernel=result.kernel.name,
         mangled=result.kernel.mangled,

@@ -34,6 +34,7 @@ from gpurace.detect.tsan import DEFAULT_SHADOW_CELLS, SHADOW_CELLS
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
+from gpurace.frontend.hip import report_notes, set_hip_path
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
@@ -146,8 +147,41 @@ def _memory_message(ctx: click.Context) -> str:
     )
 
 
+def _hip_path(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        set_hip_path(value)
+
+
+hip_path_option = click.option(
+    "--hip-path",
+    metavar="DIR",
+    expose_value=False,
+    callback=_hip_path,
+    help="Where HIP's headers are, for .hip files and files that include <hip/...> (DIR/include/hip/hip_runtime.h "
+    "or DIR/hip/hip_runtime.h; default $HIP_PATH, /opt/rocm, /usr, ~/.cache/gpurace/hip/usr).",
+)
+
+
+def _warp_size(ctx: click.Context, param: click.Parameter, value: int | None) -> None:
+    if value is not None and value != 32:
+        raise UserError(
+            f"--warp-size {value}: gpurace simulates 32-lane warps only, as NVIDIA GPUs have them; HIP sources are "
+            "compiled through HIP's NVIDIA path, where warpSize is 32, so AMD's 64-lane wavefronts cannot be simulated"
+        )
+
+
+warp_size_option = click.option(
+    "--warp-size",
+    type=int,
+    metavar="32",
+    expose_value=False,
+    callback=_warp_size,
+    help="Lanes per warp: 32, the only size gpurace simulates (64-lane AMD wavefronts are refused).",
+)
+
+
 def source_options(command: Callable) -> Callable:
-    """FILE, -I DIR, -D NAME[=VALUE], --arch and -G, shared by every command that loads a kernel file."""
+    """FILE, -I DIR, -D NAME[=VALUE], --arch, --hip-path, --warp-size and -G, shared by every command that loads a kernel file."""
     decorators = [
         click.argument("file", type=click.Path(dir_okay=False, path_type=str)),
         click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path."),
@@ -155,6 +189,8 @@ def source_options(command: Callable) -> Callable:
         click.option(
             "--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX)."
         ),
+        hip_path_option,
+        warp_size_option,
         click.option(
             "-G",
             "--device-debug",
@@ -774,6 +810,9 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm
     )
+    for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
+        for v in verdicts:
+            notes.setdefault(v.name, []).append(note)
     if fmt == "sarif":
         text = json.dumps(verify_sarif(file, verdicts, notes), indent=2) + "\n"
     else:
@@ -788,6 +827,8 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
 @click.option("-D", "defines", multiple=True, metavar="NAME[=VALUE]", help="Define a preprocessor macro.")
 @click.option("--arch", default=DEFAULT_ARCH, show_default=True, help="Target architecture (compute_XX or sm_XX).")
 @click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG", help="An extra nvcc option for building the program.")
+@hip_path_option
+@warp_size_option
 @limit_options(launch=True)
 @executor_option
 @analysis_options

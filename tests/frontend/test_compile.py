@@ -171,9 +171,9 @@ def test_host_code_without_any_nvcc_is_a_clear_error(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("name", "pattern"),
     [
-        ("k.hip", "HIP sources .* not supported yet"),
         ("k.py", "Numba kernels .* are checked with `gpurace check FILE.py"),
-        ("k.cpp", "unknown file type '.cpp'"),
+        ("k.cpp", "a .cpp file is taken for a kernel file only when it is a HIP source"),
+        ("k.txt", "unknown file type '.txt'"),
         ("kernel", "unknown file type"),
     ],
 )

@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from corpus import KERNELS_DIR, CorpusHeader, corpus_files, kernel_key, read_header
+from corpus import KERNELS_DIR, CorpusHeader, corpus_files, hip_marks, kernel_key, read_header
 
 from gpurace.frontend.kernels import (
     KernelInfo,
@@ -19,7 +19,10 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
-FILES = corpus_files() + corpus_files(EXAMPLES_DIR)
+FILES = [
+    pytest.param(p, marks=hip_marks(p), id=f"{p.parent.name}/{p.stem}")
+    for p in corpus_files() + corpus_files(KERNELS_DIR / "hip") + corpus_files(EXAMPLES_DIR)
+]
 
 
 @cache

@@ -135,7 +135,7 @@ def test_a_file_that_is_not_a_program_is_refused(tmp_path):
     script.chmod(0o755)
     run = gpurace("exec", "app", cwd=tmp_path)
     assert run.returncode == 2 and run.stdout == ""
-    assert run.stderr.startswith("gpurace: error: app: gpurace exec builds programs from .cu sources")
+    assert run.stderr.startswith("gpurace: error: app: gpurace exec builds programs from .cu and .hip sources")
 
 
 def damaged(built, tmp_path, name: str, change) -> Path:

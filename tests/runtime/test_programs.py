@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from corpus import read_header
+from corpus import hip_marks, read_header
 from gpurace.check import check
 from gpurace.frontend.ptx.debuginfo import display_path, user_frame
 from gpurace.runtime import ExecResult, exec_program
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
-FILES = sorted(PROGRAMS.glob("*.cu"))
+FILES = sorted([*PROGRAMS.glob("*.cu"), *PROGRAMS.glob("*.hip")])
+CASES = [pytest.param(p, marks=hip_marks(p), id=p.stem) for p in FILES]
 
 
 @cache
@@ -48,13 +49,13 @@ def found(result: ExecResult, path: Path, expected: set[tuple]) -> set[tuple]:
     return out
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CASES)
 def test_program_prints_what_a_gpu_prints(path):
     result = run(path)
     assert result.stdout.splitlines() == read_header(path).extra.get("stdout", []), result.stderr
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", CASES)
 def test_program_findings_and_exit_status(path):
     header = read_header(path)
     result = run(path)

@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from gpurace.errors import CompileError, UserError
+from gpurace.frontend import hip
 from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, library_macros, uses_gpuverify
 from gpurace.frontend.sandbox import CompilerDir, c_string, call_limited, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
@@ -84,6 +85,7 @@ class CompileOptions:
     arch: str = DEFAULT_ARCH
     device_debug: bool = False
     relocatable: bool = False
+    hip: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,13 +93,15 @@ class CompiledPtx:
     """PTX text, the source it came from, and which compiler produced it.
 
     `compiler` is "ptx" (the file was PTX already), "nvrtc" or "nvcc";
-    `compiler_path` is the nvcc binary used, when it was nvcc.
+    `compiler_path` is the nvcc binary used, when it was nvcc; `hip` is true for a HIP source
+    (`frontend.hip`).
     """
 
     text: str
     source_path: str
     compiler: str
     compiler_path: str | None = None
+    hip: bool = False
 
 
 def compile_to_ptx(
@@ -138,7 +142,14 @@ def compile_to_ptx(
     virtual_arch = normalize_arch(arch)
     includes = [check_include_dir(d) for d in include_dirs]
     macros = [check_define(d) for d in defines]
-    original = read_source(source)
+    original = read_kernel_source(source)
+    if suffix in hip.CPP_SUFFIXES and not hip.is_hip_source(source, original):
+        raise UserError(
+            f"{source}: a {suffix} file is taken for a kernel file only when it is a HIP source (includes <hip/...>); "
+            "give a .cu, .hip or .ptx file"
+        )
+    if hip.is_hip_source(source, original):
+        return _compile_hip(source, original, appendix, includes, macros, virtual_arch, device_debug, relocatable, limits)
     gpuverify = uses_gpuverify(original)
     if gpuverify:
         # GPUVerify's cuda.h declared cooperative groups and cuRAND; gpurace's includes their real headers
@@ -170,6 +181,25 @@ def compile_to_ptx(
             return _compile_with_nvcc(source, code, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=False)
         except CompileError:
             raise nvrtc_error from None
+
+
+def _compile_hip(
+    source: Path, original: str, appendix: str, includes: list[str], macros: list[str], arch: str,
+    device_debug: bool, relocatable: bool, limits: Limits,
+) -> CompiledPtx:
+    """A HIP source (`frontend.hip`): nvcc on a private `.cu` copy, with HIP's NVIDIA platform macro, HIP's
+    headers and gpurace's compatibility header pre-included; `#line` keeps the `.hip` file's name and lines."""
+    include_dir = hip.require_hip_include_dir(source)
+    code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
+    extra = (["-G"] if device_debug else []) + (["-rdc=true"] if relocatable else []) + ["-include", hip.COMPAT_HEADER]
+    try:
+        compiled = _compile_with_nvcc(
+            source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [*hip.PLATFORM_MACROS, *macros], arch,
+            extra, limits, host_code=True, private_copy=True,
+        )
+    except CompileError as e:
+        raise CompileError(hip.without_header_noise(str(e))) from None
+    return CompiledPtx(compiled.text, compiled.source_path, compiled.compiler, compiled.compiler_path, hip=True)
 
 
 def normalize_arch(arch: str) -> str:
@@ -286,11 +316,13 @@ def _check_nvrtc(err, what: str, source: Path) -> None:
 
 
 def _compile_with_nvcc(
-    source: Path, code: str, includes: list[str], macros: list[str], arch: str, extra: list[str], limits: Limits, *, host_code: bool
+    source: Path, code: str, includes: list[str], macros: list[str], arch: str, extra: list[str], limits: Limits, *,
+    host_code: bool, private_copy: bool = False,
 ) -> CompiledPtx:
     """nvcc -ptx on `source`, whose text is `code`, with nothing on its command line that a shell could
-    reinterpret (see `sandbox`). When `code` is not the file's own text (an appendix), or the file's name is not
-    shell-safe, a private copy is compiled."""
+    reinterpret (see `sandbox`). When `code` is not the file's own text (an appendix), the file's name is not
+    shell-safe, or `private_copy` asks for it (a name nvcc does not take for CUDA, such as `.hip`), a private
+    copy named `kernel.cu` is compiled."""
     nvcc = find_nvcc()
     if nvcc is None:
         why = "it has host code, which " if host_code else ""
@@ -300,7 +332,7 @@ def _compile_with_nvcc(
         )
     with CompilerDir() as tmp:
         include_paths = [tmp.reach(d) for d in includes]
-        if shell_safe(source) and code == read_source(source):
+        if shell_safe(source) and not private_copy and code == read_source(source):
             input_path = str(source)
         else:
             # A private copy under a safe name; its includes are still found beside the original, and
@@ -353,9 +385,8 @@ def removed_feature(log: str) -> str | None:
 # --------------------------------------------------------------------------
 
 _UNSUPPORTED = {
-    ".hip": "HIP sources (.hip) are not supported yet; give a .cu or .ptx file",
     ".py": "Numba kernels (.py) are checked with `gpurace check FILE.py --kernel NAME --grid ... --block ... --arg ...` "
-    "or gpurace.numba.check; this command takes .cu and .ptx files",
+    "or gpurace.numba.check; this command takes .cu, .hip and .ptx files",
 }
 
 
@@ -363,13 +394,27 @@ def _check_source(path: Path) -> Path:
     suffix = path.suffix.lower()
     if suffix in _UNSUPPORTED:
         raise UserError(f"{path}: {_UNSUPPORTED[suffix]}")
-    if suffix not in (".cu", ".ptx"):
-        raise UserError(f"{path}: unknown file type {suffix or '(no extension)'!r}; expected a .cu or .ptx file")
+    if suffix not in (".cu", ".ptx", *hip.HIP_SUFFIXES, *hip.CPP_SUFFIXES):
+        raise UserError(f"{path}: unknown file type {suffix or '(no extension)'!r}; expected a .cu, .hip or .ptx file")
     if not path.exists():
         raise UserError(f"{path}: no such file")
     if not path.is_file():
         raise UserError(f"{path}: not a regular file")
     return path.resolve()
+
+
+def read_kernel_source(path: Path) -> str:
+    """`read_source`, but a HIP source that is not UTF-8 is read as Latin-1 (`hip.read_hip_source`)."""
+    try:
+        return read_source(path)
+    except UserError:
+        try:
+            text = hip.read_hip_source(path, path.read_bytes())
+        except OSError:
+            text = None
+        if text is None:
+            raise
+        return text
 
 
 def read_source(path: Path) -> str:

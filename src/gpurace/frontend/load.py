@@ -25,7 +25,7 @@ def load_module(
     limits: Limits | None = None,
     relocatable: bool = False,
 ) -> Module:
-    """Compile `path` (.cu or .ptx) within `limits` and parse the PTX; `Module.source_path` names `path`, and
+    """Compile `path` (.cu, .hip or .ptx) within `limits` and parse the PTX; `Module.source_path` names `path`, and
     `Module.compile_options` records the options (for the type probes of `frontend.type_probe`).
 
     Parse errors in PTX generated from a .cu file name the generated PTX, since
@@ -40,5 +40,5 @@ def load_module(
     where = compiled.source_path if compiled.compiler == "ptx" else f"{compiled.source_path} (generated PTX)"
     module = parse_ptx(compiled.text, where)
     module.source_path = compiled.source_path
-    module.compile_options = CompileOptions(include_dirs, defines, arch, device_debug, relocatable)
+    module.compile_options = CompileOptions(include_dirs, defines, arch, device_debug, relocatable, hip=compiled.hip)
     return module

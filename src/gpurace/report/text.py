@@ -85,6 +85,8 @@ def render_text(report: Report, console: Console, *, stats: bool = False) -> Non
         console.print(search_summary(report), soft_wrap=True)
     if "schedules" in report.launch:
         console.print(schedules_summary(report), soft_wrap=True)
+    for note in report.launch.get("notes", []):
+        console.print(Text(f"note: {note}"), soft_wrap=True)
     if stats:
         console.print(statistics(report), soft_wrap=True)
     console.print(summary(report), soft_wrap=True)

@@ -25,12 +25,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
-from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_source
+from gpurace.frontend import hip
+from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
-SOURCE_SUFFIXES = frozenset({".cu", ".cpp", ".cc", ".cxx", ".c"})
-"""What nvcc compiles: CUDA sources, and host-only C/C++ sources of the same program."""
+SOURCE_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
+"""What nvcc compiles: CUDA and HIP sources, and host-only C/C++ sources of the same program."""
 
 _FLAG_RE = re.compile(r"^-[A-Za-z0-9_./+=,:-]*$")
 _BUILD_SHAPING_FLAGS = re.compile(
@@ -83,20 +84,35 @@ def build_program(
     includes = [workdir.reach(check_include_dir(d)) for d in include_dirs]
     macros = [check_define(d) for d in defines]
     flags = [check_nvcc_flag(f) for f in nvcc_flags]
+    # Read to tell HIP sources apart only (a file nvcc compiles as it is need not be UTF-8).
+    texts = {path: _detection_text(path) for path in files}
+    is_hip = any(hip.is_hip_source(path, text) for path, text in texts.items())
+    pre_includes = []
+    if is_hip:
+        # HIP's NVIDIA path (frontend.hip): its platform macro and gpurace's compatibility header for every
+        # source of the program, HIP's headers on the include path.
+        include_dir = hip.require_hip_include_dir(next(p for p, t in texts.items() if hip.is_hip_source(p, t)))
+        macros[:0] = hip.PLATFORM_MACROS
+        includes += [workdir.reach(d) for d in hip.compiler_include_dirs(include_dir)]
+        pre_includes = ["-include", hip.COMPAT_HEADER]
     inputs = []
     for i, path in enumerate(files):
-        if shell_safe(path):
+        suffix = path.suffix.lower()
+        # HIP sources (.hip, and .cpp files that include HIP's headers, which hipcc compiles as HIP) are CUDA to nvcc
+        as_cuda = suffix in hip.HIP_SUFFIXES or (suffix in hip.CPP_SUFFIXES and hip.is_hip_source(path, texts[path]))
+        if shell_safe(path) and not as_cuda:
             inputs.append(str(path))
         else:
-            # A private copy under a safe name, whose `#line` keeps the user's name in the debug information;
-            # its includes are still found beside the original.
+            # A private copy under a safe name (a HIP source's named .cu, which nvcc compiles as CUDA), whose `#line`
+            # keeps the user's name in the debug information; its includes are still found beside the original.
             includes.append(workdir.reach(path.parent))
-            text = f"#line 1 {c_string(str(path))}\n" + read_source(path)
-            inputs.append(workdir.write(f"sources/{i}/program{path.suffix.lower()}", text))
+            text = f"#line 1 {c_string(str(path))}\n" + read_kernel_source(path)
+            inputs.append(workdir.write(f"sources/{i}/program{'.cu' if as_cuda else suffix}", text))
     executable = workdir.root / "program"
     cmd = [str(nvcc), "-cudart", "shared", "-g", "-lineinfo", f"-arch={normalize_arch(arch)}"]
     if macros:
         cmd += ["-include", workdir.write("defines.h", defines_header(macros))]
+    cmd += pre_includes
     cmd += [*flags, *(f"-I{d}" for d in includes), *inputs, "-o", str(executable)]
     proc = run_limited(cmd, limits, "nvcc (building the program)")
     if proc.returncode != 0 or not executable.is_file():
@@ -108,11 +124,18 @@ def build_program(
     return executable
 
 
+def _detection_text(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as e:
+        raise UserError(f"{path}: cannot read it: {e.strerror}") from None
+
+
 def check_program_source(path: Path) -> Path:
     """The absolute path of an existing source file nvcc compiles (see SOURCE_SUFFIXES); a UserError otherwise."""
     if path.suffix.lower() not in SOURCE_SUFFIXES:
         raise UserError(
-            f"{path}: gpurace exec builds programs from .cu sources (and .cpp/.cc/.cxx/.c host sources); "
+            f"{path}: gpurace exec builds programs from .cu and .hip sources (and .cpp/.cc/.cxx/.c host sources); "
             f"not {path.suffix or 'a file without an extension'}"
         )
     if not path.is_file():

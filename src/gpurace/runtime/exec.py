@@ -24,12 +24,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.hip import CPP_SUFFIXES, HIP_SUFFIXES, is_hip_source, report_notes
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
@@ -76,6 +77,7 @@ class ExecResult:
     replayed: int = 0
     stdout: str | None = None
     stderr: str | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
@@ -99,7 +101,10 @@ class ExecResult:
             kernel=f"{program} ({', '.join(counts)})",
             mangled=program,
             source=None,
-            launch={"program": program, "launches": self.launches, "status": self.status, **options},
+            launch={
+                "program": program, "launches": self.launches, "status": self.status, **options,
+                **({"notes": list(self.notes)} if self.notes else {}),
+            },
             findings=self.findings,
             stats=stats,
         )
@@ -178,7 +183,7 @@ def exec_program(
             modules = [
                 load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
                 for p in paths
-                if p.suffix.lower() == ".cu"
+                if p.suffix.lower() in (".cu", *HIP_SUFFIXES) or (p.suffix.lower() in CPP_SUFFIXES and is_hip_source(p, p.read_text(errors="replace")))
             ]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
@@ -196,6 +201,7 @@ def exec_program(
             result = _run(executable, list(args), device, shim, limits, leak_check, capture_output)
         finally:
             device.close()
+        result.notes = report_notes(modules)
     if suppressions is not None:
         result.findings, result.suppressed = suppressions.split(result.findings, None)
     return result

@@ -44,6 +44,7 @@ import numpy as np
 from gpurace.check import check, describe_arg
 from gpurace.errors import PreconditionViolated, UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
+from gpurace.frontend.hip import report_notes
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
@@ -277,6 +278,7 @@ def search(
             "detector": runs.detector,
             "search": {"population": population, "generations": generations, "seed": seed},
             **({"schedules": {"count": schedules, "seed": seed}} if schedules > 1 else {}),
+            **({"notes": report_notes([module])} if report_notes([module]) else {}),
         },
         findings=runs.union.findings(program),
         stats={

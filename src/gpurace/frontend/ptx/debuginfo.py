@@ -238,7 +238,8 @@ def user_frame(loc: SourceLoc) -> SourceLoc:
 @lru_cache(maxsize=1024)
 def is_library_file(path: str) -> bool:
     """True for a header the user did not write: the CUDA toolkit's (found by `TOOLKIT_MARKER` in an `include`
-    directory above it, so any install location counts), the system's, an installed Python package's or gpurace's.
+    directory above it, so any install location counts), HIP's (in a `hip` folder that has `hip_runtime.h`,
+    wherever HIP's headers are), the system's, an installed Python package's or gpurace's.
     A relative name is taken relative to the current directory, as reports write paths below it.
     """
     if os.path.basename(path).startswith(NVRTC_BUILTIN_HEADER):  # NVRTC's own headers (textures, atomics, ...)
@@ -247,7 +248,10 @@ def is_library_file(path: str) -> bool:
         real = os.path.realpath(path)
         if any(real.startswith(root) for root in _library_roots()):
             return True
-        return any(p.name == "include" and (p / TOOLKIT_MARKER).is_file() for p in Path(real).parents)
+        return any(
+            (p.name == "include" and (p / TOOLKIT_MARKER).is_file()) or (p.name == "hip" and (p / "hip_runtime.h").is_file())
+            for p in Path(real).parents
+        )
     except (OSError, ValueError):  # a name no file can have (a NUL byte, too long): not a header on this machine
         return False
 
