@@ -278,7 +278,7 @@ def search(
             "detector": runs.detector,
             "search": {"population": population, "generations": generations, "seed": seed},
             **({"schedules": {"count": schedules, "seed": seed}} if schedules > 1 else {}),
-            **({"notes": report_notes([module])} if report_notes([module]) else {}),
+            **({"notes": notes} if (notes := report_notes([module])) else {}),
         },
         findings=runs.union.findings(program),
         stats={
