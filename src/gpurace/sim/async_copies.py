@@ -36,6 +36,17 @@ copy *pending* from issue to wait:
   and any other thread that reads the destination without having waited is
   left unordered with it by the detectors (or caught here while pending).
 
+Bulk copies (`cp.async.bulk`, `cp.async.bulk.tensor`, sm_90; decoded in `sim.bulk_copies`) use the same table, one
+row per 16 bytes (their unit of size and alignment), with a `mode` that says how they complete:
+
+- `BULK_MBARRIER` (global to shared, `.mbarrier::complete_tx::bytes`): the copy's bytes count against the tx-count
+  of its mbarrier's current phase (`sim.mbarriers`). The copy completes as late as the ISA allows, when the phase
+  could otherwise complete: its writes then go to memory and to the detectors as the issuing thread's, followed
+  by a release of that thread on the phase's location (the complete-tx that lets the phase's waiters see them);
+- `BULK_GROUP` (shared to global, `.bulk_group`): `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group N`
+  work as `cp.async`'s groups but count apart from them; `wait_group.read N` only ends the reading of the
+  sources (they may be written again), the plain `wait_group N` also writes the destinations.
+
 Pending copies live in NumPy arrays, one row per copy of one thread; the
 check on every shared or global access costs one boolean while nothing is
 pending and a search in the sorted words of the copies in flight when something is.
@@ -53,6 +64,9 @@ from gpurace.sim.memory import Space
 MAX_COPY = 16
 """The largest `cp.async` copy size, in bytes (PTX allows 4, 8 and 16)."""
 
+CP_ASYNC, BULK_MBARRIER, BULK_GROUP = 0, 1, 2
+"""How a pending copy completes (module docstring)."""
+
 _UNTIL_WAIT = "at any time until the cp.async.wait_group/wait_all that completes it"
 READ_DESTINATION = f"read of a cp.async destination before its wait: the asynchronous copy may write these bytes {_UNTIL_WAIT}"
 WRITE_DESTINATION = (
@@ -66,6 +80,22 @@ BEFORE_PHASE = {
     WRITE_SOURCE: f"write of a cp.async source before its mbarrier phase completes: the asynchronous copy may read these bytes {_UNTIL_PHASE}",
 }
 """The causes of the races with a pending copy, as reports print them."""
+_UNTIL_BULK_PHASE = "at any time until the mbarrier phase that its complete_tx counts towards completes"
+_UNTIL_BULK_WAIT = "at any time until the cp.async.bulk.wait_group that waits for its bulk group"
+BULK = {
+    BULK_MBARRIER: {
+        READ_DESTINATION: f"read of a cp.async.bulk destination before its mbarrier phase completes: the asynchronous copy may write these bytes {_UNTIL_BULK_PHASE}",
+        WRITE_DESTINATION: f"write of a cp.async.bulk destination before its mbarrier phase completes: the asynchronous copy may write these bytes {_UNTIL_BULK_PHASE}",
+        WRITE_SOURCE: f"write of a cp.async.bulk source before its mbarrier phase completes: the asynchronous copy may read these bytes {_UNTIL_BULK_PHASE}",
+    },
+    BULK_GROUP: {
+        READ_DESTINATION: f"read of a cp.async.bulk destination before its wait: the asynchronous copy may write these bytes {_UNTIL_BULK_WAIT}",
+        WRITE_DESTINATION: f"write of a cp.async.bulk destination before its wait: the asynchronous copy may write these bytes {_UNTIL_BULK_WAIT}",
+        WRITE_SOURCE: f"write of a cp.async.bulk source before its wait: the asynchronous copy may read these bytes {_UNTIL_BULK_WAIT} (.read or not)",
+    },
+}
+"""The causes of the races with a pending bulk copy, by mode."""
+_SPACE_NAMES = {int(Space.SHARED): "shared", int(Space.SHARED_CLUSTER): "shared", int(Space.GLOBAL): "global"}
 
 
 class PendingCopies:
@@ -82,11 +112,15 @@ class PendingCopies:
         self.src_canon = np.zeros(0, dtype=np.uint64)
         self.data = np.zeros((0, MAX_COPY), dtype=np.uint8)
         self.barrier = np.zeros(0, dtype=np.uint64)  # the mbarrier a cp.async.mbarrier.arrive tied it to, or 0
+        self.mode = np.zeros(0, dtype=np.int8)  # CP_ASYNC, BULK_MBARRIER or BULK_GROUP
+        self.dst_space = np.zeros(0, dtype=np.int8)  # the space `dst` is an address of
+        self.src_space = np.zeros(0, dtype=np.int8)  # the space of the source (for reports)
 
     def __len__(self) -> int:
         return len(self.thread)
 
-    _COLUMNS = ("thread", "group", "pc", "size", "src_size", "dst", "dst_canon", "src_canon", "data", "barrier")
+    _COLUMNS = ("thread", "group", "pc", "size", "src_size", "dst", "dst_canon", "src_canon", "data", "barrier", "mode",
+                "dst_space", "src_space")  # fmt: skip
 
     def append(self, **columns: np.ndarray) -> None:
         for name in self._COLUMNS:
@@ -137,6 +171,7 @@ class AsyncCopies:
         self.eng = eng
         n = eng.geo.nthreads
         self.committed = np.zeros(n, dtype=np.int64)  # groups each thread has committed
+        self.bulk_committed = np.zeros(n, dtype=np.int64)  # bulk groups each thread has committed
         self.copies = PendingCopies()
         self.pending = False  # any copy in flight: the one test every access pays
         self._member = np.zeros(n, dtype=np.bool_)  # scratch: the threads of one instruction
@@ -161,8 +196,53 @@ class AsyncCopies:
             src_canon=src_canon.astype(np.uint64),
             data=rows,
             barrier=np.zeros(n, dtype=np.uint64),
+            mode=np.full(n, CP_ASYNC, dtype=np.int8),
+            dst_space=np.full(n, int(Space.SHARED), dtype=np.int8),
+            src_space=np.full(n, int(Space.GLOBAL), dtype=np.int8),
         )
         self._changed()
+
+    def issue_bulk(self, pc: int, mode: int, threads, dst, dst_space: Space, dst_canon, src_canon, src_space: Space,
+                   data: np.ndarray, barrier=None) -> None:  # fmt: skip
+        """Bulk copies in flight, one row per 16 bytes (`threads`, `dst`, `dst_canon`, `src_canon` and `data` per
+        row): `BULK_MBARRIER` ones towards the mbarrier objects `barrier` (canonical addresses), `BULK_GROUP` ones
+        in the issuing thread's current bulk group."""
+        n = len(threads)
+        threads = threads.astype(np.int64)
+        self.copies.append(
+            thread=threads,
+            group=self.bulk_committed[threads] if mode == BULK_GROUP else np.zeros(n, dtype=np.int64),
+            pc=np.full(n, pc, dtype=np.int64),
+            size=np.full(n, MAX_COPY, dtype=np.int64),
+            src_size=np.full(n, MAX_COPY, dtype=np.int64),
+            dst=dst.astype(np.uint64),
+            dst_canon=dst_canon.astype(np.uint64),
+            src_canon=src_canon.astype(np.uint64),
+            data=data,
+            barrier=np.zeros(n, dtype=np.uint64) if barrier is None else barrier.astype(np.uint64),
+            mode=np.full(n, mode, dtype=np.int8),
+            dst_space=np.full(n, int(dst_space), dtype=np.int8),
+            src_space=np.full(n, int(src_space), dtype=np.int8),
+        )
+        self._changed()
+
+    def bulk_commit(self, threads: np.ndarray) -> None:
+        """`cp.async.bulk.commit_group`: each thread's uncommitted bulk copies become its newest bulk group."""
+        self.bulk_committed[threads] += 1
+
+    def bulk_wait(self, threads: np.ndarray, newest: int, read_only: bool) -> None:
+        """`cp.async.bulk.wait_group{.read} newest`: the copies of each thread's committed bulk groups but the newest
+        ones stop reading their sources (`.read`), or complete."""
+        if not self.pending:
+            return
+        copies = self.copies
+        due = self._of(threads) & (copies.mode == BULK_GROUP) & (copies.group < self.bulk_committed[copies.thread] - newest)
+        if read_only:
+            if due.any():
+                copies.src_size[due] = 0
+                self._index = None
+            return
+        self._complete(due)
 
     def commit(self, threads: np.ndarray) -> None:
         """`cp.async.commit_group`: each thread's uncommitted copies (maybe none) become its newest group."""
@@ -173,7 +253,7 @@ class AsyncCopies:
         if not self.pending:
             return
         copies = self.copies
-        due = self._of(threads) & (copies.group < self.committed[copies.thread] - newest)
+        due = self._of(threads) & (copies.mode == CP_ASYNC) & (copies.group < self.committed[copies.thread] - newest)
         tied = due & (copies.barrier != 0)
         if tied.any():
             where = self.eng.program.instructions[int(copies.pc[np.argmax(tied)])].where()
@@ -198,7 +278,7 @@ class AsyncCopies:
         if not self.pending:
             return
         copies = self.copies
-        rows = self._of(threads) & (copies.barrier == 0)
+        rows = self._of(threads) & (copies.barrier == 0) & (copies.mode == CP_ASYNC)
         if not rows.any():
             return
         lookup = np.zeros(self.eng.geo.nthreads, dtype=np.uint64)
@@ -206,11 +286,25 @@ class AsyncCopies:
         copies.barrier[rows] = lookup[copies.thread[rows]]
         self._write({name: getattr(copies, name)[rows] for name in copies._COLUMNS})
 
-    def release(self, barrier: int) -> None:
-        """The phase the copies tied to the mbarrier at `barrier` wait for completes: they are no longer in flight."""
-        if self.pending:
-            self.copies.take(self.copies.barrier == np.uint64(barrier))
-            self._changed()
+    def release(self, barrier: int) -> list[tuple[int, np.ndarray]]:
+        """The phase the copies tied to the mbarrier at `barrier` wait for completes: they are no longer in flight;
+        the bulk copies among them write now. Returns (pc, issuing threads) of each bulk copy instruction among them."""
+        if not self.pending:
+            return []
+        rows = self.copies.barrier == np.uint64(barrier)
+        done = self.copies.take(rows)
+        self._changed()
+        bulk = done["mode"] == BULK_MBARRIER
+        if not bulk.any():
+            return []
+        self._write({name: col[bulk] for name, col in done.items()})
+        pcs, threads = done["pc"][bulk], done["thread"][bulk]
+        return [(int(p), np.unique(threads[pcs == p])) for p in np.unique(pcs).tolist()]
+
+    def inflight_bytes(self, barrier: int) -> int:
+        """The bytes of the bulk copies in flight whose complete_tx counts towards the mbarrier at `barrier`."""
+        copies = self.copies
+        return int(((copies.mode == BULK_MBARRIER) & (copies.barrier == np.uint64(barrier))).sum()) * MAX_COPY
 
     def _of(self, threads: np.ndarray) -> np.ndarray:
         """The rows of the copies issued by `threads`."""
@@ -252,7 +346,8 @@ class AsyncCopies:
             sel = sel[np.argsort(thread[sel], kind="stable")]
             threads = thread[sel]
             size = int(done["size"][sel[0]])
-            acc = eng.mem.resolve(Space.SHARED, done["dst"][sel], threads, block_of[threads], size, write=True)
+            space = Space(int(done["dst_space"][sel[0]]))
+            acc = eng.mem.resolve(space, done["dst"][sel], threads, block_of[threads], size, write=True)
             # the detectors see the write before it takes effect, as for a store (`AccessBatch`)
             batch = AccessBatch(eng.next_seq(), int(p), AccessKind.WRITE, threads, acc.canonical, size, acc.space, False, None, None)
             eng.emit(batch)
@@ -276,12 +371,12 @@ class AsyncCopies:
         dst, src = self._index
         lanes, rows = dst.hits(canon, size)
         cause = READ_DESTINATION if kind == AccessKind.READ else WRITE_DESTINATION
-        self._report(pc, kind, threads, canon, lanes, rows, cause, "shared")
+        self._report(pc, kind, threads, canon, lanes, rows, cause, True)
         if kind != AccessKind.READ:
             lanes, rows = src.hits(canon, size)
-            self._report(pc, kind, threads, canon, lanes, rows, WRITE_SOURCE, "global")
+            self._report(pc, kind, threads, canon, lanes, rows, WRITE_SOURCE, False)
 
-    def _report(self, pc, kind, threads, canon, lanes, rows, cause: str, space: str) -> None:
+    def _report(self, pc, kind, threads, canon, lanes, rows, cause: str, at_destination: bool) -> None:
         """One finding per `cp.async` instruction whose pending copies the access lanes hit; the count is the
         number of (copy, access) pairs, the example the first."""
         if len(lanes) == 0:
@@ -291,16 +386,18 @@ class AsyncCopies:
         pairs = np.unique(np.stack([copies.pc[rows], lanes, rows], axis=1), axis=0)
         copy_pcs, first, counts = np.unique(pairs[:, 0], return_index=True, return_counts=True)
         access_op = {AccessKind.READ: "read", AccessKind.WRITE: "write"}.get(kind, "atomic")
-        copy_op = "cp.async write" if space == "shared" else "cp.async read"
         for copy_pc, f, count in zip(copy_pcs, first, counts):
             _, lane, row = (int(v) for v in pairs[f])
-            start = copies.dst_canon[row] if space == "shared" else copies.src_canon[row]
+            mode = int(copies.mode[row])
+            name = "cp.async" if mode == CP_ASYNC else "cp.async.bulk"
+            copy_op = f"{name} write" if at_destination else f"{name} read"
+            space = _SPACE_NAMES[int(copies.dst_space[row] if at_destination else copies.src_space[row])]
+            start = copies.dst_canon[row] if at_destination else copies.src_canon[row]
             byte = max(int(canon[lane]), int(start))  # the first byte the access shares with the copy
             sites = (
                 make_site(eng.program, eng.geo, int(copy_pc), int(copies.thread[row]), copy_op),
                 make_site(eng.program, eng.geo, pc, int(threads[lane]), access_op),
             )
-            if copies.barrier[row]:
-                cause = BEFORE_PHASE[cause]
-            finding = Finding("data-race", ERROR, cause, sites, space=space, address=describe_address(eng.mem, byte))
+            why = BULK[mode][cause] if mode != CP_ASYNC else BEFORE_PHASE[cause] if copies.barrier[row] else cause
+            finding = Finding("data-race", ERROR, why, sites, space=space, address=describe_address(eng.mem, byte))
             eng.findings.add(finding, int(count))

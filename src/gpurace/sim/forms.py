@@ -80,7 +80,7 @@ def _is_proxy_fence(ins: Instruction) -> bool:
 def check_modifiers(ins: Instruction) -> None:
     """A UserError naming the modifiers of `ins` that the simulator would otherwise ignore."""
     allowed = MODIFIERS.get(ins.opcode)
-    if allowed is None or _is_proxy_fence(ins):
+    if allowed is None or _is_proxy_fence(ins) or (ins.opcode == "cp" and "bulk" in ins.modifiers):  # `sim.bulk_copies`
         return
     unknown = [m for m in ins.modifiers if m not in allowed]
     if unknown:

@@ -35,6 +35,15 @@ warp collective (`match.any.sync`), which the memory model does not count, and a
 simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in
 the ISA) and emit no event.
 
+**Bulk copies.** A `cp.async.bulk{.tensor}` with `.mbarrier::complete_tx::bytes` performs a complete-tx of its size
+on its object when it completes (`sim.async_copies`, mode `BULK_MBARRIER`). The simulator lets it complete as late
+as it can: once the phase's pending count is zero and its tx-count no more than the bytes of the bulk copies in
+flight on it, the phase is *ready*, and completes when the next mbarrier operation on the object (a wait, most
+often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that
+saw the phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing thread on the
+phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes than the
+tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
+
 **`cp.async.mbarrier.arrive[.noinc]`.** The thread's earlier `cp.async` copies complete, and then an arrival
 happens, at some time the ISA leaves open; the simulator takes the latest, when the phase could complete
 otherwise. Without `.noinc` the instruction adds one to the pending count, which that arrival takes away again.
@@ -93,6 +102,7 @@ class Mbarriers:
         self.wait_on = np.zeros(n, dtype=np.uint64)  # the object each WAITING thread waits on
         self.told_false = np.zeros(n, dtype=np.bool_)  # let go once with false: its next wait returns false
         self.told_at = np.full(n, -1, dtype=np.int64)  # the epoch at which it was
+        self.ready: set[int] = set()  # objects whose phase waits only for bulk copies to land (`_try_complete`)
 
     # ------------------------------------------------------------------ lookup and findings
 
@@ -104,6 +114,9 @@ class Mbarriers:
     def usable(self, pc: int, what: str, threads: np.ndarray, canon: np.ndarray) -> np.ndarray:
         """Which lanes name an initialised, not invalidated object; the others are findings."""
         ok = np.array([(b := self.table.get(int(a))) is not None and b.alive for a in canon.tolist()], dtype=np.bool_)
+        if self.ready:  # an operation on an object observes its phase: the copies it waits for land first
+            for a in self.ready.intersection(canon[ok].tolist()):
+                self._try_complete(a, now=True)
         if not ok.all():
             bad = np.flatnonzero(~ok)
             a = int(canon[bad[0]])
@@ -221,13 +234,35 @@ class Mbarriers:
         for a in np.unique(canon[ok]).tolist():
             self._try_complete(a)
 
-    def _try_complete(self, a: int) -> None:
-        """Complete the phase of the object at `a` when nothing but owed arrivals is pending."""
+    def settle(self, a: int) -> None:
+        """A bulk copy towards the object at `a` was issued: its phase may complete now (`_try_complete`)."""
+        self._try_complete(a)
+
+    def _try_complete(self, a: int, now: bool = False) -> None:
+        """Complete the phase of the object at `a` when nothing but owed arrivals and the complete_tx of bulk
+        copies in flight is pending. A phase that waits for bulk copies only becomes `ready` and completes when
+        an mbarrier operation on the object observes it, or when nothing else can run (`unstick`), unless `now`."""
         b = self.table[a]
-        if b.pending - b.deferred > 0 or b.tx > 0:
+        copies = self.eng.async_copies
+        inflight = copies.inflight_bytes(a) if copies.pending else 0
+        if b.pending - b.deferred > 0 or b.tx - inflight > 0:
             return
-        if b.deferred:
-            self.eng.async_copies.release(a)  # the copies owed to this phase land now (module docstring)
+        if inflight and not now:
+            self.ready.add(a)
+            return
+        self.ready.discard(a)
+        if b.deferred or inflight:
+            landed = copies.release(a)  # the copies owed to this phase land now (module docstring)
+            loc = self._phase_location(a, b.phase)
+            for pc, threads in landed:  # each bulk copy's complete_tx releases its writes to the phase's waiters
+                self._emit(pc, AccessKind.ATOMIC, threads, np.full(len(threads), loc, dtype=np.uint64), 4, "release")
+            if b.tx < inflight:
+                pc, threads = landed[0]
+                self._misuse(
+                    pc, int(threads[0]), f"the bulk copies in flight on an mbarrier phase complete {inflight} bytes "
+                    f"(complete_tx) where its tx-count expects {b.tx} (expect_tx): the phase completes before some "
+                    "of them, and their bytes count towards the next phase", a,
+                )  # fmt: skip
         b.phase += 1
         b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
         self.eng.progress = True
@@ -273,6 +308,11 @@ class Mbarriers:
         """Nothing can run: let every blocked thread go once with false, unless it was let go already with no
         mbarrier changed since (it blocked again in vain). True if any thread was let go."""
         eng = self.eng
+        if self.ready:  # bulk copies land before any wait is let go with false
+            for a in sorted(self.ready):
+                self._try_complete(a, now=True)
+            self.epoch += 1
+            return True
         waiting = np.flatnonzero(eng.status == WAITING)
         fresh = waiting[self.told_at[waiting] != self.epoch]
         if not len(fresh):

@@ -1,0 +1,161 @@
+"""Bulk asynchronous copies (`sim.bulk_copies`, `sim.async_copies`, `sim.mbarriers`): what they copy, when they
+complete, the races with copies in flight and with unfenced generic writes (`sim.proxy_fences`), the misuse of
+tx-counts, and the forms the simulator refuses.
+
+The corpus kernels in `tests/kernels/bulk_copy/` check the findings through the command line; here their results
+are checked against NumPy, and hand-written PTX covers the cases a .cu file cannot reach. Expected behaviour is
+the PTX ISA's (`cp.async.bulk`, `cp.async.bulk.commit_group`, `cp.async.bulk.wait_group`, `mbarrier`,
+`fence.proxy.async`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpurace.check import check
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.parser import parse_ptx
+from gpurace.sim.async_copies import BULK, BULK_MBARRIER, READ_DESTINATION
+from gpurace.sim.launch import simulate
+from gpurace.sim.proxy_fences import UNFENCED
+from test_expectations import ROOT
+
+CORPUS = ROOT / "tests" / "kernels" / "bulk_copy"
+
+
+def test_a_bulk_load_completed_through_the_mbarrier_delivers_the_tile():
+    a = np.arange(512, dtype=np.float32)
+    out = np.zeros(512, dtype=np.float32)
+    result = simulate(CORPUS / "load_wait.cu", grid=2, block=256, args=[a, out], arch="sm_90a")
+    assert result.clean
+    np.testing.assert_array_equal(out, a.reshape(2, 256)[:, ::-1].reshape(-1))
+
+
+def test_a_bulk_store_writes_global_memory_by_its_wait():
+    a = np.arange(512, dtype=np.float32)
+    out = np.zeros(512, dtype=np.float32)
+    result = simulate(CORPUS / "store_fenced.cu", grid=2, block=256, args=[a, out], arch="sm_90a")
+    assert result.clean
+    np.testing.assert_array_equal(out, 2 * a)
+
+
+def test_reading_the_tile_before_the_wait_names_the_bulk_copy_as_the_cause():
+    a, out = np.arange(512, dtype=np.float32), np.zeros(512, dtype=np.float32)
+    findings = check(CORPUS / "load_no_wait.cu", grid=2, block=256, args=[a, out], arch="sm_90a").findings
+    races = [f for f in findings if f.kind == "data-race"]
+    assert [f.cause for f in races] == [BULK[BULK_MBARRIER][READ_DESTINATION]]
+    assert [s.loc.line for s in races[0].sites] == [20, 22]
+
+
+def test_an_unfenced_generic_write_read_by_a_bulk_store_is_a_race_between_the_two_lines():
+    a, out = np.arange(512, dtype=np.float32), np.zeros(512, dtype=np.float32)
+    findings = check(CORPUS / "store_unfenced.cu", grid=2, block=256, args=[a, out], arch="sm_90a").findings
+    assert [(f.kind, f.space, f.cause) for f in findings] == [("data-race", "shared", UNFENCED)]
+    assert [s.loc.line for s in findings[0].sites] == [14, 17]
+
+
+KERNEL = """\
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 pin, .param .u64 pout)
+{{
+    .reg .b32 %t, %bar, %tile, %r<8>;
+    .reg .b64 %in, %out, %rd<4>;
+    .reg .pred %p;
+    .shared .align 16 .b8 tile[256];
+    .shared .align 8 .b64 bar;
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %in, [pin];
+    ld.param.u64 %out, [pout];
+    mov.u32 %bar, bar;
+    mov.u32 %tile, tile;
+{body}
+    ret;
+}}
+"""
+
+
+def run_ptx(body: str, threads: int = 1):
+    a = np.arange(64, dtype=np.uint32) + 1
+    out = np.zeros(64, dtype=np.uint32)
+    module = parse_ptx(KERNEL.format(body=body), "k.ptx")
+    report = check(module, grid=1, block=threads, args=[a, out], arch="sm_90a")
+    return report.findings
+
+
+def test_copies_that_complete_more_bytes_than_expected_are_mbarrier_misuse():
+    findings = run_ptx(
+        """
+    mbarrier.init.shared::cta.b64 [%bar], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%bar], 128;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 256, [%bar];
+    mbarrier.try_wait.parity.shared::cta.b64 %p, [%bar], 0;"""
+    )
+    assert [f.kind for f in findings] == ["invalid-mbarrier-use"]
+    assert "complete 256 bytes (complete_tx) where its tx-count expects 128" in findings[0].cause
+
+
+def test_a_phase_whose_copies_deliver_fewer_bytes_than_expected_never_completes():
+    findings = run_ptx(
+        """
+    mbarrier.init.shared::cta.b64 [%bar], 1;
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%bar], 512;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 256, [%bar];
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p, [%bar], 0;
+    @!%p bra WAIT;"""
+    )
+    assert [f.kind for f in findings] == ["deadlock"]
+    assert "a tx-count of 512" in findings[0].cause
+
+
+def test_a_copy_may_be_issued_before_the_expect_tx_it_completes():
+    findings = run_ptx(
+        """
+    mbarrier.init.shared::cta.b64 [%bar], 1;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 256, [%bar];
+    mbarrier.arrive.expect_tx.shared::cta.b64 _, [%bar], 256;
+WAIT:
+    mbarrier.try_wait.parity.shared::cta.b64 %p, [%bar], 0;
+    @!%p bra WAIT;
+    ld.shared.u32 %r1, [%tile];
+    st.global.u32 [%out], %r1;"""
+    )
+    assert findings == []
+
+
+def test_a_copy_towards_an_uninitialised_mbarrier_is_not_made():
+    findings = run_ptx("    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 16, [%bar];")
+    assert [f.kind for f in findings] == ["invalid-mbarrier-use"]
+
+
+def test_a_misaligned_bulk_copy_is_a_finding():
+    findings = run_ptx(
+        """
+    mbarrier.init.shared::cta.b64 [%bar], 1;
+    add.u32 %r1, %tile, 8;
+    cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%in], 16, [%bar];"""
+    )
+    assert "misaligned-access" in [f.kind for f in findings]
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 24, [%bar];", "multiple of 16"),
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%tile], [%in], 16, [%bar], 3;", "multicast"),
+        ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%out], [%tile], 16, 65535;", "cp_mask"),
+        ("cp.async.bulk.wait_group %t;", "non-negative integer constant"),
+        ("cp.async.bulk.global.global.bulk_group [%out], [%in], 16;", "not a form of cp.async.bulk"),
+    ],
+)
+def test_unsupported_bulk_forms_are_refused_by_name(line, message):
+    with pytest.raises(UserError, match=message):
+        run_ptx("    mbarrier.init.shared::cta.b64 [%bar], 1;\n    " + line)
+
+
+def test_prefetch_is_a_no_op():
+    assert run_ptx("    cp.async.bulk.prefetch.L2.global [%in], 256;") == []
