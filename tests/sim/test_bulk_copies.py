@@ -159,3 +159,55 @@ def test_unsupported_bulk_forms_are_refused_by_name(line, message):
 
 def test_prefetch_is_a_no_op():
     assert run_ptx("    cp.async.bulk.prefetch.L2.global [%in], 256;") == []
+
+
+# ---------------------------------------------------------------- TMA (cp.async.bulk.tensor, tensor maps)
+
+ROWS, COLS, BOX_ROWS, BOX_COLS = 40, 100, 16, 32
+
+
+def box_at(tensor: np.ndarray, row: int, col: int) -> np.ndarray:
+    """The 16x32 box of `tensor` at (row, col), zeros outside the tensor: what a TMA tile load delivers."""
+    padded = np.zeros((ROWS + 2 * BOX_ROWS, COLS + 2 * BOX_COLS), dtype=tensor.dtype)
+    padded[BOX_ROWS : BOX_ROWS + ROWS, BOX_COLS : BOX_COLS + COLS] = tensor
+    return padded[row + BOX_ROWS : row + 2 * BOX_ROWS, col + BOX_COLS : col + 2 * BOX_COLS]
+
+
+def test_a_tma_tile_load_delivers_the_box_with_zeros_outside_the_tensor():
+    tensor = np.random.default_rng(1).standard_normal((ROWS, COLS)).astype(np.float32)
+    out = np.zeros(4 * 512, dtype=np.float32)
+    spec = f"tensormap:f32:{ROWS}x{COLS}:{BOX_ROWS}x{BOX_COLS}:2"
+    result = simulate(CORPUS / "tma_load_wait.cu", grid=4, block=512, args=[spec, out, tensor], arch="sm_90a")
+    assert result.clean
+    expected = np.stack([box_at(tensor, 24, 32 * b - 8) for b in range(4)])
+    np.testing.assert_array_equal(out.reshape(4, BOX_ROWS, BOX_COLS), expected)
+
+
+def test_a_tma_tile_store_writes_the_elements_inside_the_tensor_only():
+    a = np.arange(4 * 512, dtype=np.float32) + 1
+    tensor = np.full((ROWS, COLS), -1, dtype=np.float32)
+    spec = f"tensormap:f32:{ROWS}x{COLS}:{BOX_ROWS}x{BOX_COLS}:2"
+    result = simulate(CORPUS / "tma_store_fenced.cu", grid=4, block=512, args=[spec, a, tensor], arch="sm_90a")
+    assert result.clean
+    expected = np.full((ROWS + 2 * BOX_ROWS, COLS + 2 * BOX_COLS), -1, dtype=np.float32)
+    for b, tile in enumerate(a.reshape(4, BOX_ROWS, BOX_COLS)):
+        col = 32 * b - 8
+        expected[24 + BOX_ROWS : 24 + 2 * BOX_ROWS, col + BOX_COLS : col + 2 * BOX_COLS] = tile
+    np.testing.assert_array_equal(tensor, expected[BOX_ROWS : BOX_ROWS + ROWS, BOX_COLS : BOX_COLS + COLS])
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("tensormap:f32:40x100:16x32", "tensormap:TYPE:DIMS:BOX:ARG"),
+        ("tensormap:f7:40x100:16x32:2", "element type"),
+        ("tensormap:f32:40x100:16x3:2", "multiple of 16 bytes"),
+        ("tensormap:f32:40x101:16x32:2", "row strides"),
+        ("tensormap:f32:40x100:16x32:0", "must be a buffer"),
+        ("tensormap:f32:40x100:16x512:2", "1..256"),
+    ],
+)
+def test_bad_tensor_map_specs_are_refused(spec, message):
+    out = np.zeros(2048, dtype=np.float32)
+    with pytest.raises(UserError, match=message):
+        simulate(CORPUS / "tma_load_wait.cu", grid=4, block=512, args=[spec, out, np.zeros(4000, np.float32)], arch="sm_90a")

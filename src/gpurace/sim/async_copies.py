@@ -203,18 +203,19 @@ class AsyncCopies:
         self._changed()
 
     def issue_bulk(self, pc: int, mode: int, threads, dst, dst_space: Space, dst_canon, src_canon, src_space: Space,
-                   data: np.ndarray, barrier=None) -> None:  # fmt: skip
-        """Bulk copies in flight, one row per 16 bytes (`threads`, `dst`, `dst_canon`, `src_canon` and `data` per
-        row): `BULK_MBARRIER` ones towards the mbarrier objects `barrier` (canonical addresses), `BULK_GROUP` ones
-        in the issuing thread's current bulk group."""
+                   data: np.ndarray, barrier=None, size: int = MAX_COPY, src_size: int = MAX_COPY) -> None:  # fmt: skip
+        """Bulk copies in flight, one row per piece of `size` bytes (16, or a TMA store's element of 4 or 8;
+        `threads`, `dst`, `dst_canon`, `src_canon` and `data` per row): `BULK_MBARRIER` ones towards the mbarrier
+        objects `barrier` (canonical addresses), `BULK_GROUP` ones in the issuing thread's current bulk group.
+        `src_size` 0: the source is not checked for writes (a TMA load's elements lie apart)."""
         n = len(threads)
         threads = threads.astype(np.int64)
         self.copies.append(
             thread=threads,
             group=self.bulk_committed[threads] if mode == BULK_GROUP else np.zeros(n, dtype=np.int64),
             pc=np.full(n, pc, dtype=np.int64),
-            size=np.full(n, MAX_COPY, dtype=np.int64),
-            src_size=np.full(n, MAX_COPY, dtype=np.int64),
+            size=np.full(n, size, dtype=np.int64),
+            src_size=np.full(n, src_size, dtype=np.int64),
             dst=dst.astype(np.uint64),
             dst_canon=dst_canon.astype(np.uint64),
             src_canon=src_canon.astype(np.uint64),
@@ -304,7 +305,7 @@ class AsyncCopies:
     def inflight_bytes(self, barrier: int) -> int:
         """The bytes of the bulk copies in flight whose complete_tx counts towards the mbarrier at `barrier`."""
         copies = self.copies
-        return int(((copies.mode == BULK_MBARRIER) & (copies.barrier == np.uint64(barrier))).sum()) * MAX_COPY
+        return int(copies.size[(copies.mode == BULK_MBARRIER) & (copies.barrier == np.uint64(barrier))].sum())
 
     def _of(self, threads: np.ndarray) -> np.ndarray:
         """The rows of the copies issued by `threads`."""

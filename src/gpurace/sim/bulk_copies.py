@@ -50,8 +50,6 @@ def bulk(dec):
     mods = ins.modifiers
     if "prefetch" in mods:
         return dec.op_nop()
-    if "tensor" in mods:
-        raise UserError(f"the simulator does not support `{ins.text}` (cp.async.bulk.tensor, TMA)")
     if "commit_group" in mods:
         dec.operands(0)
         return _step(dec, dec.eng.async_copies.bulk_commit)
@@ -120,11 +118,11 @@ def read_pieces(dec, space: Space, addrs, threads, number) -> tuple[np.ndarray, 
     return ok, acc.canonical, data
 
 
-def emit_by_piece(dec, kind: AccessKind, threads, acc, ok, number) -> None:
-    """The access events of the pieces, one per piece number."""
+def emit_by_piece(dec, kind: AccessKind, threads, acc, ok, number, size: int = MAX_COPY) -> None:
+    """The access events of the pieces (of `size` bytes), one per piece number."""
     for k in np.unique(number).tolist():
         sel = number == k
-        dec.emit_access(kind, threads[sel], lanes(acc, sel), ok[sel], MAX_COPY)
+        dec.emit_access(kind, threads[sel], lanes(acc, sel), ok[sel], size)
 
 
 def barrier_objects(dec, op, space: Space):
@@ -143,19 +141,20 @@ def barrier_objects(dec, op, space: Space):
     return resolve
 
 
-def issue(dec, mode: int, threads, dst_space: Space, daddrs, src_ok, src_canon, src_space: Space, data, barriers) -> None:
+def issue(dec, mode: int, threads, dst_space: Space, daddrs, src_ok, src_canon, src_space: Space, data, barriers,
+          size: int = MAX_COPY, src_size: int = MAX_COPY) -> None:  # fmt: skip
     """Put the pieces in flight (`sim.async_copies`): those whose source was read and whose destination resolves."""
     eng = dec.eng
     copies = eng.async_copies
-    dacc = eng.mem.resolve(dst_space, daddrs, threads, eng.geo.block_of[threads], MAX_COPY, write=True)
-    go = dec.check_access(dacc, threads, "write", MAX_COPY) & src_ok
+    dacc = eng.mem.resolve(dst_space, daddrs, threads, eng.geo.block_of[threads], size, write=True)
+    go = dec.check_access(dacc, threads, "write", size) & src_ok
     if not go.any():
         return
     t, canon = threads[go], dacc.canonical[go]
     if copies.pending:  # another copy in flight to the same bytes: PTX orders none of them
-        copies.check(dec.pc, AccessKind.WRITE, t, canon, MAX_COPY)
+        copies.check(dec.pc, AccessKind.WRITE, t, canon, size)
     copies.issue_bulk(dec.pc, mode, t, dacc.space_address[go], dst_space, canon, src_canon[go], src_space, data[go],
-                      None if barriers is None else barriers[go])  # fmt: skip
+                      None if barriers is None else barriers[go], size, src_size)  # fmt: skip
     if barriers is not None:
         for a in np.unique(barriers[go]).tolist():
             eng.mbarriers.settle(a)

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_core_ops, texture_ops
+from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -658,6 +658,8 @@ class Decoder:
         if "async" not in ins.modifiers:
             return unsupported(ins)
         if "bulk" in ins.modifiers:
+            if "tensor" in ins.modifiers and "prefetch" not in ins.modifiers:
+                return tensor_copies.tensor(self)
             return bulk_copies.bulk(self)
         if "mbarrier" in ins.modifiers:
             return mbarrier_ops.copy_arrive(self)

@@ -39,6 +39,19 @@ __device__ __forceinline__ void bar_wait(unsigned long long* bar, unsigned parit
                  "r"(unsigned(bytes))                                                                                  \
                  : "memory")
 
+// TMA: the box of `map` at column c0, row c1 -> shared, completing the box's bytes on `bar`
+#define tma_load_2d(dst, map, c0, c1, bar)                                                                     \
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"            \
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(smem(dst)), "l"(map), "r"(int(c0)), "r"(int(c1)),         \
+                 "r"(smem(bar))                                                                                \
+                 : "memory")
+
+// TMA: shared -> the box of `map` at column c0, row c1, in the thread's current bulk group
+#define tma_store_2d(map, c0, c1, src)                                                                         \
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"(map),     \
+                 "r"(int(c0)), "r"(int(c1)), "r"(smem(src))                                                    \
+                 : "memory")
+
 __device__ __forceinline__ void bulk_commit()
 {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
