@@ -64,8 +64,10 @@ from gpurace.sim.memory import Space
 MAX_COPY = 16
 """The largest `cp.async` copy size, in bytes (PTX allows 4, 8 and 16)."""
 
-CP_ASYNC, BULK_MBARRIER, BULK_GROUP = 0, 1, 2
-"""How a pending copy completes (module docstring)."""
+CP_ASYNC, BULK_MBARRIER, BULK_GROUP, WGMMA = 0, 1, 2, 3
+"""How a pending copy completes (module docstring). `WGMMA` rows are the shared-memory operands a
+`wgmma.mma_async` reads until the `wgmma.wait_group` that covers it (`sim.wgmma_ops`): sources with no
+destination, whose completion writes nothing."""
 
 _UNTIL_WAIT = "at any time until the cp.async.wait_group/wait_all that completes it"
 READ_DESTINATION = f"read of a cp.async destination before its wait: the asynchronous copy may write these bytes {_UNTIL_WAIT}"
@@ -95,6 +97,10 @@ BULK = {
     },
 }
 """The causes of the races with a pending bulk copy, by mode."""
+WGMMA_SOURCE = (
+    "write of a wgmma.mma_async shared-memory operand before the wgmma.wait_group that covers it: the warpgroup "
+    "may read these bytes at any time until then"
+)
 _SPACE_NAMES = {int(Space.SHARED): "shared", int(Space.SHARED_CLUSTER): "shared", int(Space.GLOBAL): "global"}
 
 
@@ -172,6 +178,7 @@ class AsyncCopies:
         n = eng.geo.nthreads
         self.committed = np.zeros(n, dtype=np.int64)  # groups each thread has committed
         self.bulk_committed = np.zeros(n, dtype=np.int64)  # bulk groups each thread has committed
+        self.wgmma_committed = np.zeros(n, dtype=np.int64)  # wgmma groups each thread has committed
         self.copies = PendingCopies()
         self.pending = False  # any copy in flight: the one test every access pays
         self._member = np.zeros(n, dtype=np.bool_)  # scratch: the threads of one instruction
@@ -245,6 +252,31 @@ class AsyncCopies:
             return
         self._complete(due)
 
+    def issue_operands(self, pc: int, threads, canon: np.ndarray) -> None:
+        """The 16-byte shared-memory pieces at canonical `canon` that a `wgmma.mma_async` of `threads` (one per
+        piece) reads until its wait (mode `WGMMA`)."""
+        n = len(threads)
+        threads = threads.astype(np.int64)
+        zeros = np.zeros(n, dtype=np.uint64)
+        self.copies.append(
+            thread=threads, group=self.wgmma_committed[threads], pc=np.full(n, pc, dtype=np.int64),
+            size=np.zeros(n, dtype=np.int64), src_size=np.full(n, MAX_COPY, dtype=np.int64), dst=zeros,
+            dst_canon=zeros, src_canon=canon.astype(np.uint64), data=np.zeros((n, MAX_COPY), dtype=np.uint8),
+            barrier=zeros, mode=np.full(n, WGMMA, dtype=np.int8), dst_space=np.full(n, int(Space.SHARED), dtype=np.int8),
+            src_space=np.full(n, int(Space.SHARED), dtype=np.int8),
+        )  # fmt: skip
+        self._changed()
+
+    def wgmma_wait(self, threads: np.ndarray, newest: int) -> None:
+        """`wgmma.wait_group newest`: the operands of each thread's committed wgmma groups but the newest ones
+        are no longer read."""
+        if self.pending:
+            copies = self.copies
+            due = self._of(threads) & (copies.mode == WGMMA) & (copies.group < self.wgmma_committed[copies.thread] - newest)
+            if due.any():
+                copies.take(due)
+                self._changed()
+
     def commit(self, threads: np.ndarray) -> None:
         """`cp.async.commit_group`: each thread's uncommitted copies (maybe none) become its newest group."""
         self.committed[threads] += 1
@@ -271,7 +303,12 @@ class AsyncCopies:
 
     def exit(self, threads: np.ndarray) -> None:
         """Threads `threads` exit: their pending copies not tied to an mbarrier complete now (module docstring)."""
-        self._complete(self._of(threads) & (self.copies.barrier == 0))
+        rows = self._of(threads)
+        if (self.copies.mode[rows] == WGMMA).any():  # a wgmma's operands are no longer read when its thread exits
+            self.copies.take(rows & (self.copies.mode == WGMMA))
+            self._changed()
+            rows = self._of(threads)
+        self._complete(rows & (self.copies.barrier == 0))
 
     def tie(self, threads: np.ndarray, barriers: np.ndarray) -> None:
         """`cp.async.mbarrier.arrive`: each thread's pending copies not yet tied to an mbarrier are tied to its
@@ -390,7 +427,7 @@ class AsyncCopies:
         for copy_pc, f, count in zip(copy_pcs, first, counts):
             _, lane, row = (int(v) for v in pairs[f])
             mode = int(copies.mode[row])
-            name = "cp.async" if mode == CP_ASYNC else "cp.async.bulk"
+            name = "cp.async" if mode == CP_ASYNC else "wgmma.mma_async" if mode == WGMMA else "cp.async.bulk"
             copy_op = f"{name} write" if at_destination else f"{name} read"
             space = _SPACE_NAMES[int(copies.dst_space[row] if at_destination else copies.src_space[row])]
             start = copies.dst_canon[row] if at_destination else copies.src_canon[row]
@@ -399,6 +436,9 @@ class AsyncCopies:
                 make_site(eng.program, eng.geo, int(copy_pc), int(copies.thread[row]), copy_op),
                 make_site(eng.program, eng.geo, pc, int(threads[lane]), access_op),
             )
-            why = BULK[mode][cause] if mode != CP_ASYNC else BEFORE_PHASE[cause] if copies.barrier[row] else cause
+            if mode == WGMMA:
+                why = WGMMA_SOURCE
+            else:
+                why = BULK[mode][cause] if mode != CP_ASYNC else BEFORE_PHASE[cause] if copies.barrier[row] else cause
             finding = Finding("data-race", ERROR, why, sites, space=space, address=describe_address(eng.mem, byte))
             eng.findings.add(finding, int(count))

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops
+from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -75,6 +75,7 @@ def decode_all(eng) -> list[Handler]:
                 message = f"{ins.where()}: {message}"
             h = _raiser(message)
         handlers.append(h)
+    wgmma_ops.guard_registers(eng, handlers)  # accesses to accumulators of wgmma products in flight
     native.install(eng, handlers)  # compiled runs of register-only instructions, when the executor is native
     return handlers
 
@@ -1299,6 +1300,9 @@ class Decoder:
         return tensor_core_ops.movmatrix(self)
 
     # ------------------------------------------------------------------ mbarriers (sim.mbarrier_ops)
+
+    def op_wgmma(self) -> Handler:
+        return wgmma_ops.wgmma(self)
 
     def op_mbarrier(self) -> Handler:
         return mbarrier_ops.mbarrier(self)

@@ -34,8 +34,11 @@ UNFENCED = (
 
 
 def reads_shared_async(program) -> bool:
-    """Whether the program has a bulk copy whose source is shared memory (its second state space)."""
+    """Whether the program has a bulk copy whose source is shared memory (its second state space), or a
+    `wgmma.mma_async` (whose descriptors name shared memory the async proxy reads)."""
     for ins in program.instructions:
+        if ins.opcode == "wgmma" and "mma_async" in ins.modifiers:
+            return True
         if ins.opcode == "cp" and "bulk" in ins.modifiers and "prefetch" not in ins.modifiers:
             spaces = [m for m in ins.modifiers if m in ("global", "shared", "shared::cta", "shared::cluster")]
             if spaces[1:2] and spaces[1] != "global":
