@@ -272,10 +272,7 @@ class AsyncCopies:
         are no longer read."""
         if self.pending:
             copies = self.copies
-            due = self._of(threads) & (copies.mode == WGMMA) & (copies.group < self.wgmma_committed[copies.thread] - newest)
-            if due.any():
-                copies.take(due)
-                self._changed()
+            self._complete(self._of(threads) & (copies.mode == WGMMA) & (copies.group < self.wgmma_committed[copies.thread] - newest))
 
     def commit(self, threads: np.ndarray) -> None:
         """`cp.async.commit_group`: each thread's uncommitted copies (maybe none) become its newest group."""
@@ -303,12 +300,7 @@ class AsyncCopies:
 
     def exit(self, threads: np.ndarray) -> None:
         """Threads `threads` exit: their pending copies not tied to an mbarrier complete now (module docstring)."""
-        rows = self._of(threads)
-        if (self.copies.mode[rows] == WGMMA).any():  # a wgmma's operands are no longer read when its thread exits
-            self.copies.take(rows & (self.copies.mode == WGMMA))
-            self._changed()
-            rows = self._of(threads)
-        self._complete(rows & (self.copies.barrier == 0))
+        self._complete(self._of(threads) & (self.copies.barrier == 0))
 
     def tie(self, threads: np.ndarray, barriers: np.ndarray) -> None:
         """`cp.async.mbarrier.arrive`: each thread's pending copies not yet tied to an mbarrier are tied to its
@@ -353,12 +345,15 @@ class AsyncCopies:
         return rows
 
     def _complete(self, rows: np.ndarray) -> None:
-        """Complete the copies of `rows` (a mask): they leave the table and are written (`_write`)."""
+        """Complete the copies of `rows` (a mask): they leave the table and are written (`_write`); the operands of
+        a wgmma only leave it."""
         if not rows.any():
             return
         done = self.copies.take(rows)
         self._changed()
-        self._write(done)
+        copies = done["mode"] != WGMMA
+        if copies.any():
+            self._write({name: col[copies] for name, col in done.items()})
 
     def _write(self, done: dict[str, np.ndarray]) -> None:
         """Write the copies of `done` (columns) to shared memory, with a write event each at its `cp.async`.

@@ -22,7 +22,8 @@ write D. So the simulator writes D when the product runs and keeps the product *
 
 The checks cost nothing for kernels without `wgmma`: the instructions that touch an accumulator or A register
 of some `wgmma.mma_async` get a wrapped handler (`guard_registers`); the table of accumulators in flight holds
-one int32 per thread and accumulator register. Not modelled: the warpgroup-wide `.aligned` requirement (each
+one int32 per thread and accumulator register; such kernels run interpreted under `--executor native`.
+Not modelled: the warpgroup-wide `.aligned` requirement (each
 warp's rows are computed when that warp arrives), accumulators of f16, and the other wgmma types and shapes
 (refused by name).
 """
