@@ -316,20 +316,22 @@ class AsyncCopies:
         copies.barrier[rows] = lookup[copies.thread[rows]]
         self._write({name: getattr(copies, name)[rows] for name in copies._COLUMNS})
 
-    def release(self, barrier: int) -> list[tuple[int, np.ndarray]]:
-        """The phase the copies tied to the mbarrier at `barrier` wait for completes: they are no longer in flight;
-        the bulk copies among them write now. Returns (pc, issuing threads) of each bulk copy instruction among them."""
+    def release(self, barriers: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The phases the copies tied to the mbarriers at `barriers` wait for complete: they are no longer in
+        flight; the bulk copies among them write now, together. Returns (pc, issuing thread, mbarrier) of each
+        distinct one of those bulk copies."""
+        empty = np.zeros(0, dtype=np.int64)
         if not self.pending:
-            return []
-        rows = self.copies.barrier == np.uint64(barrier)
+            return empty, empty, empty.astype(np.uint64)
+        rows = np.isin(self.copies.barrier, np.array(barriers, dtype=np.uint64))
         done = self.copies.take(rows)
         self._changed()
         bulk = done["mode"] == BULK_MBARRIER
         if not bulk.any():
-            return []
+            return empty, empty, empty.astype(np.uint64)
         self._write({name: col[bulk] for name, col in done.items()})
-        pcs, threads = done["pc"][bulk], done["thread"][bulk]
-        return [(int(p), np.unique(threads[pcs == p])) for p in np.unique(pcs).tolist()]
+        key = np.unique(np.stack([done["pc"][bulk], done["thread"][bulk], done["barrier"][bulk].astype(np.int64)], axis=1), axis=0)
+        return key[:, 0], key[:, 1], key[:, 2].astype(np.uint64)
 
     def inflight_bytes(self, barrier: int) -> int:
         """The bytes of the bulk copies in flight whose complete_tx counts towards the mbarrier at `barrier`."""

@@ -115,8 +115,7 @@ class Mbarriers:
         """Which lanes name an initialised, not invalidated object; the others are findings."""
         ok = np.array([(b := self.table.get(int(a))) is not None and b.alive for a in canon.tolist()], dtype=np.bool_)
         if self.ready:  # an operation on an object observes its phase: the copies it waits for land first
-            for a in self.ready.intersection(canon[ok].tolist()):
-                self._try_complete(a, now=True)
+            self._complete_ready(sorted(self.ready.intersection(canon[ok].tolist())))
         if not ok.all():
             bad = np.flatnonzero(~ok)
             a = int(canon[bad[0]])
@@ -238,31 +237,57 @@ class Mbarriers:
         """A bulk copy towards the object at `a` was issued: its phase may complete now (`_try_complete`)."""
         self._try_complete(a)
 
-    def _try_complete(self, a: int, now: bool = False) -> None:
+    def _try_complete(self, a: int) -> None:
         """Complete the phase of the object at `a` when nothing but owed arrivals and the complete_tx of bulk
-        copies in flight is pending. A phase that waits for bulk copies only becomes `ready` and completes when
-        an mbarrier operation on the object observes it, or when nothing else can run (`unstick`), unless `now`."""
+        copies in flight is pending. A phase that waits for bulk copies only becomes `ready`, and completes when
+        an mbarrier operation on the object observes it, or when nothing else can run (`unstick`)."""
         b = self.table[a]
         copies = self.eng.async_copies
         inflight = copies.inflight_bytes(a) if copies.pending else 0
         if b.pending - b.deferred > 0 or b.tx - inflight > 0:
             return
-        if inflight and not now:
+        if inflight:
             self.ready.add(a)
             return
-        self.ready.discard(a)
-        if b.deferred or inflight:
-            landed = copies.release(a)  # the copies owed to this phase land now (module docstring)
-            loc = self._phase_location(a, b.phase)
-            for pc, threads in landed:  # each bulk copy's complete_tx releases its writes to the phase's waiters
-                self._emit(pc, AccessKind.ATOMIC, threads, np.full(len(threads), loc, dtype=np.uint64), 4, "release")
-            if b.tx < inflight:
-                pc, threads = landed[0]
+        if b.deferred:
+            copies.release([a])  # the copies owed to this phase land now (module docstring)
+        self._next_phase(a)
+
+    def _complete_ready(self, objects: list[int]) -> None:
+        """Complete the phases of the ready `objects`: their bulk copies write, in one batch of events, each
+        followed by a release of its issuing thread on its phase's location (its complete-tx)."""
+        if not objects:
+            return
+        copies = self.eng.async_copies
+        inflight = {a: copies.inflight_bytes(a) for a in objects}
+        pcs, threads, barriers = copies.release(objects)
+        phase_of = {a: self.table[a].phase for a in objects}
+        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) for a in barriers.tolist()], dtype=np.uint64)
+        for pc in np.unique(pcs).tolist():
+            mine = np.flatnonzero(pcs == pc)
+            # an event names each thread once: a thread that copied towards several objects gets one per object
+            rounds = np.zeros(len(mine), dtype=np.int64)
+            t = threads[mine]
+            order = np.argsort(t, kind="stable")
+            same = np.concatenate(([False], t[order][1:] == t[order][:-1]))
+            rounds[order] = np.arange(len(t)) - np.maximum.accumulate(np.where(~same, np.arange(len(t)), 0))
+            for r in range(int(rounds.max()) + 1):
+                sel = mine[rounds == r]
+                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], 4, "release")
+        for a in objects:
+            self.ready.discard(a)
+            b = self.table[a]
+            if b.tx < inflight[a]:
+                first = int(np.argmax(barriers == np.uint64(a)))
                 self._misuse(
-                    pc, int(threads[0]), f"the bulk copies in flight on an mbarrier phase complete {inflight} bytes "
-                    f"(complete_tx) where its tx-count expects {b.tx} (expect_tx): the phase completes before some "
-                    "of them, and their bytes count towards the next phase", a,
+                    int(pcs[first]), int(threads[first]), f"the bulk copies in flight on an mbarrier phase complete "
+                    f"{inflight[a]} bytes (complete_tx) where its tx-count expects {b.tx} (expect_tx): the phase "
+                    "completes before some of them, and their bytes count towards the next phase", a,
                 )  # fmt: skip
+            self._next_phase(a)
+
+    def _next_phase(self, a: int) -> None:
+        b = self.table[a]
         b.phase += 1
         b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
         self.eng.progress = True
@@ -309,8 +334,7 @@ class Mbarriers:
         mbarrier changed since (it blocked again in vain). True if any thread was let go."""
         eng = self.eng
         if self.ready:  # bulk copies land before any wait is let go with false
-            for a in sorted(self.ready):
-                self._try_complete(a, now=True)
+            self._complete_ready(sorted(self.ready))
             self.epoch += 1
             return True
         waiting = np.flatnonzero(eng.status == WAITING)
