@@ -287,3 +287,49 @@ DONE:
     result = simulate(parse_ptx(KERNEL.format(body=body), "k.ptx"), grid=2, block=64, cluster=2, args=[a, out], arch="sm_90a")
     assert [f.kind for f in result.findings] == []
     np.testing.assert_array_equal(out, np.arange(64))
+
+
+F16_STORE = """\
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .align 64 .b8 map[128], .param .u64 pin, .param .u64 pt)
+{
+    .reg .b32 %t, %tile, %r<8>;
+    .reg .b64 %in, %m, %rd<4>;
+    .reg .pred %p;
+    .shared .align 128 .b8 tile[256];
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %in, [pin];
+    mul.wide.u32 %rd1, %t, 2;
+    add.s64 %rd1, %in, %rd1;
+    ld.global.u16 %r1, [%rd1];
+    mov.u32 %tile, tile;
+    shl.b32 %r2, %t, 1;
+    add.u32 %r2, %r2, %tile;
+    st.shared.u16 [%r2], %r1;
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    setp.eq.u32 %p, %t, 0;
+    mov.b64 %m, map;
+    cvta.param.u64 %m, %m;
+    mov.u32 %r3, 16;
+    mov.u32 %r4, 1;
+    @%p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%m, {%r3, %r4}], [%tile];
+    @%p cp.async.bulk.commit_group;
+    @%p cp.async.bulk.wait_group 0;
+    ret;
+}
+"""
+
+
+def test_a_tma_store_of_f16_elements_writes_each_element_inside_the_tensor():
+    values = (np.arange(128, dtype=np.float16) + 1).view(np.uint16)
+    tensor = np.zeros((8, 24), dtype=np.uint16)
+    module = parse_ptx(F16_STORE, "k.ptx")
+    result = check(module, grid=1, block=128, args=["tensormap:f16:8x24:8x16:2", values, tensor], arch="sm_90a")
+    assert result.findings == []
+    expected = np.zeros((16, 40), dtype=np.uint16)
+    expected[1:9, 16:32] = values.reshape(8, 16)
+    np.testing.assert_array_equal(tensor, expected[:8, :24])

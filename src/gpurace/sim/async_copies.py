@@ -141,17 +141,22 @@ class PendingCopies:
 
 
 class WordIndex:
-    """Every 4-byte word of one column of ranges (destinations or sources), sorted, with the row it belongs to.
+    """Every word of one column of ranges (destinations or sources), sorted, with the row it belongs to.
 
-    A copy's addresses are aligned to its size (4, 8 or 16 bytes; a misaligned one is never issued), so its
-    bytes are whole words, and an access overlaps it exactly when it touches one of them.
+    A word is 4 bytes, or less when some range is smaller or not so aligned (the 1- and 2-byte elements of a TMA
+    store): the largest power of two, at most 4, that divides every start and size. A copy's addresses are
+    aligned to its size (a misaligned one is never issued), so its bytes are whole words, and an access overlaps
+    it exactly when it touches one of them.
     """
 
     def __init__(self, starts: np.ndarray, sizes: np.ndarray) -> None:
-        offsets = np.arange(MAX_COPY // 4, dtype=np.uint64)
-        inside = offsets[None, :] < (sizes[:, None] // 4).astype(np.uint64)
+        spread = int(np.bitwise_or.reduce(np.concatenate((starts, sizes.astype(np.uint64)))) | 4) if len(starts) else 4
+        self.unit = spread & -spread  # the lowest set bit: 1, 2 or 4
+        self.shift = np.uint64(self.unit.bit_length() - 1)
+        offsets = np.arange(MAX_COPY // self.unit, dtype=np.uint64)
+        inside = offsets[None, :] < (sizes[:, None] // self.unit).astype(np.uint64)
         rows = np.broadcast_to(np.arange(len(starts))[:, None], inside.shape)[inside]
-        words = ((starts[:, None] >> np.uint64(2)) + offsets[None, :])[inside]
+        words = ((starts[:, None] >> self.shift) + offsets[None, :])[inside]
         order = np.argsort(words, kind="stable")
         self.words = words[order]
         self.rows = rows[order]
@@ -160,9 +165,9 @@ class WordIndex:
         """(lane, row) for every word of the accesses [first, first + size) that lies in a range of the index."""
         if len(self.words) == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        span = (size + 3) // 4 + 1  # the most words `size` bytes can touch, whatever their alignment
-        low = first >> np.uint64(2)
-        high = (first + np.uint64(size - 1)) >> np.uint64(2)
+        span = (size + self.unit - 1) // self.unit + 1  # the most words `size` bytes can touch, whatever their alignment
+        low = first >> self.shift
+        high = (first + np.uint64(size - 1)) >> self.shift
         probe = low[:, None] + np.arange(span, dtype=np.uint64)[None, :]
         touched = probe <= high[:, None]
         pos = np.minimum(np.searchsorted(self.words, probe), len(self.words) - 1)

@@ -33,13 +33,13 @@ from gpurace.sim.events import AccessKind
 from gpurace.sim.mbarriers import OBJECT_SIZE
 from gpurace.sim.memory import Space
 
-_SPACES = {"global": Space.GLOBAL, "shared": Space.SHARED, "shared::cta": Space.SHARED, "shared::cluster": Space.SHARED_CLUSTER}
-_COMPLETE_TX = "mbarrier::complete_tx::bytes"
-_COPY_MODIFIERS = frozenset({"async", "bulk", _COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(_SPACES)
+SPACES = {"global": Space.GLOBAL, "shared": Space.SHARED, "shared::cta": Space.SHARED, "shared::cluster": Space.SHARED_CLUSTER}
+COMPLETE_TX = "mbarrier::complete_tx::bytes"
+_COPY_MODIFIERS = frozenset({"async", "bulk", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES)
 _FORMS = {
-    (Space.SHARED_CLUSTER, Space.GLOBAL, _COMPLETE_TX),
-    (Space.SHARED, Space.GLOBAL, _COMPLETE_TX),
-    (Space.SHARED_CLUSTER, Space.SHARED, _COMPLETE_TX),
+    (Space.SHARED_CLUSTER, Space.GLOBAL, COMPLETE_TX),
+    (Space.SHARED, Space.GLOBAL, COMPLETE_TX),
+    (Space.SHARED_CLUSTER, Space.SHARED, COMPLETE_TX),
     (Space.GLOBAL, Space.SHARED, "bulk_group"),
 }
 
@@ -80,8 +80,8 @@ def copy_form(dec, allowed: frozenset[str]) -> tuple[Space, Space, str]:
     if unknown:
         listed = ", ".join("." + m for m in unknown)
         raise UserError(f"the simulator does not support `{ins.text}`: modifier(s) {listed} not supported for cp.async.bulk")
-    spaces = [_SPACES[m] for m in ins.modifiers if m in _SPACES]
-    completion = [m for m in ins.modifiers if m in (_COMPLETE_TX, "bulk_group")]
+    spaces = [SPACES[m] for m in ins.modifiers if m in SPACES]
+    completion = [m for m in ins.modifiers if m in (COMPLETE_TX, "bulk_group")]
     form = (*spaces, *completion)
     if len(form) != 3 or form not in _FORMS:
         raise UserError(f"the simulator does not support `{ins.text}`: not a form of cp.async.bulk it knows")
@@ -179,7 +179,7 @@ def _copy(dec):
     ins = dec.ins
     dst_space, src_space, completion = copy_form(dec, _COPY_MODIFIERS)
     hint = "L2::cache_hint" in ins.modifiers
-    if completion == _COMPLETE_TX:
+    if completion == COMPLETE_TX:
         ops = dec.operands(5 if hint else 4)
         resolve_barrier = barrier_objects(dec, ops[3], dst_space)
     else:
@@ -187,7 +187,7 @@ def _copy(dec):
         resolve_barrier = None
     daddr, saddr = dec.address(ops[0]), dec.address(ops[1])
     sizes = copy_sizes(dec, ops[2])
-    mode = BULK_MBARRIER if completion == _COMPLETE_TX else BULK_GROUP
+    mode = BULK_MBARRIER if completion == COMPLETE_TX else BULK_GROUP
     dec._strength = (False, None, None)
     nxt = dec.pc + 1
 

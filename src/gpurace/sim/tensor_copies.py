@@ -13,8 +13,7 @@ Both are bulk copies as `sim.bulk_copies` describes them (in flight in `sim.asyn
 through the mbarrier or `cp.async.bulk.wait_group`; the store's read of shared memory is an async-proxy read).
 Each global element is an access of its own (the box's elements lie apart in memory), one event per element
 of the box. Not checked: a write to a load's global source while the load is in flight. Refused by name:
-`.im2col` and the other load modes, `.multicast::cluster`, `.cta_group`, `cp.reduce.async.bulk.tensor`, and
-stores of elements narrower than 4 bytes (the table of copies in flight tracks 4-byte words).
+`.im2col` and the other load modes, `.multicast::cluster`, `.cta_group` and `cp.reduce.async.bulk.tensor`.
 """
 
 from __future__ import annotations
@@ -24,13 +23,13 @@ import numpy as np
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Reg, Vec
 from gpurace.sim.async_copies import BULK_GROUP, BULK_MBARRIER, MAX_COPY
-from gpurace.sim.bulk_copies import _COMPLETE_TX, _SPACES, barrier_objects, copy_form, emit_by_piece, issue, lanes, pieces, read_pieces
+from gpurace.sim.bulk_copies import COMPLETE_TX, SPACES, barrier_objects, copy_form, emit_by_piece, issue, pieces, read_pieces
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
 from gpurace.sim.tensor_maps import SIZE, TensorMap
 
 _DIMS = {f"{n}d": n for n in range(1, 6)}
-_MODIFIERS = frozenset({"async", "bulk", "tensor", "tile", _COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(_SPACES) | frozenset(_DIMS)
+_MODIFIERS = frozenset({"async", "bulk", "tensor", "tile", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES) | frozenset(_DIMS)
 
 
 def tensor(dec):
@@ -40,7 +39,7 @@ def tensor(dec):
     rank = _DIMS[dec.one_of(tuple(_DIMS), "dimension count")]
     hint = "L2::cache_hint" in ins.modifiers
     dec._strength = (False, None, None)
-    if completion == _COMPLETE_TX:
+    if completion == COMPLETE_TX:
         if src_space != Space.GLOBAL:
             raise UserError(f"the simulator does not support `{ins.text}`: not a form of cp.async.bulk.tensor it knows")
         ops = dec.operands(4 if hint else 3)
@@ -112,18 +111,13 @@ def _load(dec, rank, dst_space, dst_op, map_op, resolve_barrier):
 
 
 def _store(dec, rank, map_op, src_op):
-    eng = dec.eng
     saddr = dec.address(src_op)
     operand = _map_and_coords(dec, map_op, rank)
     nxt = dec.pc + 1
-    where, text = dec.ins.where(), dec.ins.text
 
     def store(idx):
         maps, coords = operand(idx)
         for sel, tm in _maps(dec, idx, maps, rank):
-            if tm.esize < 4:
-                raise UserError(f"{where}: the simulator does not support `{text}` with {tm.esize}-byte elements "
-                                "(TMA stores of elements narrower than 4 bytes)")  # fmt: skip
             threads = idx[sel]
             lane, offset, number = pieces(np.full(len(sel), tm.box_bytes, dtype=np.int64))
             src_ok, src_canon, data = read_pieces(dec, Space.SHARED, saddr(threads)[lane] + offset, threads[lane], number)

@@ -41,7 +41,7 @@ from gpurace.sim.async_copies import MAX_COPY
 from gpurace.sim.bulk_copies import emit_by_piece
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
-from gpurace.sim.tensor_core_ops import WarpSlots, _fragment_readers, _whole_warps
+from gpurace.sim.tensor_core_ops import WarpSlots, fragment_readers, whole_warps
 
 KIND = "invalid-wgmma-use"
 EARLY = (
@@ -217,7 +217,7 @@ def _product(dec):
     if read_scale is None and not isinstance(scale_d, Imm):
         raise UserError(f"`{ins.text}`: scale-d must be a predicate or an immediate")
     a_frag = wg.a_fragment(etype) if a_regs else None
-    read_a = _fragment_readers(dec, ops[1], a_frag, "the A fragment") if a_regs else None
+    read_a = fragment_readers(dec, ops[1], a_frag, "the A fragment") if a_regs else None
     read_a_desc = None if a_regs else dec.reader(ops[1], "b64")
     read_b_desc = dec.reader(ops[2], "b64")
     eng = dec.eng
@@ -227,7 +227,7 @@ def _product(dec):
     dec._strength = (False, None, None)
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, what):
+        if not whole_warps(dec, go, what):
             return
         unfenced = ~state.fenced[go]
         if unfenced.any():
