@@ -73,7 +73,8 @@ MODIFIERS: dict[str, frozenset[str]] = {
 
 
 def _is_proxy_fence(ins: Instruction) -> bool:
-    """`fence.proxy.*` and `fence.mbarrier_init.*` order proxies, not threads: the simulator treats them as no-ops."""
+    """`fence.proxy.*` and `fence.mbarrier_init.*` order proxies, not threads: `sim.execute` handles
+    `fence.proxy.async` (`sim.proxy_fences`) and treats the others as no-ops, whatever their modifiers."""
     return ins.opcode == "fence" and any(m.startswith("proxy") or m == "mbarrier_init" for m in ins.modifiers)
 
 
