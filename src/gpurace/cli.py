@@ -388,7 +388,8 @@ def launch_options(command: Callable) -> Callable:
             "buf:COUNT[:INIT] / TYPE:COUNT[:INIT] (TYPE i8..i64, u8..u64, f16, f32, f64; "
             "INIT zeros, ones, iota, rand or file:PATH.npy), or auto (a buffer that grows as the kernel "
             "touches it; for a scalar: the thread count, 1.0 or true), or struct:FIELD=SPEC,... for a struct's "
-            "fields. No --arg at all: auto for every parameter.",
+            "fields, or tensormap:TYPE:ROWSxCOLS:BOXROWSxBOXCOLS:ARG for a CUtensorMap over the buffer of "
+            "argument ARG (0-based). No --arg at all: auto for every parameter.",
         ),
         click.option(
             "--global",

@@ -547,7 +547,7 @@ REFUSED = [
     ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", "modifier(s)"),
     ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", ".satfinite only with integer inputs"),
     ("mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f16", "accumulate in .f32"),
-    ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16", "does not support"),
+    ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", "modifier(s) .m64n8k32, .e4m3"),
 ]
 
 

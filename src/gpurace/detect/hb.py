@@ -86,7 +86,8 @@ def _unpack_flags(words: np.ndarray) -> AccessFlags:
 
 
 def _is_mbarrier_arrival(ins) -> bool:
-    return ins.opcode == "mbarrier" or (ins.opcode == "cp" and ins.has("mbarrier"))
+    # a bulk copy's complete_tx is a release of its issuing thread on the phase (`sim.mbarriers`)
+    return ins.opcode == "mbarrier" or (ins.opcode == "cp" and (ins.has("mbarrier") or ins.has("mbarrier::complete_tx::bytes")))
 
 
 @dataclass

@@ -142,6 +142,12 @@ KINDS: dict[str, KindInfo] = {
         "expected count, an arrive.noComplete that completes its phase, or an ordinary load or store of the bytes "
         "of a live mbarrier object: undefined behaviour in PTX.",
     ),
+    "invalid-wgmma-use": KindInfo(
+        "invalid wgmma use",
+        "invalid use of wgmma",
+        "An access to an accumulator register of a wgmma.mma_async before the wgmma.wait_group that covers it, "
+        "or a wgmma.mma_async without a wgmma.fence after its registers were written: undefined behaviour in PTX.",
+    ),
     "timeout": KindInfo(
         "timeout",
         "timeout",

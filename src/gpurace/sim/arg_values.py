@@ -86,7 +86,20 @@ class TextureArg:
         return SurfaceObject(resource) if self.sampling is None else TextureObject(resource, self.sampling)
 
 
-Value = Buffer | AutoBuffer | AutoScalar | StructArg | TextureArg | bytes
+@dataclass
+class TensorMapArg:
+    """A tensor map made for a launch (`--arg tensormap:...`, `sim.tensor_maps`) over the buffer of argument
+    `arg` (0-based), which `buffer` holds once every argument is resolved; `dims` and `box` innermost first."""
+
+    name: str
+    type: str
+    dims: tuple[int, ...]
+    box: tuple[int, ...]
+    arg: int
+    buffer: Buffer | None = None
+
+
+Value = Buffer | AutoBuffer | AutoScalar | StructArg | TextureArg | TensorMapArg | bytes
 
 
 @dataclass

@@ -46,7 +46,8 @@ from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
 from gpurace.frontend.type_probe import LayoutUnknown, StructLayout, TypeProbe
 from gpurace.limits import Limits, format_size
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg, Value
+from gpurace.sim import tensor_maps
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg, Value
 from gpurace.sim.texture_args import PREFIXES as TEXTURE_PREFIXES
 from gpurace.sim.texture_args import texture_arg
 from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, check_field_names, field_param, is_struct_type, split_struct_spec
@@ -346,6 +347,13 @@ class Resolver:
                 shown = a if len(a) <= 200 else a[:197] + "..."  # a COUNT of thousands of digits
                 label = f"--arg {shown!r} for {label}"
             values.append(self.value(a, p, label, bounds.get(i, (None, None))))
+        for i, v in enumerate(values):
+            if isinstance(v, TensorMapArg):
+                target = values[v.arg] if 0 <= v.arg < len(values) else None
+                if not isinstance(target, Buffer):
+                    raise UserError(f"{param_label(i, kernel.params[i])}: tensormap:...:{v.arg} names argument {v.arg} "
+                                    "(0-based), which must be a buffer (buf:COUNT or an array)")  # fmt: skip
+                v.buffer = target
         return values
 
     def value(self, a, p: ParamInfo, label: str, bounds: tuple = (None, None)) -> Value:
@@ -403,6 +411,11 @@ class Resolver:
         """One spec (other than `auto`) for `p`: a buffer, `null`, a number, `bytes:...`, `struct:...` or a texture
         or surface object (`tex:...`, `surf:...`)."""
         head, _, rest = spec.partition(":")
+        if head == "tensormap":
+            if is_pointer(p) or p.size != tensor_maps.SIZE:
+                raise UserError(f"{label}: tensormap: makes a CUtensorMap, 128 bytes passed by value "
+                                f"(const __grid_constant__ CUtensorMap); this parameter is {p.type or p.ptx_type}")  # fmt: skip
+            return TensorMapArg(_name(p), *tensor_maps.parse_spec(rest, label))
         if head in TEXTURE_PREFIXES:
             if is_pointer(p) or p.size != 8:
                 raise UserError(f"{label}: {head}: makes a texture or surface object, a 64-bit handle passed by value "

@@ -51,6 +51,8 @@ from gpurace.limits import Limits, format_size
 from gpurace.words import plural
 from gpurace.sim.async_copies import AsyncCopies
 from gpurace.sim.mbarriers import Mbarriers
+from gpurace.sim.wgmma_ops import WgmmaState
+from gpurace.sim.proxy_fences import ProxyFences, reads_shared_async
 from gpurace.sim.clusters import ClusterBarrier
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
@@ -196,6 +198,8 @@ class Engine:
         self.bar_red_writers: dict[int, object] = {}  # pc of a bar.red -> writes its result on release
         self.async_copies = AsyncCopies(self)  # `cp.async` copies in flight
         self.mbarriers = Mbarriers(self)  # mbarrier objects and the threads blocked in their waits
+        self.wgmma = WgmmaState(self)  # accumulators of wgmma products in flight (`sim.wgmma_ops`)
+        self.proxy_fences = ProxyFences(self, reads_shared_async(program))  # unfenced generic writes (`sim.proxy_fences`)
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.handlers = decode_all(self)
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, clusters, mbarrier_ops, native, tensor_core_ops, texture_ops
+from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -75,6 +75,7 @@ def decode_all(eng) -> list[Handler]:
                 message = f"{ins.where()}: {message}"
             h = _raiser(message)
         handlers.append(h)
+    wgmma_ops.guard_registers(eng, handlers)  # accesses to accumulators of wgmma products in flight
     native.install(eng, handlers)  # compiled runs of register-only instructions, when the executor is native
     return handlers
 
@@ -477,6 +478,10 @@ class Decoder:
             self.eng.async_copies.check(self.pc, kind, pick(idx), pick(acc.canonical), size)
         if self.eng.mbarriers.live:  # ordinary accesses to mbarrier objects (`sim.mbarriers`)
             self.eng.mbarriers.check_access(self.pc, pick(idx), pick(acc.canonical), size)
+        if self.eng.proxy_fences.active and kind != AccessKind.READ:  # generic writes a bulk copy may read
+            shared = keep & (spaces == DETECTED_SPACES[1])
+            if shared.any():
+                self.eng.proxy_fences.wrote(self.pc, idx[shared], acc.canonical[shared], size)
         self.eng.emit(
             AccessBatch(
                 self.eng.next_seq(),
@@ -653,6 +658,10 @@ class Decoder:
         ins = self.ins
         if "async" not in ins.modifiers:
             return unsupported(ins)
+        if "bulk" in ins.modifiers:
+            if "tensor" in ins.modifiers and "prefetch" not in ins.modifiers:
+                return tensor_copies.tensor(self)
+            return bulk_copies.bulk(self)
         if "mbarrier" in ins.modifiers:
             return mbarrier_ops.copy_arrive(self)
         copies = self.eng.async_copies
@@ -768,12 +777,28 @@ class Decoder:
 
     def op_fence(self) -> Handler:
         mods = self.ins.modifiers
+        if "proxy" in mods and "async" in mods and "global" not in mods:
+            return self._proxy_fence()
         if any(m.startswith("proxy") for m in mods) or "mbarrier_init" in mods:
             return self.op_nop()
         self.operands(0)
         scope = FENCE_SCOPES[self.one_of(("cta", "cluster", "gpu", "sys"), "scope")]
         sem = "acq_rel" if "acq_rel" in mods else "sc"
         return self._fence(scope, sem)
+
+    def _proxy_fence(self) -> Handler:
+        """`fence.proxy.async{.shared::cta,.shared::cluster}`: the thread's generic writes to shared memory so far
+        become visible to the async proxy (`sim.proxy_fences`); it orders nothing between threads."""
+        self.operands(0)
+        proxy = self.eng.proxy_fences
+        nxt = self.pc + 1
+
+        def fence(idx):
+            if proxy.active:
+                proxy.fence(idx)
+            return nxt
+
+        return fence
 
     def _fence(self, scope: str, sem: str) -> Handler:
         eng = self.eng
@@ -1275,6 +1300,9 @@ class Decoder:
         return tensor_core_ops.movmatrix(self)
 
     # ------------------------------------------------------------------ mbarriers (sim.mbarrier_ops)
+
+    def op_wgmma(self) -> Handler:
+        return wgmma_ops.wgmma(self)
 
     def op_mbarrier(self) -> Handler:
         return mbarrier_ops.mbarrier(self)

@@ -73,14 +73,15 @@ MODIFIERS: dict[str, frozenset[str]] = {
 
 
 def _is_proxy_fence(ins: Instruction) -> bool:
-    """`fence.proxy.*` and `fence.mbarrier_init.*` order proxies, not threads: the simulator treats them as no-ops."""
+    """`fence.proxy.*` and `fence.mbarrier_init.*` order proxies, not threads: `sim.execute` handles
+    `fence.proxy.async` (`sim.proxy_fences`) and treats the others as no-ops, whatever their modifiers."""
     return ins.opcode == "fence" and any(m.startswith("proxy") or m == "mbarrier_init" for m in ins.modifiers)
 
 
 def check_modifiers(ins: Instruction) -> None:
     """A UserError naming the modifiers of `ins` that the simulator would otherwise ignore."""
     allowed = MODIFIERS.get(ins.opcode)
-    if allowed is None or _is_proxy_fence(ins):
+    if allowed is None or _is_proxy_fence(ins) or (ins.opcode == "cp" and "bulk" in ins.modifiers):  # `sim.bulk_copies`
         return
     unknown = [m for m in ins.modifiers if m not in allowed]
     if unknown:

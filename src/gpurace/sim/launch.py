@@ -26,7 +26,7 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
 from gpurace.frontend.type_probe import TypeProbe
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg
 from gpurace.sim.args import AUTO, Resolver, copy_arg
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
 from gpurace.sim.events import EventSink
@@ -366,7 +366,7 @@ def _results(mem: Memory, fn, program: Program, launch: Launch | None, placed: P
             out.append(value.array if isinstance(value, Buffer) else value.buffer.array)
         elif isinstance(value, AutoBuffer):
             out.append(_used_part(mem, placed.allocations[value.name], used[value.name], value.dtype))
-        elif isinstance(value, StructArg):
+        elif isinstance(value, (StructArg, TensorMapArg)):
             offset = program.kernel_params[p.name]
             out.append(placed.params[offset : offset + p.size])
         elif isinstance(value, AutoScalar):

@@ -35,6 +35,15 @@ warp collective (`match.any.sync`), which the memory model does not count, and a
 simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in
 the ISA) and emit no event.
 
+**Bulk copies.** A `cp.async.bulk{.tensor}` with `.mbarrier::complete_tx::bytes` performs a complete-tx of its size
+on its object when it completes (`sim.async_copies`, mode `BULK_MBARRIER`). The simulator lets it complete as late
+as it can: once the phase's pending count is zero and its tx-count no more than the bytes of the bulk copies in
+flight on it, the phase is *ready*, and completes when the next mbarrier operation on the object (a wait, most
+often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that
+saw the phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing thread on the
+phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes than the
+tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
+
 **`cp.async.mbarrier.arrive[.noinc]`.** The thread's earlier `cp.async` copies complete, and then an arrival
 happens, at some time the ISA leaves open; the simulator takes the latest, when the phase could complete
 otherwise. Without `.noinc` the instruction adds one to the pending count, which that arrival takes away again.
@@ -93,6 +102,7 @@ class Mbarriers:
         self.wait_on = np.zeros(n, dtype=np.uint64)  # the object each WAITING thread waits on
         self.told_false = np.zeros(n, dtype=np.bool_)  # let go once with false: its next wait returns false
         self.told_at = np.full(n, -1, dtype=np.int64)  # the epoch at which it was
+        self.ready: set[int] = set()  # objects whose phase waits only for bulk copies to land (`_try_complete`)
 
     # ------------------------------------------------------------------ lookup and findings
 
@@ -104,6 +114,8 @@ class Mbarriers:
     def usable(self, pc: int, what: str, threads: np.ndarray, canon: np.ndarray) -> np.ndarray:
         """Which lanes name an initialised, not invalidated object; the others are findings."""
         ok = np.array([(b := self.table.get(int(a))) is not None and b.alive for a in canon.tolist()], dtype=np.bool_)
+        if self.ready:  # an operation on an object observes its phase: the copies it waits for land first
+            self._complete_ready(sorted(self.ready.intersection(canon[ok].tolist())))
         if not ok.all():
             bad = np.flatnonzero(~ok)
             a = int(canon[bad[0]])
@@ -221,13 +233,61 @@ class Mbarriers:
         for a in np.unique(canon[ok]).tolist():
             self._try_complete(a)
 
+    def settle(self, a: int) -> None:
+        """A bulk copy towards the object at `a` was issued: its phase may complete now (`_try_complete`)."""
+        self._try_complete(a)
+
     def _try_complete(self, a: int) -> None:
-        """Complete the phase of the object at `a` when nothing but owed arrivals is pending."""
+        """Complete the phase of the object at `a` when nothing but owed arrivals and the complete_tx of bulk
+        copies in flight is pending. A phase that waits for bulk copies only becomes `ready`, and completes when
+        an mbarrier operation on the object observes it, or when nothing else can run (`unstick`)."""
         b = self.table[a]
-        if b.pending - b.deferred > 0 or b.tx > 0:
+        copies = self.eng.async_copies
+        inflight = copies.inflight_bytes(a) if copies.pending else 0
+        if b.pending - b.deferred > 0 or b.tx - inflight > 0:
+            return
+        if inflight:
+            self.ready.add(a)
             return
         if b.deferred:
-            self.eng.async_copies.release(a)  # the copies owed to this phase land now (module docstring)
+            copies.release([a])  # the copies owed to this phase land now (module docstring)
+        self._next_phase(a)
+
+    def _complete_ready(self, objects: list[int]) -> None:
+        """Complete the phases of the ready `objects`: their bulk copies write, in one batch of events, each
+        followed by a release of its issuing thread on its phase's location (its complete-tx)."""
+        if not objects:
+            return
+        copies = self.eng.async_copies
+        inflight = {a: copies.inflight_bytes(a) for a in objects}
+        pcs, threads, barriers = copies.release(objects)
+        phase_of = {a: self.table[a].phase for a in objects}
+        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) for a in barriers.tolist()], dtype=np.uint64)
+        for pc in np.unique(pcs).tolist():
+            mine = np.flatnonzero(pcs == pc)
+            # an event names each thread once: a thread that copied towards several objects gets one per object
+            rounds = np.zeros(len(mine), dtype=np.int64)
+            t = threads[mine]
+            order = np.argsort(t, kind="stable")
+            same = np.concatenate(([False], t[order][1:] == t[order][:-1]))
+            rounds[order] = np.arange(len(t)) - np.maximum.accumulate(np.where(~same, np.arange(len(t)), 0))
+            for r in range(int(rounds.max()) + 1):
+                sel = mine[rounds == r]
+                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], 4, "release")
+        for a in objects:
+            self.ready.discard(a)
+            b = self.table[a]
+            if b.tx < inflight[a]:
+                first = int(np.argmax(barriers == np.uint64(a)))
+                self._misuse(
+                    int(pcs[first]), int(threads[first]), f"the bulk copies in flight on an mbarrier phase complete "
+                    f"{inflight[a]} bytes (complete_tx) where its tx-count expects {b.tx} (expect_tx): the phase "
+                    "completes before some of them, and their bytes count towards the next phase", a,
+                )  # fmt: skip
+            self._next_phase(a)
+
+    def _next_phase(self, a: int) -> None:
+        b = self.table[a]
         b.phase += 1
         b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
         self.eng.progress = True
@@ -273,6 +333,10 @@ class Mbarriers:
         """Nothing can run: let every blocked thread go once with false, unless it was let go already with no
         mbarrier changed since (it blocked again in vain). True if any thread was let go."""
         eng = self.eng
+        if self.ready:  # bulk copies land before any wait is let go with false
+            self._complete_ready(sorted(self.ready))
+            self.epoch += 1
+            return True
         waiting = np.flatnonzero(eng.status == WAITING)
         fresh = waiting[self.told_at[waiting] != self.epoch]
         if not len(fresh):

@@ -17,7 +17,8 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Function
-from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TextureArg, Value
+from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg, Value
+from gpurace.sim.tensor_maps import TYPES, TensorMap
 from gpurace.sim.memory import Allocation, Memory
 from gpurace.sim.program import Program
 
@@ -40,6 +41,7 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
     params = bytearray(program.kernel_param_size)
     allocations: dict[str, Allocation] = {}
     automatic: list[tuple[Write, AutoBuffer]] = []
+    tensor_maps: list[tuple[Write, TensorMapArg]] = []  # written once their buffers have addresses
 
     def put(value: Value, write: Write) -> None:
         if isinstance(value, Buffer):
@@ -53,6 +55,8 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
             handle = len(mem.textures) + 1
             mem.textures[handle] = value.object(int(allocations[value.buffer.name].base))
             write(0, handle.to_bytes(8, "little"))
+        elif isinstance(value, TensorMapArg):
+            tensor_maps.append((write, value))
         elif isinstance(value, StructArg):
             write(0, value.data)
             for offset, buffer in value.pointers:
@@ -69,6 +73,10 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
     for (write, value), alloc in zip(automatic, auto_allocs):
         allocations[value.name] = alloc
         write(0, int(alloc.base).to_bytes(8, "little"))
+    for write, value in tensor_maps:
+        esize, code = TYPES[value.type]
+        base = int(allocations[value.buffer.name].base)
+        write(0, TensorMap(base, esize, code, value.dims, value.box).encode())
     return Placement(bytes(params), allocations, auto_allocs)
 
 

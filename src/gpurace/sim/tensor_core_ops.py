@@ -31,7 +31,7 @@ def _vector(dec, op, count: int, what: str) -> list:
     return elems
 
 
-def _fragment_readers(dec, op, frag: tc.Fragment, what: str) -> list:
+def fragment_readers(dec, op, frag: tc.Fragment, what: str) -> list:
     return [dec.reader(e, frag.reg_type) for e in _vector(dec, op, frag.registers, what)]
 
 
@@ -64,7 +64,7 @@ class WarpSlots:
             write(self.go, words[self.row, self.lane, r].astype(dt))
 
 
-def _whole_warps(dec, go: np.ndarray, what: str) -> bool:
+def whole_warps(dec, go: np.ndarray, what: str) -> bool:
     """True when `go` is whole warps; otherwise report the first incomplete one and stop the run."""
     eng = dec.eng
     warps, counts = np.unique(eng.geo.warp_of[go], return_counts=True)
@@ -94,12 +94,12 @@ def mma(dec):
 def _product(dec, product: tc.MatrixProduct, what: str):
     d, a, b, c = dec.operands(4)
     write_d = _fragment_writers(dec, d, product.d, "the D fragment")
-    read_a = _fragment_readers(dec, a, product.a, "the A fragment")
-    read_b = _fragment_readers(dec, b, product.b, "the B fragment")
-    read_c = _fragment_readers(dec, c, product.c, "the C fragment")
+    read_a = fragment_readers(dec, a, product.a, "the A fragment")
+    read_b = fragment_readers(dec, b, product.b, "the B fragment")
+    read_c = fragment_readers(dec, c, product.c, "the C fragment")
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, what):
+        if not whole_warps(dec, go, what):
             return
         slots = WarpSlots(dec, go)
         words = product.compute(slots.gather(read_a), slots.gather(read_b), slots.gather(read_c))
@@ -130,7 +130,7 @@ def ldmatrix(dec):
     mem = eng.mem
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, "ldmatrix"):
+        if not whole_warps(dec, go, "ldmatrix"):
             return
         slots = WarpSlots(dec, go)
         supplying = slots.lane < 8 * count
@@ -164,7 +164,7 @@ def stmatrix(dec):
     mem = eng.mem
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, "stmatrix"):
+        if not whole_warps(dec, go, "stmatrix"):
             return
         slots = WarpSlots(dec, go)
         rows = tc.registers_to_rows(slots.gather(readers), trans)
@@ -196,7 +196,7 @@ def movmatrix(dec):
     write = dec.writer(dst, "b32")
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, "movmatrix"):
+        if not whole_warps(dec, go, "movmatrix"):
             return
         slots = WarpSlots(dec, go)
         words = tc.transpose_registers(slots.gather([read])[:, :, 0])
@@ -253,10 +253,10 @@ def _wmma_memory(dec, verb: str):
     if verb == "load":
         writers = _fragment_writers(dec, regs_op, frag, "the fragment")
     else:
-        readers = _fragment_readers(dec, regs_op, frag, "the fragment")
+        readers = fragment_readers(dec, regs_op, frag, "the fragment")
 
     def compute(go, masks, present):
-        if not _whole_warps(dec, go, what):
+        if not whole_warps(dec, go, what):
             return
         slots = WarpSlots(dec, go)
         offsets = tc.wmma_offsets(frag, layout, slots.lane, stride(go)) * esize

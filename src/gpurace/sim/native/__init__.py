@@ -55,6 +55,8 @@ def install(eng, handlers: list) -> None:
     """Put fused handlers at the first pc of every compilable run of `eng`'s program (in place)."""
     if eng.schedule is not None or chosen_executor(eng.geo.nthreads) != "native":
         return
+    if eng.wgmma.slots:  # a fused run would skip the checks on accumulators in flight (`sim.wgmma_ops`)
+        return
     from gpurace.sim.native.fused import CompiledModule, fused_handler
     from gpurace.sim.native.runs import find_runs, write_module
 

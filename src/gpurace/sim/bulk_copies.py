@@ -1,0 +1,206 @@
+"""Decoding of the bulk asynchronous copies (`cp.async.bulk`, sm_90) into handlers (`sim.execute.Decoder`).
+
+Forms simulated, as the PTX ISA writes them:
+
+- `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes{.L2::cache_hint} [dst], [src], size, [mbar]`
+  (and `.shared::cta` destinations): global to shared memory, completing through the mbarrier's tx-count;
+- `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]`: shared
+  memory of this block to (distributed) shared memory of a block of the cluster;
+- `cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size`: shared to global memory,
+  completing through `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group{.read} N`;
+- `cp.async.bulk.prefetch{.tensor}...`: a hint that moves data into the L2 cache, a no-op for memory;
+- `cp.async.bulk.tensor` (TMA): `sim.tensor_copies`.
+
+The size must be a multiple of 16 and both addresses 16-byte aligned; a misaligned address is a
+`misaligned-access` finding, a size that is not a multiple of 16 stops the run (exit status 2). The copy is split
+into 16-byte pieces, its unit, which go into `sim.async_copies`' table of copies in flight: the source is read at
+issue (a read event of the issuing thread per piece; a write to it before completion races with the copy), and
+the destination is written at completion (the mbarrier phase, or the wait for the bulk group). A copy that reads
+shared memory is an async-proxy read (`sim.proxy_fences`). Refused by name: `.multicast::cluster`, `.cp_mask`,
+`.ignore_oob` and the `cp.reduce.async.bulk` reductions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Imm
+from gpurace.sim.async_copies import BULK_GROUP, BULK_MBARRIER, MAX_COPY
+from gpurace.sim.events import AccessKind
+from gpurace.sim.mbarriers import OBJECT_SIZE
+from gpurace.sim.memory import Space
+
+SPACES = {"global": Space.GLOBAL, "shared": Space.SHARED, "shared::cta": Space.SHARED, "shared::cluster": Space.SHARED_CLUSTER}
+COMPLETE_TX = "mbarrier::complete_tx::bytes"
+_COPY_MODIFIERS = frozenset({"async", "bulk", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES)
+_FORMS = {
+    (Space.SHARED_CLUSTER, Space.GLOBAL, COMPLETE_TX),
+    (Space.SHARED, Space.GLOBAL, COMPLETE_TX),
+    (Space.SHARED_CLUSTER, Space.SHARED, COMPLETE_TX),
+    (Space.GLOBAL, Space.SHARED, "bulk_group"),
+}
+
+
+def bulk(dec):
+    """The handler of one `cp.async.bulk.*` instruction (module docstring)."""
+    ins = dec.ins
+    mods = ins.modifiers
+    if "prefetch" in mods:
+        return dec.op_nop()
+    if "commit_group" in mods:
+        dec.operands(0)
+        return _step(dec, dec.eng.async_copies.bulk_commit)
+    if "wait_group" in mods:
+        (newest,) = dec.operands(1)
+        if not (isinstance(newest, Imm) and newest.kind == "int" and newest.value >= 0):
+            raise UserError(f"the group count of `{ins.text}` must be a non-negative integer constant")
+        n, read_only = int(newest.value), "read" in mods
+        wait = dec.eng.async_copies.bulk_wait
+        return _step(dec, lambda idx: wait(idx, n, read_only))
+    return _copy(dec)
+
+
+def _step(dec, fn):
+    nxt = dec.pc + 1
+
+    def step(idx):
+        fn(idx)
+        return nxt
+
+    return step
+
+
+def copy_form(dec, allowed: frozenset[str]) -> tuple[Space, Space, str]:
+    """(destination space, source space, completion) of a bulk copy; other forms and modifiers are refused."""
+    ins = dec.ins
+    unknown = [m for m in ins.modifiers if m not in allowed]
+    if unknown:
+        listed = ", ".join("." + m for m in unknown)
+        raise UserError(f"the simulator does not support `{ins.text}`: modifier(s) {listed} not supported for cp.async.bulk")
+    spaces = [SPACES[m] for m in ins.modifiers if m in SPACES]
+    completion = [m for m in ins.modifiers if m in (COMPLETE_TX, "bulk_group")]
+    form = (*spaces, *completion)
+    if len(form) != 3 or form not in _FORMS:
+        raise UserError(f"the simulator does not support `{ins.text}`: not a form of cp.async.bulk it knows")
+    return form  # type: ignore[return-value]
+
+
+def lanes(acc, mask: np.ndarray):
+    """The accesses of `acc` (a `memory.Access`) at `mask`."""
+    picked = {f.name: getattr(acc, f.name)[mask] for f in dataclasses.fields(acc) if isinstance(getattr(acc, f.name), np.ndarray)}
+    return dataclasses.replace(acc, **picked)
+
+
+def pieces(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lane, byte offset, number) of every 16-byte piece of copies of `sizes` bytes, lane by lane."""
+    count = sizes // MAX_COPY
+    lane = np.repeat(np.arange(len(sizes)), count)
+    number = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    return lane, (number * MAX_COPY).astype(np.uint64), number
+
+
+def read_pieces(dec, space: Space, addrs, threads, number) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Read the 16-byte pieces at `addrs` of `space` for `threads`: (ok mask, canonical addresses, data (n, 16)).
+
+    Each piece is a read event of its thread, one event per piece number (an event names each thread once);
+    a read of shared memory is an async-proxy read (`sim.proxy_fences`)."""
+    eng = dec.eng
+    acc = eng.mem.resolve(space, addrs, threads, eng.geo.block_of[threads], MAX_COPY)
+    ok = dec.check_access(acc, threads, "read", MAX_COPY)
+    data = eng.mem.load(acc, 1, MAX_COPY).reshape(len(threads), MAX_COPY)
+    emit_by_piece(dec, AccessKind.READ, threads, acc, ok, number)
+    if eng.proxy_fences.active and space != Space.GLOBAL:
+        shared = ok & (acc.space != int(Space.GLOBAL))
+        eng.proxy_fences.check_read(dec.pc, threads[shared], acc.canonical[shared], MAX_COPY)
+    return ok, acc.canonical, data
+
+
+def emit_by_piece(dec, kind: AccessKind, threads, acc, ok, number, size: int = MAX_COPY) -> None:
+    """The access events of the pieces (of `size` bytes), one per piece number."""
+    for k in np.unique(number).tolist():
+        sel = number == k
+        dec.emit_access(kind, threads[sel], lanes(acc, sel), ok[sel], size)
+
+
+def barrier_objects(dec, op, space: Space):
+    """idx -> (usable mask, canonical address) of the `[mbar]` operand of a copy into `space`."""
+    eng = dec.eng
+    addr = dec.address(op)
+    mb = eng.mbarriers
+    pc = dec.pc
+
+    def resolve(idx):
+        acc = eng.mem.resolve(space, addr(idx), idx, eng.geo.block_of[idx], OBJECT_SIZE, write=True)
+        ok = dec.check_access(acc, idx, "mbarrier", OBJECT_SIZE)
+        ok[ok] = mb.usable(pc, f"{dec.ins.opcode}.async.bulk complete_tx", idx[ok], acc.canonical[ok])
+        return ok, acc.canonical
+
+    return resolve
+
+
+def issue(dec, mode: int, threads, dst_space: Space, daddrs, src_ok, src_canon, src_space: Space, data, barriers,
+          size: int = MAX_COPY, src_size: int = MAX_COPY) -> None:  # fmt: skip
+    """Put the pieces in flight (`sim.async_copies`): those whose source was read and whose destination resolves."""
+    eng = dec.eng
+    copies = eng.async_copies
+    dacc = eng.mem.resolve(dst_space, daddrs, threads, eng.geo.block_of[threads], size, write=True)
+    go = dec.check_access(dacc, threads, "write", size) & src_ok
+    if not go.any():
+        return
+    t, canon = threads[go], dacc.canonical[go]
+    if copies.pending:  # another copy in flight to the same bytes: PTX orders none of them
+        copies.check(dec.pc, AccessKind.WRITE, t, canon, size)
+    copies.issue_bulk(dec.pc, mode, t, dacc.space_address[go], dst_space, canon, src_canon[go], src_space, data[go],
+                      None if barriers is None else barriers[go], size, src_size)  # fmt: skip
+    if barriers is not None:
+        for a in np.unique(barriers[go]).tolist():
+            eng.mbarriers.settle(a)
+
+
+def copy_sizes(dec, op):
+    """idx -> the byte counts of a copy's `size` operand, which must be multiples of 16."""
+    read = dec.reader(op, "u32")
+    where, text = dec.ins.where(), dec.ins.text
+
+    def sizes(idx):
+        s = read(idx).astype(np.int64)
+        bad = s % MAX_COPY != 0
+        if bad.any():
+            raise UserError(f"{where}: the size of `{text}` is {int(s[bad][0])} at run time: it must be a multiple of 16")
+        return s
+
+    return sizes
+
+
+def _copy(dec):
+    ins = dec.ins
+    dst_space, src_space, completion = copy_form(dec, _COPY_MODIFIERS)
+    hint = "L2::cache_hint" in ins.modifiers
+    if completion == COMPLETE_TX:
+        ops = dec.operands(5 if hint else 4)
+        resolve_barrier = barrier_objects(dec, ops[3], dst_space)
+    else:
+        ops = dec.operands(4 if hint else 3)
+        resolve_barrier = None
+    daddr, saddr = dec.address(ops[0]), dec.address(ops[1])
+    sizes = copy_sizes(dec, ops[2])
+    mode = BULK_MBARRIER if completion == COMPLETE_TX else BULK_GROUP
+    dec._strength = (False, None, None)
+    nxt = dec.pc + 1
+
+    def copy(idx):
+        s = sizes(idx)
+        if resolve_barrier is not None:
+            usable, barriers = resolve_barrier(idx)
+            s = np.where(usable, s, 0)  # a copy towards no usable mbarrier is not made (a finding says why)
+        lane, offset, number = pieces(s)
+        threads = idx[lane]
+        src_ok, src_canon, data = read_pieces(dec, src_space, saddr(idx)[lane] + offset, threads, number)
+        issue(dec, mode, threads, dst_space, daddr(idx)[lane] + offset, src_ok, src_canon, src_space, data,
+              barriers[lane] if resolve_barrier is not None else None)  # fmt: skip
+        return nxt
+
+    return copy

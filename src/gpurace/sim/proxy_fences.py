@@ -1,0 +1,114 @@
+"""The async proxy (sm_90): generic-proxy writes to shared memory that an async-proxy read must not see unfenced.
+
+The PTX memory model gives each kind of access a *proxy*: ordinary loads and stores go through the generic
+proxy, bulk copies (`cp.async.bulk`, `cp.async.bulk.tensor`) through the async proxy. Accesses of one memory
+location through two proxies are ordered only by a proxy fence: a thread's generic writes become visible to
+later async-proxy operations once that thread has executed `fence.proxy.async` (`fence.proxy.async.shared::cta`,
+`.shared::cluster` for shared memory; `.global` covers global memory only). A barrier then orders other threads'
+fenced writes before the bulk copy, as it orders any write before a read. The completion of a bulk copy through
+its mbarrier or `cp.async.bulk.wait_group` makes the copy's writes visible to the generic proxy (no fence needed
+on that side).
+
+What the simulator checks: a bulk copy reading shared memory (a bulk store to global memory, a copy from
+shared to distributed shared memory) that reads a byte whose last generic write has no `fence.proxy.async`
+covering shared memory after it in the writing thread is a `data-race` with the cause below, between the
+write's line and the copy's line. That the write is ordered before the copy at all (a barrier between them) is
+the detectors' business: the copy's read is an ordinary read event of the issuing thread. Not checked: generic
+writes to global memory that a later bulk load in the same launch reads (`fence.proxy.async.global`), and
+async-proxy writes over bytes a generic access used before (a write-after-read across proxies).
+
+The log holds, for kernels that have such a copy only (one boolean test per store otherwise), one row per
+shared-memory write not fenced yet; a `fence.proxy.async` drops its threads' rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
+
+UNFENCED = (
+    "generic-proxy write not fenced before async-proxy read: the writing thread executed no fence.proxy.async "
+    "between this write and the bulk copy that reads it, so the copy may read the bytes as they were before"
+)
+
+
+def reads_shared_async(program) -> bool:
+    """Whether the program has a bulk copy whose source is shared memory (its second state space), or a
+    `wgmma.mma_async` (whose descriptors name shared memory the async proxy reads)."""
+    for ins in program.instructions:
+        if ins.opcode == "wgmma" and "mma_async" in ins.modifiers:
+            return True
+        if ins.opcode == "cp" and "bulk" in ins.modifiers and "prefetch" not in ins.modifiers:
+            spaces = [m for m in ins.modifiers if m in ("global", "shared", "shared::cta", "shared::cluster")]
+            if spaces[1:2] and spaces[1] != "global":
+                return True
+    return False
+
+
+class ProxyFences:
+    """The unfenced generic writes to shared memory of one launch (module docstring)."""
+
+    def __init__(self, eng, active: bool) -> None:
+        self.eng = eng
+        self.active = active  # the kernel has a bulk copy that reads shared memory
+        self.thread = np.zeros(0, dtype=np.int64)
+        self.pc = np.zeros(0, dtype=np.int64)
+        self.start = np.zeros(0, dtype=np.uint64)
+        self.size = np.zeros(0, dtype=np.uint64)
+        self._compact_at = 4096
+
+    def wrote(self, pc: int, threads: np.ndarray, canon: np.ndarray, size: int) -> None:
+        """Generic writes of `size` bytes by `threads` at shared canonical addresses `canon`."""
+        self.thread = np.concatenate((self.thread, threads.astype(np.int64)))
+        self.pc = np.concatenate((self.pc, np.full(len(threads), pc, dtype=np.int64)))
+        self.start = np.concatenate((self.start, canon.astype(np.uint64)))
+        self.size = np.concatenate((self.size, np.full(len(threads), size, dtype=np.uint64)))
+        if len(self.thread) > self._compact_at:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Keep the last write of each (thread, start, size): a loop that writes the same bytes again adds no rows."""
+        key = np.stack([self.thread.astype(np.uint64), self.start, self.size], axis=1)[::-1]
+        _, last = np.unique(key, axis=0, return_index=True)
+        keep = np.sort(len(self.thread) - 1 - last)
+        self.thread, self.pc, self.start, self.size = self.thread[keep], self.pc[keep], self.start[keep], self.size[keep]
+        self._compact_at = max(4096, 2 * len(self.thread))
+
+    def fence(self, threads: np.ndarray) -> None:
+        """`fence.proxy.async` (for shared memory) by `threads`: their writes so far are fenced."""
+        if len(self.thread):
+            keep = ~np.isin(self.thread, threads)
+            self.thread, self.pc, self.start, self.size = self.thread[keep], self.pc[keep], self.start[keep], self.size[keep]
+
+    def check_read(self, pc: int, threads: np.ndarray, canon: np.ndarray, size: int) -> None:
+        """An async-proxy read of `size` bytes by `threads` at shared canonical addresses `canon`: one finding per
+        unfenced writing line it overlaps (the count is the number of (write, read) pairs)."""
+        if not len(self.thread) or not len(threads):
+            return
+        order = np.argsort(self.start, kind="stable")
+        starts, ends = self.start[order], self.start[order] + self.size[order]
+        first = canon.astype(np.uint64)
+        # writes overlapping [first, first + size): start < first + size and end > first; writes are at most
+        # 16 bytes, so candidates begin within 16 bytes before `first`
+        lo = np.searchsorted(starts, first - np.minimum(first, np.uint64(16)), side="left")
+        hi = np.searchsorted(starts, first + np.uint64(size), side="left")
+        counts = hi - lo
+        if not counts.any():
+            return
+        read_lane = np.repeat(np.arange(len(first)), counts)
+        cand = np.repeat(lo, counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+        hit = ends[cand] > first[read_lane]
+        read_lane, write_row = read_lane[hit], order[cand[hit]]
+        if not len(read_lane):
+            return
+        eng = self.eng
+        write_pcs, firsts, counts = np.unique(self.pc[write_row], return_index=True, return_counts=True)
+        for wpc, f, count in zip(write_pcs.tolist(), firsts.tolist(), counts.tolist()):
+            row, lane = int(write_row[f]), int(read_lane[f])
+            sites = (
+                make_site(eng.program, eng.geo, wpc, int(self.thread[row]), "write"),
+                make_site(eng.program, eng.geo, pc, int(threads[lane]), "cp.async.bulk read"),
+            )
+            byte = max(int(self.start[row]), int(first[lane]))
+            eng.findings.add(Finding("data-race", ERROR, UNFENCED, sites, space="shared", address=describe_address(eng.mem, byte)), count)

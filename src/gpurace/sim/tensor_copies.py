@@ -1,0 +1,137 @@
+"""Decoding of the tensor bulk copies (`cp.async.bulk.tensor`, TMA, sm_90) into handlers (`sim.execute.Decoder`).
+
+Forms simulated, tile mode, 1 to 5 dimensions:
+
+- `cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes{.L2::cache_hint}
+  [dst], [tensorMap, {c0, ...}], [mbar]` (and `.shared::cta` destinations): the box of the tensor map
+  (`sim.tensor_maps`) at the coordinates is read from global memory, elements outside the tensor as zeros,
+  and lands densely in shared memory, completing the box's bytes on the mbarrier's tx-count;
+- `cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group [tensorMap, {c0, ...}], [src]`: the dense box
+  in shared memory is written to the tensor, elements outside it left alone, in the thread's bulk group.
+
+Both are bulk copies as `sim.bulk_copies` describes them (in flight in `sim.async_copies`' table, completing
+through the mbarrier or `cp.async.bulk.wait_group`; the store's read of shared memory is an async-proxy read).
+Each global element is an access of its own (the box's elements lie apart in memory), one event per element
+of the box. Not checked: a write to a load's global source while the load is in flight. Refused by name:
+`.im2col` and the other load modes, `.multicast::cluster`, `.cta_group` and `cp.reduce.async.bulk.tensor`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Reg, Vec
+from gpurace.sim.async_copies import BULK_GROUP, BULK_MBARRIER, MAX_COPY
+from gpurace.sim.bulk_copies import COMPLETE_TX, SPACES, barrier_objects, copy_form, emit_by_piece, issue, pieces, read_pieces
+from gpurace.sim.events import AccessKind
+from gpurace.sim.memory import Space
+from gpurace.sim.tensor_maps import SIZE, TensorMap
+
+_DIMS = {f"{n}d": n for n in range(1, 6)}
+_MODIFIERS = frozenset({"async", "bulk", "tensor", "tile", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES) | frozenset(_DIMS)
+
+
+def tensor(dec):
+    """The handler of one `cp.async.bulk.tensor` instruction (module docstring)."""
+    ins = dec.ins
+    dst_space, src_space, completion = copy_form(dec, _MODIFIERS)
+    rank = _DIMS[dec.one_of(tuple(_DIMS), "dimension count")]
+    hint = "L2::cache_hint" in ins.modifiers
+    dec._strength = (False, None, None)
+    if completion == COMPLETE_TX:
+        if src_space != Space.GLOBAL:
+            raise UserError(f"the simulator does not support `{ins.text}`: not a form of cp.async.bulk.tensor it knows")
+        ops = dec.operands(4 if hint else 3)
+        return _load(dec, rank, dst_space, ops[0], ops[1], barrier_objects(dec, ops[2], dst_space))
+    dec.operands(3 if hint else 2)
+    return _store(dec, rank, ins.operands[0], ins.operands[1])
+
+
+def _map_and_coords(dec, op, rank: int):
+    """idx -> (tensor map address, coordinates (lanes, rank)) of a `[tensorMap, {c0, ...}]` operand."""
+    if not (isinstance(op, Vec) and len(op.elems) == 2 and isinstance(op.elems[0], Reg) and isinstance(op.elems[1], Vec)):
+        raise UserError(f"`{dec.ins.text}` needs [tensorMap, {{c0, ...}}] with the tensor map's address in a register")
+    coords = op.elems[1].elems
+    if len(coords) != rank:
+        raise UserError(f"`{dec.ins.text}` is {rank}d and needs {rank} coordinates, found {len(coords)}")
+    read_map = dec.reader(op.elems[0], "u64")
+    readers = [dec.reader(c, "s32") for c in coords]
+    return lambda idx: (read_map(idx).astype(np.uint64), np.stack([r(idx).astype(np.uint32).view(np.int32).astype(np.int64) for r in readers], axis=1))
+
+
+def _maps(dec, idx, addrs, rank: int):
+    """(lanes, TensorMap) for each distinct tensor map the lanes name (read from its 128 bytes in memory)."""
+    eng = dec.eng
+    acc = eng.mem.resolve(Space.GENERIC, addrs, idx, eng.geo.block_of[idx], SIZE)
+    ok = dec.check_access(acc, idx, "tensor map read", SIZE)
+    data = eng.mem.load(acc, 1, SIZE).reshape(len(idx), SIZE)
+    out = []
+    for a in np.unique(addrs[ok]).tolist():
+        sel = np.flatnonzero(ok & (addrs == np.uint64(a)))
+        tm = TensorMap.decode(bytes(data[sel[0]]), f"{dec.ins.where()}: the tensor map of `{dec.ins.text}`")
+        if tm.rank != rank:
+            raise UserError(f"{dec.ins.where()}: `{dec.ins.text}` uses a tensor map of {tm.rank} dimensions")
+        out.append((sel, tm))
+    return out
+
+
+def _load(dec, rank, dst_space, dst_op, map_op, resolve_barrier):
+    eng = dec.eng
+    daddr = dec.address(dst_op)
+    operand = _map_and_coords(dec, map_op, rank)
+    nxt = dec.pc + 1
+
+    def load(idx):
+        maps, coords = operand(idx)
+        usable, barriers = resolve_barrier(idx)
+        go = np.flatnonzero(usable)  # a copy towards no usable mbarrier is not made (a finding says why)
+        for sel, tm in _maps(dec, idx[go], maps[go], rank):
+            sel = go[sel]
+            threads = idx[sel]
+            addrs, inside = tm.elements(coords[sel])
+            tile = np.zeros((len(sel), tm.box_bytes), dtype=np.uint8)
+            lane, elem = np.nonzero(inside)
+            if len(lane):
+                t = threads[lane]
+                acc = eng.mem.resolve(Space.GLOBAL, addrs[lane, elem], t, eng.geo.block_of[t], tm.esize)
+                ok = dec.check_access(acc, t, "read", tm.esize)
+                values = eng.mem.load(acc, 1, tm.esize).reshape(len(t), tm.esize)
+                tile[lane[:, None], elem[:, None] * tm.esize + np.arange(tm.esize)[None, :]] = np.where(ok[:, None], values, 0)
+                emit_by_piece(dec, AccessKind.READ, t, acc, ok, elem, tm.esize)
+            npieces = tm.box_bytes // MAX_COPY
+            rows = np.repeat(np.arange(len(sel)), npieces)
+            offset = (np.tile(np.arange(npieces), len(sel)) * MAX_COPY).astype(np.uint64)
+            issue(dec, BULK_MBARRIER, threads[rows], dst_space, daddr(threads)[rows] + offset,
+                  np.ones(len(rows), dtype=np.bool_), np.zeros(len(rows), dtype=np.uint64), Space.GLOBAL,
+                  tile.reshape(-1, MAX_COPY), barriers[sel][rows], src_size=0)  # fmt: skip
+        return nxt
+
+    return load
+
+
+def _store(dec, rank, map_op, src_op):
+    saddr = dec.address(src_op)
+    operand = _map_and_coords(dec, map_op, rank)
+    nxt = dec.pc + 1
+
+    def store(idx):
+        maps, coords = operand(idx)
+        for sel, tm in _maps(dec, idx, maps, rank):
+            threads = idx[sel]
+            lane, offset, number = pieces(np.full(len(sel), tm.box_bytes, dtype=np.int64))
+            src_ok, src_canon, data = read_pieces(dec, Space.SHARED, saddr(threads)[lane] + offset, threads[lane], number)
+            addrs, inside = tm.elements(coords[sel])
+            per_piece = MAX_COPY // tm.esize
+            # element e of lane l lies in piece l * npieces + e // per_piece, at byte (e % per_piece) * esize
+            npieces = tm.box_bytes // MAX_COPY
+            el_lane, elem = np.nonzero(inside)
+            piece = el_lane * npieces + elem // per_piece
+            at = (elem % per_piece) * tm.esize
+            values = np.zeros((len(elem), MAX_COPY), dtype=np.uint8)
+            values[:, : tm.esize] = data[piece[:, None], at[:, None] + np.arange(tm.esize)[None, :]]
+            issue(dec, BULK_GROUP, threads[el_lane], Space.GLOBAL, addrs[el_lane, elem], src_ok[piece],
+                  src_canon[piece] + at.astype(np.uint64), Space.SHARED, values, None, tm.esize, tm.esize)  # fmt: skip
+        return nxt
+
+    return store

@@ -1,0 +1,187 @@
+"""Warpgroup matrix products (`sim.wgmma`, `sim.wgmma_ops`): D checked bit for bit against NumPy in the order
+`sim.wgmma` states, A from registers and from a descriptor, the accesses to accumulators in flight, the
+missing `wgmma.fence`, and the layouts the simulator refuses. The layouts are the PTX ISA's (wgmma register
+fragments, matrix descriptor format, no-swizzle core matrices)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpurace.check import check
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.parser import parse_ptx
+from gpurace.sim import wgmma as wg
+from gpurace.sim.launch import simulate
+from gpurace.sim.wgmma_ops import EARLY, UNFENCED
+from test_expectations import ROOT
+
+CORPUS = ROOT / "tests" / "kernels" / "wgmma"
+
+
+def reference(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+    """A (…, 64, 16) * B given as its rows of K (…, N, 16), from zero, k by k, rounding to float32 each step."""
+    acc = np.zeros((*a.shape[:-1], b_rows.shape[-2]), dtype=np.float32)
+    for k in range(16):
+        acc = acc + a[..., :, k, None].astype(np.float32) * b_rows[..., None, :, k].astype(np.float32)
+    return acc
+
+
+def test_the_corpus_product_matches_numpy_bit_for_bit():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 64, 16)).astype(np.float16)
+    b = rng.standard_normal((2, 8, 16)).astype(np.float16)
+    out = np.zeros(1024, dtype=np.float32)
+    result = simulate(CORPUS / "mma_after_wait.cu", grid=2, block=128, args=[a, b, out], arch="sm_90a")
+    assert result.clean
+    np.testing.assert_array_equal(out.reshape(2, 64, 8), reference(a, b))
+
+
+def test_reading_an_accumulator_before_the_wait_names_both_lines():
+    args = [np.zeros((2, 64, 16), np.float16), np.zeros((2, 8, 16), np.float16), np.zeros(1024, np.float32)]
+    (finding,) = check(CORPUS / "mma_read_before_wait.cu", grid=2, block=128, args=args, arch="sm_90a").findings
+    assert (finding.kind, finding.cause) == ("invalid-wgmma-use", EARLY)
+    assert [s.loc.line for s in finding.sites] == [23, 26]
+
+
+def test_the_descriptor_layout_places_core_matrices_by_lbo_and_sbo():
+    addrs = wg.row_addresses(0x400, 128, 256, np.array([0, 7, 8, 17]))
+    assert addrs.tolist() == [[0x400, 0x480], [0x400 + 112, 0x480 + 112], [0x500, 0x580], [0x600 + 16, 0x680 + 16]]
+    desc = (0x400 >> 4) | ((128 >> 4) << 16) | ((256 >> 4) << 32)
+    assert wg.decode_descriptor(desc, "x") == (0x400, 128, 256)
+    with pytest.raises(UserError, match="128-byte swizzle"):
+        wg.decode_descriptor(desc | (1 << 62), "x")
+
+
+def test_the_d_fragment_is_the_isa_layout():
+    frag = wg.d_fragment(16)
+    # lane 5: groupID 1, threadID_in_group 1; element 6 is row 1 + 8, column 8 + 2
+    assert (frag.row_of[5, 6], frag.col_of[5, 6]) == (9, 10)
+    assert frag.registers == 8
+
+
+HEADER = """\
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
+{{
+    .reg .b32 %t, %lane, %warp, %r<16>, %a<4>;
+    .reg .f32 %d<4>;
+    .reg .b64 %ga, %gb, %gout, %rd<8>, %descb;
+    .reg .pred %p;
+    .shared .align 128 .b8 sb[256];
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %ga, [pa];
+    ld.param.u64 %gb, [pb];
+    ld.param.u64 %gout, [pout];
+    // B (8 rows of 16 halves) to shared memory, core matrices as the corpus lays them out: thread t < 128
+    // copies half k = t % 16 of row n = t / 16
+    shr.u32 %r1, %t, 4;
+    and.b32 %r2, %t, 15;
+    shr.u32 %r3, %r2, 3;
+    and.b32 %r4, %r2, 7;
+    shl.b32 %r5, %r1, 4;
+    shl.b32 %r6, %r3, 7;
+    shl.b32 %r7, %r4, 1;
+    add.u32 %r5, %r5, %r6;
+    add.u32 %r5, %r5, %r7;
+    mov.u32 %r8, sb;
+    add.u32 %r5, %r5, %r8;
+    mul.wide.u32 %rd1, %t, 2;
+    add.s64 %rd1, %gb, %rd1;
+    ld.global.u16 %r9, [%rd1];
+    st.shared.u16 [%r5], %r9;
+    {fence}
+    bar.sync 0;
+    // A from registers: lane's four .f16x2 registers as mma.m16n8k16's A, read from a (64 x 16, row-major)
+    // as 32-bit pairs: register i holds row 16w + g + 8 (i % 2), halves 2t + 8 (i / 2) .. +1
+    shr.u32 %warp, %t, 5;
+    and.b32 %lane, %t, 31;
+    shr.u32 %r1, %lane, 2;
+    and.b32 %r2, %lane, 3;
+    shl.b32 %r3, %warp, 4;
+    add.u32 %r1, %r1, %r3;
+    shl.b32 %r1, %r1, 4;
+    shl.b32 %r2, %r2, 1;
+    add.u32 %r1, %r1, %r2;
+    mul.wide.u32 %rd2, %r1, 2;
+    add.s64 %rd2, %ga, %rd2;
+    ld.global.b32 %a0, [%rd2];
+    ld.global.b32 %a1, [%rd2+256];
+    ld.global.b32 %a2, [%rd2+16];
+    ld.global.b32 %a3, [%rd2+272];
+    cvt.u64.u32 %descb, %r8;
+    shr.u64 %descb, %descb, 4;
+    or.b64 %descb, %descb, {desc_bits};
+    mov.f32 %d0, 0f00000000;
+    mov.f32 %d1, 0f00000000;
+    mov.f32 %d2, 0f00000000;
+    mov.f32 %d3, 0f00000000;
+    {wgmma_fence}
+    setp.ne.b32 %p, 1, 0;
+    wgmma.mma_async.sync.aligned.m64n8k16.f32.{etype}.{etype} {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, %descb, %p, 1, {scale_b}, 0;
+    wgmma.commit_group.sync.aligned;
+    wgmma.wait_group.sync.aligned 0;
+    // D: register i of lane (g, t) of warp w is row 16w + g + 8 (i / 2), column 2t + i % 2
+    shr.u32 %r1, %lane, 2;
+    add.u32 %r1, %r1, %r3;
+    shl.b32 %r1, %r1, 3;
+    and.b32 %r2, %lane, 3;
+    shl.b32 %r2, %r2, 1;
+    add.u32 %r1, %r1, %r2;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd3, %gout, %rd3;
+    st.global.f32 [%rd3], %d0;
+    st.global.f32 [%rd3+4], %d1;
+    st.global.f32 [%rd3+256], %d2;
+    st.global.f32 [%rd3+260], %d3;
+    ret;
+}}
+"""
+DESC_BITS = (128 >> 4) << 16 | (256 >> 4) << 32
+
+
+def run_register_a(etype="f16", scale_b=1, fence="fence.proxy.async.shared::cta;", wgmma_fence="wgmma.fence.sync.aligned;", desc=DESC_BITS):
+    dtype = np.float16 if etype == "f16" else np.uint16
+    rng = np.random.default_rng(3)
+    values = rng.standard_normal((64 * 16 + 128,)).astype(np.float32)
+    if etype == "f16":
+        raw = values.astype(np.float16)
+    else:  # bf16: the top half of the float32 bits
+        raw = (values.view(np.uint32) >> 16).astype(np.uint16)
+    a, b = raw[: 64 * 16].copy(), raw[64 * 16 :].copy()
+    out = np.zeros(64 * 8, dtype=np.float32)
+    text = HEADER.format(fence=fence, wgmma_fence=wgmma_fence, etype=etype, scale_b=scale_b, desc_bits=desc)
+    result = check(parse_ptx(text, "k.ptx"), grid=1, block=128, args=[a.view(dtype), b.view(dtype), out], arch="sm_90a")
+    to_f32 = (lambda x: x.astype(np.float32)) if etype == "f16" else (lambda x: (x.astype(np.uint32) << 16).view(np.float32))
+    return result, out.reshape(64, 8), to_f32(a).reshape(64, 16), to_f32(b).reshape(8, 16)
+
+
+@pytest.mark.parametrize("etype", ["f16", "bf16"])
+def test_a_from_registers_b_from_a_descriptor_matches_numpy(etype):
+    result, out, a, b = run_register_a(etype)
+    assert result.findings == []
+    np.testing.assert_array_equal(out, reference(a, b))
+
+
+def test_imm_scale_b_negates_b():
+    result, out, a, b = run_register_a(scale_b=-1)
+    np.testing.assert_array_equal(out, reference(a, -b))
+
+
+def test_a_product_with_no_wgmma_fence_before_it_is_a_finding():
+    result, *_ = run_register_a(wgmma_fence="")
+    assert [(f.kind, f.cause) for f in result.findings] == [("invalid-wgmma-use", UNFENCED)]
+
+
+def test_generic_writes_of_an_operand_need_a_proxy_fence():
+    result, *_ = run_register_a(fence="")
+    assert [(f.kind, f.space) for f in result.findings] == [("data-race", "shared")]
+    assert "generic-proxy write not fenced" in result.findings[0].cause
+
+
+def test_a_swizzled_descriptor_is_refused_by_name():
+    with pytest.raises(UserError, match="64-byte swizzle"):
+        run_register_a(desc=DESC_BITS | (2 << 62))
