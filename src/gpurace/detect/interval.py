@@ -306,6 +306,9 @@ class IntervalDetector:
         else:
             self._pending = [tuple(c[~mine] for c in cols)]
             thread, addr, size, pc, seq, val, known = (c[mine] for c in cols)
+        # Large intervals (a grid-stride loop over millions of elements) make every column hundreds of MB: each
+        # is let go (`del`, `clear`) as soon as a smaller or reordered one replaces it, so that few live at once.
+        del cols
         if len(thread) == 0:
             return
         if repeats:
@@ -314,15 +317,20 @@ class IntervalDetector:
             # value stays known only if every execution stored the same bytes
             order = np.lexsort((pc, size, addr, thread))
             thread, addr, size, pc, seq, val, known = (c[order] for c in (thread, addr, size, pc, seq, val, known))
+            del order
             begin, _ = run_bounds(_runs(thread, addr, size, pc))
             known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
             thread, addr, size, pc, seq, val = (c[begin] for c in (thread, addr, size, pc, seq, val))
+            del begin
         maybe = shared_by_threads(thread, addr, size, write=self.pcs.write[pc])
         if maybe.any():
             self._check_same_block(*(c[maybe] for c in (thread, addr, size, pc, seq, val, known)))
+        del maybe
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
         if glob.any():
-            self._check_other_blocks(*(c[glob] for c in (thread, addr, size, pc, seq, val, known)))
+            records = [c if glob.all() else c[glob] for c in (thread, addr, size, pc, seq, val, known)]
+            del thread, addr, size, pc, seq, val, known, glob
+            self._check_other_blocks(records)
 
     def _check_same_block(self, thread, addr, size, pc, seq, val, known) -> None:
         """Conflicts between threads of one block within the interval just closed."""
@@ -402,8 +410,11 @@ class IntervalDetector:
                 bool(benign),
             )
 
-    def _check_other_blocks(self, thread, addr, size, pc, seq, val, known) -> None:
-        """Global conflicts between the closed interval and other blocks (closed before, or closing now)."""
+    def _check_other_blocks(self, records: list[np.ndarray]) -> None:
+        """Global conflicts between the closed interval and other blocks (closed before, or closing now); `records`
+        (thread, addr, size, pc, seq, val, known) are the interval's global accesses, taken over (emptied)."""
+        thread, addr, size, pc, seq, val, known = records
+        records.clear()
         block_of = self.geometry.block_of
         if not self._summary.rows and not (self._alive > 0).any():
             # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
@@ -428,6 +439,7 @@ class IntervalDetector:
             vmin,
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
+        del thread, addr, known, o, begin
         old = self._summary.near(new[0], new[0] + new[1])
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
         start, size, pc, n, tmin, tmax, seq, val, uni = both
