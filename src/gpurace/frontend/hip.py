@@ -102,6 +102,13 @@ def is_hip_source(path: str | os.PathLike, text: str | None = None) -> bool:
     return _HIP_INCLUDE_RE.search(code) is not None or _HIP_API_RE.search(code) is not None
 
 
+def compiled_as_cuda(path: str | os.PathLike, text: str) -> bool:
+    """Whether nvcc must be given `path` (whose `text` is given) as a `.cu` file: a `.hip` file, or a `.cpp`-family
+    file that is a HIP source (hipcc compiles those as HIP, nvcc by their name as host C++)."""
+    suffix = Path(path).suffix.lower()
+    return suffix in HIP_SUFFIXES or (suffix in CPP_SUFFIXES and is_hip_source(path, text))
+
+
 def read_hip_source(path: Path, raw: bytes) -> str | None:
     """The text of a file that is not UTF-8, when it is a HIP source (read as Latin-1, as the AMD SDK samples that
     HIP's examples come from are written: a `©` in the licence); None otherwise."""

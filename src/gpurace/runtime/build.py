@@ -85,13 +85,13 @@ def build_program(
     macros = [check_define(d) for d in defines]
     flags = [check_nvcc_flag(f) for f in nvcc_flags]
     # Read to tell HIP sources apart only (a file nvcc compiles as it is need not be UTF-8).
-    texts = {path: _detection_text(path) for path in files}
-    is_hip = any(hip.is_hip_source(path, text) for path, text in texts.items())
+    texts = {path: source_text(path) for path in files}
+    hip_sources = [path for path, text in texts.items() if hip.is_hip_source(path, text)]
     pre_includes = []
-    if is_hip:
+    if hip_sources:
         # HIP's NVIDIA path (frontend.hip): its platform macro and gpurace's compatibility header for every
         # source of the program, HIP's headers on the include path.
-        include_dir = hip.require_hip_include_dir(next(p for p, t in texts.items() if hip.is_hip_source(p, t)))
+        include_dir = hip.require_hip_include_dir(hip_sources[0])
         macros[:0] = hip.PLATFORM_MACROS
         includes += [workdir.reach(d) for d in hip.compiler_include_dirs(include_dir)]
         pre_includes = ["-include", hip.COMPAT_HEADER]
@@ -99,7 +99,7 @@ def build_program(
     for i, path in enumerate(files):
         suffix = path.suffix.lower()
         # HIP sources (.hip, and .cpp files that include HIP's headers, which hipcc compiles as HIP) are CUDA to nvcc
-        as_cuda = suffix in hip.HIP_SUFFIXES or (suffix in hip.CPP_SUFFIXES and hip.is_hip_source(path, texts[path]))
+        as_cuda = hip.compiled_as_cuda(path, texts[path])
         if shell_safe(path) and not as_cuda:
             inputs.append(str(path))
         else:
@@ -124,7 +124,8 @@ def build_program(
     return executable
 
 
-def _detection_text(path: Path) -> str:
+def source_text(path: Path) -> str:
+    """A program source's text, to tell HIP sources apart (`frontend.hip`); bytes that are not UTF-8 replaced."""
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError as e:

@@ -30,14 +30,14 @@ from pathlib import Path
 from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
-from gpurace.frontend.hip import CPP_SUFFIXES, HIP_SUFFIXES, is_hip_source, report_notes
+from gpurace.frontend.hip import compiled_as_cuda, report_notes
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
-from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source
+from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source, source_text
 from gpurace.runtime.device import Device
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.launch import LaunchOutcome
@@ -183,7 +183,7 @@ def exec_program(
             modules = [
                 load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
                 for p in paths
-                if p.suffix.lower() in (".cu", *HIP_SUFFIXES) or (p.suffix.lower() in CPP_SUFFIXES and is_hip_source(p, p.read_text(errors="replace")))
+                if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))
             ]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
