@@ -12,7 +12,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.kernels import KernelInfo, ParamInfo
 from gpurace.frontend.type_probe import Field, LayoutUnknown, StructLayout
 from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, StructArg
-from gpurace.sim.args import Resolver, resolve_args
+from gpurace.sim.args import Resolver, parse_bytes_spec, resolve_args
 from gpurace.sim.struct_args import is_struct_type, split_struct_spec
 from gpurace.limits import Limits
 
@@ -127,3 +127,9 @@ def test_a_layout_that_does_not_fit_the_parameter_is_refused():
         resolve_args(kernel, ["struct:n=1"], np.random.default_rng(0), nthreads=1, types=Layouts())
     [value] = resolve_args(kernel, None, np.random.default_rng(0), nthreads=1, types=Layouts()).values
     assert isinstance(value, AutoScalar) and value.data == bytes(16) and "but the kernel takes 16" in value.note
+
+
+def test_a_bytes_value_beyond_its_types_range_is_an_input_error():
+    assert parse_bytes_spec("1.5f,2i", 8, "L") == struct.pack("<fi", 1.5, 2)
+    with pytest.raises(UserError, match=r"L: bad value '3.5e38f'"):
+        parse_bytes_spec("3.5e38f", 4, "L")

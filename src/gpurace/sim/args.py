@@ -300,7 +300,7 @@ def parse_bytes_spec(body: str, size: int, label: str) -> bytes:
         try:
             value = float(item[:-1]) if code in "fd" else int(item[:-1], 0)
             out.extend(struct.pack("<" + code, value))
-        except (ValueError, struct.error) as e:
+        except (ValueError, OverflowError, struct.error) as e:  # OverflowError: a float beyond the type's range
             raise UserError(f"{label}: bad value {item!r}: {e}") from None
     if len(out) > size:
         raise UserError(f"{label}: {len(out)} bytes do not fit the {size}-byte parameter")
