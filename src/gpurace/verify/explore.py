@@ -138,6 +138,8 @@ class Exploration:
     could only prove with nonlinear reasoning (`PairSolver`).
     `function_addresses` names the device functions whose address the kernel
     takes (the targets a function pointer can be proved to hold);
+    `user_assumptions` are the `__assume`s: their index in `assumptions`,
+    their line and whether they are inside a loop;
     `local_escaped` is set once the address of local memory is stored to
     other memory, after which a call may write the thread's local slots.
     """
@@ -153,6 +155,7 @@ class Exploration:
     function_addresses: list[str] = field(default_factory=list)
     local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
+    user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
 
 
 class Explorer:
@@ -260,7 +263,7 @@ class Explorer:
         for name in sorted(names):
             values = [s.regs[name] if name in s.regs else self._undefined(name) for s in states]
             regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"))
-        return State(regs, z3.Or(*conds))
+        return State(regs, _join_condition(conds))
 
     # ------------------------------------------------------------------ loops
 
@@ -932,9 +935,9 @@ class Explorer:
     def _call(self, state: State, ins: Instruction, guard) -> State:
         """A call: a device function nvcc did not inline (as under `-G`) is executed in place.
 
-        `__requires(e)` (`__gpurace_requires`) in the kernel assumes `e`
-        wherever the thread reaches it; in a device function it is ignored
-        (it is the callers' to meet). `printf`, `__assert` and `assert`
+        `__requires(e)` (`__gpurace_requires`) in the kernel and `__assume(e)`
+        anywhere assume `e` wherever the thread reaches them (`_assume`); a
+        `__requires` in a device function is ignored (it is the callers' to meet). `printf`, `__assert` and `assert`
         change nothing verify reasons about (asserts are not proved here); a
         verifier-only predicate's result is approximated. A call through a function pointer runs every function of
         the file the pointer can be (`_indirect_call`). Recursion, other
@@ -951,13 +954,8 @@ class Explorer:
             return state  # `assert` failing ends the kernel: carrying on only adds accesses it never makes
         if callee == "__gpurace_requires" and len(self.calls) > 1:
             return state  # a device function's precondition is its callers' to meet, and verify does not prove it
-        if callee == "__gpurace_requires":
-            holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
-            if holds is None:
-                raise Unsupported(f"{ins.where()}: the condition of `__requires` could not be read")
-            reached = state.cond if guard is None else z3.And(state.cond, guard)
-            self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
-            return state
+        if callee in ("__gpurace_requires", "__gpurace_assume"):
+            return self._assume(state, ins, guard, args, callee.removeprefix("__gpurace_"))
         if callee and callee.startswith("__gpurace_verifier_only_"):
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
         fn = self.module.functions.get(callee or "")
@@ -966,6 +964,24 @@ class Explorer:
         if guard is not None:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
         return self._run_callee(state, ins, fn, results, args, state.cond)
+
+    def _assume(self, state: State, ins: Instruction, guard, args, annotation: str) -> State:
+        """Assume the annotation's condition for the thread that reaches it, in the iteration it reaches it.
+
+        Each thread copy of a query gets it for its own values, at the loop
+        iterations the query picks for it: never more than the user stated.
+        An `__assume` in a loop (or on approximated values) holds in the
+        witness's iterations but not necessarily in the others the witness
+        runs through, so it keeps alarms from being certain (`verdicts`).
+        """
+        holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
+        if holds is None:
+            raise Unsupported(f"{ins.where()}: the condition of `__{annotation}` could not be read")
+        reached = state.cond if guard is None else z3.And(state.cond, guard)
+        if annotation == "assume":
+            self.out.user_assumptions.append((len(self.out.assumptions), ins.where(), bool(self.active_loops)))
+        self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
+        return state
 
     def _run_callee(self, state: State, ins: Instruction, fn: Function, results, args, cond: z3.BoolRef) -> State:
         """Execute `fn`'s body for the thread reaching the call under `cond`; the caller's state after it."""
@@ -1046,6 +1062,20 @@ class Explorer:
         for ins in self.fn.body[b.start : b.end] or self.fn.body[-1:]:
             return ins.where()
         return self.fn.name
+
+
+def _join_condition(conds: list[z3.BoolRef]) -> z3.BoolRef:
+    """The condition of reaching a join: `c` itself where the two sides of one branch on `c` meet again.
+
+    Without this, `And(c, g) | And(c, !g)` would name `g`'s symbols, and a
+    branch on a value loaded in a loop (the `e ? 1 : 0` of an annotation
+    compiled without optimisation) would make the loop's iterations inexact.
+    """
+    if len(conds) == 2 and all(z3.is_and(c) and c.num_args() == 2 for c in conds):
+        (c1, g1), (c2, g2) = (c.children() for c in conds)
+        if c1.eq(c2) and (z3.is_not(g2) and g2.arg(0).eq(g1) or z3.is_not(g1) and g1.arg(0).eq(g2)):
+            return c1
+    return z3.Or(*conds)
 
 
 def _reads(ins: Instruction) -> list[str]:

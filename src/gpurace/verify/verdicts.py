@@ -7,8 +7,9 @@ accesses are reached under exact conditions (control independence, CI), at
 exact offsets (data independence, DI), every loop iteration the witness
 names was checked reachable, and the kernel has no synchronisation the
 verifier does not model (fences, atomics, `__syncwarp`, strong accesses)
-that could order the pair. Otherwise it is *possible*, with the
-approximations that made it so named.
+that could order the pair, nor an `__assume` the witness may break in
+iterations or on values it does not name. Otherwise it is *possible*, with
+the approximations that made it so named.
 """
 
 from __future__ import annotations
@@ -109,6 +110,23 @@ class _Judge:
     def __init__(self, out: Exploration, sym: Symbols, solver: PairSolver):
         self.out, self.sym, self.solver = out, sym, solver
         self.cache: dict[int, frozenset[str]] = {}
+        self.loose = self._loose_assumptions()
+
+    def _loose_assumptions(self) -> list[str]:
+        """The `__assume`s a witness may satisfy only in part, which keep its alarms possible.
+
+        The queries assume each one in the loop iterations they pick and on
+        the values they choose; inside a loop, or on approximated values, a
+        witness's run may still break it elsewhere.
+        """
+        out = []
+        for index, where, in_loop in self.out.user_assumptions:
+            term = self.out.assumptions[index]
+            if in_loop or self._loops_in(term):
+                out.append(f"the __assume at {where}, in a loop: assumed in the witness's iterations only")
+            elif self._approximated(term):
+                out.append(f"the __assume at {where}, on approximated values")
+        return out
 
     def object(self, name: str, kind: str, label: str, *, diverging: bool) -> ObjectVerdict:
         accesses = [a for a in self.out.accesses if a.obj == name]
@@ -184,12 +202,12 @@ class _Judge:
         control = self._approximated(a.cond, b.cond)
         data = self._approximated(a.offset, b.offset)
         iterations = self._iterations_reachable(model, ((self._loops_in(a.cond, a.offset), 1), (self._loops_in(b.cond, b.offset), 2)))
-        certain = not control and not data and not self.out.unmodelled and barriers and iterations
+        certain = not control and not data and not self.out.unmodelled and barriers and iterations and not self.loose
         witness = self._witness(model, [(a, 1), (b, 2)])
         kinds = (_kind(a), _kind(b))
         return Alarm(
             "data-race", a.ins.where(), b.ins.where(), kinds, witness, ci=not control, di=not data,
-            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]),
+            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]) + self.loose,
             status="certain" if certain else "possible", cause=_cause(a, b), locations=(_user_loc(a.ins), _user_loc(b.ins)),
         )
 
@@ -203,11 +221,11 @@ class _Judge:
         loops = self._loops_in(site.cond)
         iterations = self._iterations_reachable(model, ((loops, 1),))
         exits_exact = all(self.out.loops[h].monotone for h in loops if h not in site.loops)
-        certain = not control and iterations and exits_exact
+        certain = not control and iterations and exits_exact and not self.loose
         witness = self._witness(model, [(site, 1), (site, 2)])
         return Alarm(
             "barrier-divergence", site.ins.where(), None, None, witness, ci=not control, di=True,
-            approximations=control, status="certain" if certain else "possible", locations=(_user_loc(site.ins),),
+            approximations=control + self.loose, status="certain" if certain else "possible", locations=(_user_loc(site.ins),),
         )
 
     def _loops_in(self, *terms) -> list[int]:
