@@ -60,6 +60,11 @@ ARG = "%param:"
 BAR = "%bar"
 """A pseudo-register counting the block barriers (`bar.sync 0`) the thread has passed (64-bit, never wrapping)."""
 
+WARP_BAR = "%wbar"
+"""A pseudo-register counting the warp barriers (`bar.warp.sync`, `__syncwarp`) the thread has passed, any mask."""
+
+COUNTERS = (BAR, WARP_BAR)
+
 DIMS = ("x", "y", "z")
 
 
@@ -92,16 +97,22 @@ class Access:
     barriers: z3.BitVecRef
     ins: Instruction
     loops: tuple[int, ...]
+    warp_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
 
 
 @dataclass
 class BarrierSite:
-    """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first)."""
+    """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first).
+
+    For a warp barrier (`bar.warp.sync mask`), `barriers` counts the warp
+    barriers passed before it and `mask` is the 32-bit lane mask.
+    """
 
     ins: Instruction
     cond: z3.BoolRef
     barriers: z3.BitVecRef
     loops: tuple[int, ...]
+    mask: z3.BitVecRef | None = None
 
 
 @dataclass
@@ -146,6 +157,7 @@ class Exploration:
 
     accesses: list[Access] = field(default_factory=list)
     barriers: list[BarrierSite] = field(default_factory=list)
+    warp_barriers: list[BarrierSite] = field(default_factory=list)
     objects: dict[str, ObjectInfo] = field(default_factory=dict)
     assumptions: list[z3.BoolRef] = field(default_factory=list)
     loops: dict[int, LoopFacts] = field(default_factory=dict)
@@ -172,7 +184,7 @@ class Explorer:
         for decl in fn.regs:
             for name in decl.names():
                 self.widths[name] = None if decl.type == "pred" else type_size(decl.type) * 8
-        self.widths[BAR] = 64
+        self.widths.update({c: 64 for c in COUNTERS})
         self.variables = {v.name: v for v in (*module.variables, *fn.variables)}
         self.params = {p.name: (i, p) for i, p in enumerate(fn.params)}
         self.cfg: Cfg = build_cfg(fn)
@@ -206,7 +218,7 @@ class Explorer:
 
     def run(self) -> Exploration:
         """Execute the kernel for the generic thread."""
-        self.execute(State({BAR: Value(z3.BitVecVal(0, 64))}, z3.BoolVal(True)))
+        self.execute(State({c: Value(z3.BitVecVal(0, 64)) for c in COUNTERS}, z3.BoolVal(True)))
         return self.out
 
     def execute(self, start: State) -> State:
@@ -215,7 +227,7 @@ class Explorer:
         self._walk(self.cfg.order, None)
         ends = self.returned + self.incoming.pop(self.cfg.blocks[-1].index, [])
         if not ends:  # every path traps or exits: nothing comes back
-            return State({BAR: start.regs[BAR]}, z3.BoolVal(False))
+            return State({c: start.regs[c] for c in COUNTERS}, z3.BoolVal(False))
         return self._merge(ends)
 
     def _walk(self, order: list[int], loop: Loop | None) -> None:
@@ -271,7 +283,7 @@ class Explorer:
         entry = self._merge(self.incoming.pop(loop.header))
         where = self._where(loop.header)
         key = self.loop_base + loop.header
-        assigned = self._assigned(loop) & (self.live[loop.header] | {BAR})
+        assigned = self._assigned(loop) & (self.live[loop.header] | set(COUNTERS))
         if self._may_store(loop):
             assigned |= {name for name in entry.regs if name.startswith(LOCAL)}
         heads: dict[str, Value] = {}
@@ -283,7 +295,8 @@ class Explorer:
             heads[name] = Value(term, before.base)
         counter = self.sym.fresh(f"k{key}", 64, "thread", None, key)
         mark_sym = len(self.sym.table)
-        mark_acc, mark_bar, mark_signed = len(self.out.accesses), len(self.out.barriers), len(self.signed_operands)
+        mark_acc, mark_signed = len(self.out.accesses), len(self.signed_operands)
+        mark_bar = (len(self.out.barriers), len(self.out.warp_barriers))
         mark_loops = len(self.out.loops)
         self.incoming[loop.header] = [State({**entry.regs, **heads}, entry.cond)]
         marks = self._edge_marks()
@@ -336,8 +349,10 @@ class Explorer:
         for b in loop.blocks:
             block = self.cfg.blocks[b]
             for ins in self.fn.body[block.start : block.end]:
-                if (ins.opcode in ("bar", "barrier") and not ins.has("warp")) or ins.opcode == "call":
-                    out.add(BAR)  # a called function may pass barriers too
+                if ins.opcode in ("bar", "barrier"):
+                    out.add(WARP_BAR if ins.has("warp") else BAR)
+                if ins.opcode == "call":
+                    out.update(COUNTERS)  # a called function may pass barriers too
                 out.update(_destinations(ins))
         return out
 
@@ -374,7 +389,7 @@ class Explorer:
             if str(head.term) in compared:  # the loop compares it as a signed integer (through copies too)
                 self.out.assumptions.append(_no_signed_wrap(fit(start, width), step, counter, width))
                 self.out.inductions.append((fit(start, width), step, counter))
-            elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
+            elif name in COUNTERS:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
         uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
         as_function = {str(h): v for h, v in uniform}
@@ -436,7 +451,7 @@ class Explorer:
         marks[("ret", 0)] = len(self.returned)
         return marks
 
-    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: int, marks, loop: Loop, inner: list[LoopFacts]) -> None:
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int], marks, loop: Loop, inner: list[LoopFacts]) -> None:
         """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
 
         def sub(term):
@@ -446,11 +461,13 @@ class Explorer:
             return State({n: Value(sub(v.term), v.base) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
 
         for acc in self.out.accesses[mark_acc:]:
-            acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.offset, acc.barriers, acc.warp_barriers = sub(acc.offset), sub(acc.barriers), sub(acc.warp_barriers)
             acc.cond = z3.And(sub(acc.cond), valid)
-        for site in self.out.barriers[mark_bar:]:
+        for site in self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :]:
             site.barriers = sub(site.barriers)
             site.cond = z3.And(sub(site.cond), valid)
+            if site.mask is not None:
+                site.mask = z3.simplify(sub(site.mask))
         for facts in inner:  # loops nested in this one (also in functions it calls)
             if facts.backedge is not None:
                 facts.backedge = sub(facts.backedge)
@@ -671,6 +688,7 @@ class Explorer:
                     read=ins.opcode in ("ld", "ldu", "atom"),
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
                     cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
+                    warp_barriers=state.regs[WARP_BAR].term,
                 )
             )
         if ins.opcode in ("st", "red"):
@@ -874,8 +892,7 @@ class Explorer:
         participating threads, which the verifier does not model: unknown.
         """
         if ins.has("warp"):
-            self.out.unmodelled.add("__syncwarp")
-            return state
+            return self._warp_barrier(state, ins, cond, guard)
         reduction = ins.has("red")
         operands = ins.operands[1:] if reduction else ins.operands  # bar.red: destination, id[, count], predicate
         counted = len(operands) > (2 if reduction else 1)
@@ -893,6 +910,24 @@ class Explorer:
         if reduction:
             state = self._clobber(state, ins, guard, f"result of the barrier reduction at {ins.where()}")
         return state
+
+    def _warp_barrier(self, state: State, ins: Instruction, cond, guard) -> State:
+        """`bar.warp.sync mask` (`__syncwarp(mask)`): counted in `WARP_BAR`, its mask recorded.
+
+        Whether the counts may order two lanes' accesses (every lane of the
+        mask reaching each warp barrier together, the masks constant) is the
+        queries' to decide (`verdicts`); here it is only recorded.
+        """
+        operand = ins.operands[0] if ins.operands else None
+        if operand is None or len(ins.operands) > 1:
+            raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` is not a warp barrier verify understands")
+        mask = fit(self._operand(state, operand, ins).term, 32) if not isinstance(operand, Imm) else z3.BitVecVal(int(operand.value) & 0xFFFFFFFF, 32)
+        count = state.regs[WARP_BAR].term
+        shown = ins if ins.loc is not None else next((c for c in reversed(self.call_sites) if c.loc is not None), ins)
+        self.out.warp_barriers.append(BarrierSite(shown, cond, count, tuple(self.active_loops), z3.simplify(mask)))
+        regs = dict(state.regs)
+        regs[WARP_BAR] = Value(count + 1 if guard is None else z3.If(guard, count + 1, count))
+        return State(regs, state.cond)
 
     def _is_barrier_zero(self, state: State, ident, ins: Instruction) -> bool:
         """True when a barrier's id is 0 in every thread: `bar.sync 0`, or a register holding the constant 0, as in
@@ -990,9 +1025,9 @@ class Explorer:
         bound = {p.name: state.regs[ARG + a.name] for p, a in zip(fn.params, args) if isinstance(a, Sym) and ARG + a.name in state.regs}
         callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound, site=ins)
         slots = {n: v for n, v in state.regs.items() if n.startswith(LOCAL)}  # the callee may write them through pointers
-        after = callee_run.execute(State({BAR: state.regs[BAR], **slots}, cond))
+        after = callee_run.execute(State({**{c: state.regs[c] for c in COUNTERS}, **slots}, cond))
         regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
-        regs[BAR] = after.regs[BAR]
+        regs.update({c: after.regs[c] for c in COUNTERS})
         for name, value in after.regs.items():
             slot = parse_slot(name)
             if slot is not None and slot[0] in self.variables and self.variables[slot[0]].space == "local":

@@ -26,6 +26,9 @@ from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration, Explo
 from gpurace.verify.queries import PairSolver
 from gpurace.verify.terms import Symbols, free_symbols
 
+UNUSED_WARP_BARRIERS = "not used to order accesses: "
+"""How the verdict on warp barriers that order nothing begins; the reason follows."""
+
 ITERATIONS_CHECKED = 4096
 """A witness's loop iterations are checked reachable one by one up to this many; beyond, an alarm stays possible."""
 
@@ -74,6 +77,7 @@ class KernelVerdict:
     name: str
     objects: list[ObjectVerdict] = field(default_factory=list)
     barriers: str = "no barriers"
+    warp_barriers: str = "no warp barriers"
     divergence: list[Alarm] = field(default_factory=list)
     unknown: str | None = None
     unmodelled: list[str] = field(default_factory=list)
@@ -89,12 +93,16 @@ def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    verdict.unmodelled = sorted(out.unmodelled)
     solver = PairSolver(out, sym, dims, timeout_ms)
     judge = _Judge(out, sym, solver)
     verdict.divergence, verdict.barriers = judge.barriers()
+    warp_mask, verdict.warp_barriers = judge.warp_barriers()
+    if out.warp_barriers and warp_mask is None:
+        out.unmodelled.add(f"__syncwarp ({verdict.warp_barriers.removeprefix(UNUSED_WARP_BARRIERS)})")
+    verdict.unmodelled = sorted(out.unmodelled)
     for name, obj in sorted(out.objects.items(), key=lambda kv: kv[1].label):
-        verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=bool(verdict.divergence) or verdict.barriers == "unknown"))
+        diverging = bool(verdict.divergence) or verdict.barriers == "unknown"
+        verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=diverging, warp_mask=warp_mask))
     if out.unknown_pointers:  # whatever those accesses reach is undecided, even objects no other access names
         first = out.unknown_pointers[0]
         verdict.objects.append(
@@ -128,7 +136,7 @@ class _Judge:
                 out.append(f"the __assume at {where}, on approximated values")
         return out
 
-    def object(self, name: str, kind: str, label: str, *, diverging: bool) -> ObjectVerdict:
+    def object(self, name: str, kind: str, label: str, *, diverging: bool, warp_mask: int | None) -> ObjectVerdict:
         accesses = [a for a in self.out.accesses if a.obj == name]
         space = "shared" if kind == "shared" else "global"
         blind = [i for i in self.out.unknown_pointers if (i.space or "generic") in (space, "generic")]
@@ -136,7 +144,7 @@ class _Judge:
         alarms: list[Alarm] = []
         undecided: list[str] = []
         for barriers in (True, False) if diverging else (True,):
-            alarms, undecided = self._pairs(pairs, barriers)
+            alarms, undecided = self._pairs(pairs, barriers, warp_mask)
             if alarms or undecided:
                 break
         if alarms:
@@ -148,8 +156,10 @@ class _Judge:
             return ObjectVerdict(label, kind, "unknown", reason=f"an access at {where} goes through a pointer verify cannot trace to one object")
         return ObjectVerdict(label, kind, "race-free")
 
-    def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool) -> tuple[list[Alarm], list[str]]:
-        questions = [(a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers)) is not None]
+    def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool, warp_mask: int | None) -> tuple[list[Alarm], list[str]]:
+        questions = [
+            (a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)) is not None
+        ]
         if not questions:
             return [], []
         whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]))
@@ -186,6 +196,34 @@ class _Judge:
         if alarms:
             return alarms, "divergence possible"
         return [], "unknown" if unknown else "proved uniform"
+
+    def warp_barriers(self) -> tuple[int | None, str]:
+        """The lanes whose counts of warp barriers passed order their accesses (None: no lanes), and the verdict.
+
+        Counts order two lanes of a warp when both are in every warp
+        barrier's mask and every lane of each mask passes each barrier
+        together (the same barrier, in the same loop iterations, after as
+        many warp barriers): then the k-th warp barrier of one is the k-th of
+        the other. That needs masks known exactly (constants); a mask that
+        is not, or a barrier a lane of its mask may miss (one that exits
+        first, say), leaves warp barriers ordering nothing.
+        """
+        sites = self.out.warp_barriers
+        if not sites:
+            return None, "no warp barriers"
+        if not all(z3.is_bv_value(s.mask) for s in sites):
+            where = next(s.ins.where() for s in sites if not z3.is_bv_value(s.mask))
+            return None, f"{UNUSED_WARP_BARRIERS}the mask at {where} is not a constant"
+        common = 0xFFFFFFFF
+        for site in sites:
+            mask = site.mask.as_long()
+            common &= mask
+            exits = [h for h in self._loops_in(site.cond) if h not in site.loops and self.out.loops[h].monotone]
+            outcome = self.solver.solve(self.solver.warp_divergence(site, exits, mask), quantified=bool(exits))
+            if outcome.status != "unsat":
+                why = "may be missed by a lane of its mask" if outcome.status == "sat" else f"could not be proved uniform ({outcome.reason})"
+                return None, f"{UNUSED_WARP_BARRIERS}the warp barrier at {site.ins.where()} {why}"
+        return common, f"proved uniform in their masks (lanes {common:#010x} ordered by them)"
 
     # ------------------------------------------------------------- alarms
 
