@@ -28,6 +28,7 @@ import z3
 from gpurace.detect.rules import ATOMIC_SEMANTICS
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.names import variable_name
+from gpurace.frontend.ptx.debuginfo import is_library_file, user_frame
 from gpurace.frontend.ptx.ir import (
     Addr,
     Function,
@@ -44,6 +45,7 @@ from gpurace.frontend.ptx.ir import (
     type_size,
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
 from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
@@ -63,7 +65,10 @@ BAR = "%bar"
 WARP_BAR = "%wbar"
 """A pseudo-register counting the warp barriers (`bar.warp.sync`, `__syncwarp`) the thread has passed, any mask."""
 
-COUNTERS = (BAR, WARP_BAR)
+GRID_BAR = "%gbar"
+"""A pseudo-register counting the grid barriers (`this_grid().sync()`, see `grid_sync`) the thread has passed."""
+
+COUNTERS = (BAR, WARP_BAR, GRID_BAR)
 
 DIMS = ("x", "y", "z")
 
@@ -98,6 +103,7 @@ class Access:
     ins: Instruction
     loops: tuple[int, ...]
     warp_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
+    grid_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
 
 
 @dataclass
@@ -105,7 +111,8 @@ class BarrierSite:
     """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first).
 
     For a warp barrier (`bar.warp.sync mask`), `barriers` counts the warp
-    barriers passed before it and `mask` is the 32-bit lane mask.
+    barriers passed before it and `mask` is the 32-bit lane mask; for a
+    grid barrier, `barriers` counts the grid barriers passed before it.
     """
 
     ins: Instruction
@@ -158,6 +165,7 @@ class Exploration:
     accesses: list[Access] = field(default_factory=list)
     barriers: list[BarrierSite] = field(default_factory=list)
     warp_barriers: list[BarrierSite] = field(default_factory=list)
+    grid_barriers: list[BarrierSite] = field(default_factory=list)
     objects: dict[str, ObjectInfo] = field(default_factory=dict)
     assumptions: list[z3.BoolRef] = field(default_factory=list)
     loops: dict[int, LoopFacts] = field(default_factory=dict)
@@ -188,6 +196,8 @@ class Explorer:
         self.variables = {v.name: v for v in (*module.variables, *fn.variables)}
         self.params = {p.name: (i, p) for i, p in enumerate(fn.params)}
         self.cfg: Cfg = build_cfg(fn)
+        self.grid = find_grid_syncs(fn)
+        self.grid_entry: dict[int, z3.BoolRef] = {}  # per grid barrier, the condition under which it is reached
         self.live = live_in(self.cfg, fn, _reads, _writes)
         self.incoming: dict[int, list[State]] = {}
         self.back: dict[int, list[State]] = {}
@@ -296,7 +306,7 @@ class Explorer:
         counter = self.sym.fresh(f"k{key}", 64, "thread", None, key)
         mark_sym = len(self.sym.table)
         mark_acc, mark_signed = len(self.out.accesses), len(self.signed_operands)
-        mark_bar = (len(self.out.barriers), len(self.out.warp_barriers))
+        mark_bar = (len(self.out.barriers), len(self.out.warp_barriers), len(self.out.grid_barriers))
         mark_loops = len(self.out.loops)
         self.incoming[loop.header] = [State({**entry.regs, **heads}, entry.cond)]
         marks = self._edge_marks()
@@ -351,6 +361,8 @@ class Explorer:
             for ins in self.fn.body[block.start : block.end]:
                 if ins.opcode in ("bar", "barrier"):
                     out.add(WARP_BAR if ins.has("warp") else BAR)
+                if id(ins) in self.grid.openings:
+                    out.add(GRID_BAR)
                 if ins.opcode == "call":
                     out.update(COUNTERS)  # a called function may pass barriers too
                 out.update(_destinations(ins))
@@ -451,7 +463,7 @@ class Explorer:
         marks[("ret", 0)] = len(self.returned)
         return marks
 
-    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int], marks, loop: Loop, inner: list[LoopFacts]) -> None:
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int, int], marks, loop: Loop, inner: list[LoopFacts]) -> None:
         """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
 
         def sub(term):
@@ -461,9 +473,11 @@ class Explorer:
             return State({n: Value(sub(v.term), v.base) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
 
         for acc in self.out.accesses[mark_acc:]:
-            acc.offset, acc.barriers, acc.warp_barriers = sub(acc.offset), sub(acc.barriers), sub(acc.warp_barriers)
+            acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.warp_barriers, acc.grid_barriers = sub(acc.warp_barriers), sub(acc.grid_barriers)
             acc.cond = z3.And(sub(acc.cond), valid)
-        for site in self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :]:
+        sites = self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :] + self.out.grid_barriers[mark_bar[2] :]
+        for site in sites:
             site.barriers = sub(site.barriers)
             site.cond = z3.And(sub(site.cond), valid)
             if site.mask is not None:
@@ -482,6 +496,14 @@ class Explorer:
     # ----------------------------------------------------------- instructions
 
     def _step(self, state: State, ins: Instruction) -> State:
+        if id(ins) in self.grid.closings:  # every thread that entered `sync_grids` leaves it (see `grid_sync`)
+            state = State(state.regs, self.grid_entry[self.grid.closings[id(ins)]])
+        if id(ins) in self.grid.openings:
+            self.grid_entry[id(ins)] = state.cond
+            return self._grid_barrier(self._instruction(state, ins), ins, state.cond)
+        return self._instruction(state, ins)
+
+    def _instruction(self, state: State, ins: Instruction) -> State:
         op = ins.opcode
         guard = self._guard(state, ins) if ins.guard is not None else None
         cond = state.cond if guard is None else z3.And(state.cond, guard)
@@ -556,7 +578,7 @@ class Explorer:
             if op == "not":
                 return Value(z3.Not(vals[0]))
             return Value({"and": z3.And, "or": z3.Or, "xor": z3.Xor}[op](*vals))
-        if op in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr", "div", "rem"):
+        if op in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr", "div", "rem", "bfi"):
             return arith(ins, [self._operand(state, s, ins) for s in srcs])
         return None
 
@@ -604,6 +626,8 @@ class Explorer:
         if name in ("ntid", "nctaid") and comp in DIMS:
             fixed = self.dims.get(f"{name}.{comp}")
             return z3.BitVecVal(fixed, 32) if fixed is not None else self.sym.named(f"{name}.{comp}", 32, "uniform")
+        if name in ("envreg1", "envreg2"):  # the grid workspace's address (cooperative groups' driver ABI): grid-wide
+            return self.sym.named(f"%{name}", 32, "uniform")
         if name == "laneid":
             t = [self._special(SpecialReg("tid", d)) for d in DIMS]
             n = [self._special(SpecialReg("ntid", d)) for d in DIMS]
@@ -664,11 +688,13 @@ class Explorer:
         if space == "param":
             return self._load_param(state, ins, addr, guard)
         atomic = ins.opcode in ("atom", "red") or ins.semantics in ATOMIC_SEMANTICS
+        slot = self._local_slot(state, addr)
+        if id(ins) in self.grid.internal and slot is None:  # the grid workspace inside `sync_grids`: not the kernel's
+            return state if ins.opcode in ("st", "red") else self._clobber(state, ins, guard, f"the grid barrier's workspace at {ins.where()}")
         if ins.opcode in ("atom", "red"):
             self.out.unmodelled.add("atomics")
         elif atomic or ins.semantics == "volatile":
             self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
-        slot = self._local_slot(state, addr)
         if slot is not None:
             return self._local_access(state, ins, slot, guard)
         if ins.opcode in ("st", "atom") and len(ins.operands) > 1:
@@ -688,7 +714,7 @@ class Explorer:
                     read=ins.opcode in ("ld", "ldu", "atom"),
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
                     cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
-                    warp_barriers=state.regs[WARP_BAR].term,
+                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
                 )
             )
         if ins.opcode in ("st", "red"):
@@ -928,6 +954,28 @@ class Explorer:
         regs = dict(state.regs)
         regs[WARP_BAR] = Value(count + 1 if guard is None else z3.If(guard, count + 1, count))
         return State(regs, state.cond)
+
+    def _grid_barrier(self, state: State, ins: Instruction, cond) -> State:
+        """The block barrier that opens a `sync_grids` region is also a barrier of the whole grid: counted in
+        `GRID_BAR` (after the block barrier itself, which counts in `BAR` as any other)."""
+        count = state.regs[GRID_BAR].term
+        self.out.grid_barriers.append(BarrierSite(self._user_site(ins), cond, count, tuple(self.active_loops)))
+        regs = dict(state.regs)
+        regs[GRID_BAR] = Value(count + 1)
+        return State(regs, state.cond)
+
+    def _user_site(self, ins: Instruction) -> Instruction:
+        """The instruction a report shows for `ins`: itself when its line is the user's; when it is in a library
+        header, the last instruction before it at a line of the user's (a header's code inlined without
+        inlining information, as under -G), else the innermost call from the user's code that leads to it."""
+        def in_user_code(i: Instruction) -> bool:
+            return i.loc is not None and not is_library_file(user_frame(i.loc).file)
+
+        if in_user_code(ins):
+            return ins
+        at = next(i for i, other in enumerate(self.fn.body) if other is ins)
+        before = (i for i in reversed(self.fn.body[:at]) if in_user_code(i))
+        return next(before, None) or next((c for c in reversed(self.call_sites) if in_user_code(c)), ins)
 
     def _is_barrier_zero(self, state: State, ident, ins: Instruction) -> bool:
         """True when a barrier's id is 0 in every thread: `bar.sync 0`, or a register holding the constant 0, as in

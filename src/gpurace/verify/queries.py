@@ -222,7 +222,9 @@ class PairSolver:
         """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
-        covers both threads wherever they are). `warp_mask`, when the warp
+        covers both threads wherever they are). With `barriers`, two threads
+        in different block (grid) barrier intervals are ordered: the caller
+        sets it only when those barriers were proved uniform. `warp_mask`, when the warp
         barriers were proved to be passed together (`warp_divergence`), is
         the lanes every warp barrier names: two of them in one warp are
         ordered when their counts of warp barriers passed differ.
@@ -241,6 +243,8 @@ class PairSolver:
         if barriers:
             same_interval = self.rename(a.barriers, 1) == self.rename(b.barriers, 2)
             facts.append(same_interval if shared else z3.Or(z3.Not(self.same_block()), same_interval))
+            if self.out.grid_barriers:  # proved uniform, or `barriers` is False (see `grid_divergence`)
+                facts.append(self.rename(a.grid_barriers, 1) == self.rename(b.grid_barriers, 2))
         if warp_mask is not None:
             same_warp_interval = self.rename(a.warp_barriers, 1) == self.rename(b.warp_barriers, 2)
             outside = z3.Or(z3.Not(self.same_warp()), z3.Not(self.in_mask(warp_mask, 1)), z3.Not(self.in_mask(warp_mask, 2)))
@@ -257,6 +261,11 @@ class PairSolver:
         outside = z3.And(self.rename(site.cond, 1), z3.Not(self.in_mask(mask, 1)))
         missed = z3.And(self.same_warp(), self.in_mask(mask, 2), self._misses(site, exits))
         return z3.Or(outside, missed)
+
+    def grid_divergence(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
+        """Two threads anywhere in the grid, as `divergence` asks it of two threads of one block: every thread
+        must pass each grid barrier, in the same iterations, for the counts to order accesses."""
+        return self._misses(site, exits)
 
     def divergence(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
         """Two threads of a block in the same iterations of the enclosing loops: one reaches `site`, the other not.

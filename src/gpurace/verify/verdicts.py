@@ -182,13 +182,15 @@ class _Judge:
         return alarms, undecided
 
     def barriers(self) -> tuple[list[Alarm], str]:
-        if not self.out.barriers:
+        """Divergence alarms of block barriers (two threads of a block) and grid barriers (any two threads)."""
+        if not self.out.barriers and not self.out.grid_barriers:
             return [], "no barriers"
         alarms = []
         unknown = False
-        for site in self.out.barriers:
+        sites = [(s, self.solver.divergence) for s in self.out.barriers] + [(s, self.solver.grid_divergence) for s in self.out.grid_barriers]
+        for site, question in sites:
             exits = [h for h in self._loops_in(site.cond) if h not in site.loops and self.out.loops[h].monotone]
-            outcome = self.solver.solve_small(self.solver.divergence(site, exits), quantified=bool(exits))
+            outcome = self.solver.solve_small(question(site, exits), quantified=bool(exits))
             if outcome.status == "sat":
                 alarms.append(self._divergence(site, outcome.model))
             elif outcome.status == "unknown":
