@@ -497,7 +497,7 @@ class Explorer:
 
     def _step(self, state: State, ins: Instruction) -> State:
         if id(ins) in self.grid.closings:  # every thread that entered `sync_grids` leaves it (see `grid_sync`)
-            state = State(state.regs, self.grid_entry[self.grid.closings[id(ins)]])
+            state = State(state.regs, self.grid_entry.get(self.grid.closings[id(ins)], state.cond))
         if id(ins) in self.grid.openings:
             self.grid_entry[id(ins)] = state.cond
             return self._grid_barrier(self._instruction(state, ins), ins, state.cond)
@@ -949,8 +949,7 @@ class Explorer:
             raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` is not a warp barrier verify understands")
         mask = fit(self._operand(state, operand, ins).term, 32) if not isinstance(operand, Imm) else z3.BitVecVal(int(operand.value) & 0xFFFFFFFF, 32)
         count = state.regs[WARP_BAR].term
-        shown = ins if ins.loc is not None else next((c for c in reversed(self.call_sites) if c.loc is not None), ins)
-        self.out.warp_barriers.append(BarrierSite(shown, cond, count, tuple(self.active_loops), z3.simplify(mask)))
+        self.out.warp_barriers.append(BarrierSite(self._user_site(ins), cond, count, tuple(self.active_loops), z3.simplify(mask)))
         regs = dict(state.regs)
         regs[WARP_BAR] = Value(count + 1 if guard is None else z3.If(guard, count + 1, count))
         return State(regs, state.cond)
