@@ -2,7 +2,7 @@
 
 The kernels live in tests/kernels/gpuverify/ (test_expectations.py runs each
 of them once with no launch options); these tests cover how the header meets
-the command line and what `__assert`/`__requires` do to a run.
+the command line and what `__assert`/`__requires`/`__assume` do to a run.
 """
 
 from __future__ import annotations
@@ -124,6 +124,28 @@ def test_requires_is_checked_for_every_thread(tmp_path):
     assert check(f, grid=1, block=32, args=["auto", "32"]).clean
     with pytest.raises(PreconditionViolated, match=r"per_thread.cu:3 \(thread \(31,0,0\) of block \(0,0,0\)\)"):
         check(f, grid=1, block=32, args=["auto", "31"])
+
+
+def test_assume_stops_a_run_that_breaks_it_also_in_a_called_function(tmp_path):
+    f = tmp_path / "assumed.cu"
+    f.write_text(
+        "#include <cuda.h>\n"
+        "__device__ __noinline__ void put(int *a, int v) { __assume(v < 16); a[threadIdx.x] = v; }\n"
+        "__global__ void k(int *a, const int *b) {\n"
+        "  int v = b[threadIdx.x];\n"
+        "  __assume(v >= 0);\n"
+        "  put(a, v);\n"
+        "}\n"
+    )
+    b = np.full(32, 15, dtype=np.int32)
+    assert check(f, grid=1, block=32, args=["auto", b]).clean
+    b[3] = -1
+    with pytest.raises(PreconditionViolated, match=r"violates __assume\(v >= 0\) at .*assumed.cu:5 \(thread \(3,0,0\)"):
+        check(f, grid=1, block=32, args=["auto", b])
+    with pytest.raises(PreconditionViolated, match=r"violates __assume\(v < 16\) at .*assumed.cu:2 "):
+        check(f, grid=1, block=32, args=["auto", np.full(32, 16, dtype=np.int32)])
+    result = _invoke("check", f, "--grid", "1", "--block", "32", "--arg", "i32:32", "--arg", "i32:32:iota")
+    assert result.exit_code == 2 and "violates __assume(v < 16)" in result.output, result.output
 
 
 def test_verifier_only_predicate_fails_only_when_executed(tmp_path):

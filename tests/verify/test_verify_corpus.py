@@ -4,7 +4,8 @@ Header keys of the verify kernels (see tests/kernels/README.md):
 `@verify_launch OPTIONS`, `@verify OBJECT VERDICT [STATUS LINE LINE]` (every
 object the kernel accesses, exactly), `@verify_labels OBJECT CI DI|none`,
 `@verify_approx OBJECT TEXT`, `@verify_witness OBJECT PARAM`,
-`@verify_barriers VERDICT [LINE]`, `@verify_divergence STATUS`.
+`@verify_barriers VERDICT [LINE]`, `@verify_divergence STATUS`,
+`@verify_warp_barriers TEXT` (how the warp barrier verdict begins).
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def test_verify_kernel(path: Path):
     assert kernel["barriers"] == verdict
     lines = sorted(int(w) for w in barriers if w.isdigit())
     assert sorted(line_of(a["first"]) for a in kernel["barrier_divergence"]) == lines
+    for line in extra.get("verify_warp_barriers", []):
+        assert kernel["warp_barriers"].startswith(line.strip()), kernel["warp_barriers"]
     for line in extra.get("verify_divergence", []):
         assert {a["status"] for a in kernel["barrier_divergence"]} == {line.strip()}
     alarms = any(o["alarms"] for o in kernel["objects"]) or kernel["barrier_divergence"]

@@ -1,8 +1,9 @@
-"""GPUVerify annotations at run time: `__assert` checks, `__requires` preconditions, verifier-only predicates.
+"""GPUVerify annotations at run time: `__assert` checks, `__requires` and `__assume`, verifier-only predicates.
 
 gpurace's cuda.h for GPUVerify kernels (gpurace/frontend/include/cuda.h)
 turns `__assert(e)` into `__gpurace_assert(e ? 1 : 0, "__assert(e)")`,
-`__requires(e)` into `__gpurace_requires(...)` the same way, and each
+`__requires(e)` into `__gpurace_requires(...)` and `__assume(e)` into
+`__gpurace_assume(...)` the same way, and each
 predicate that only a verifier can evaluate (`__read(p)`, `__other_int(x)`,
 ...) into a call of `__gpurace_verifier_only_read` and so on. The compiler
 keeps them as calls of `.extern` functions at the source line of the
@@ -49,12 +50,19 @@ def requires_handler(dec, args: list[str]):
     loc = dec.ins.loc
     if dec.fn != dec.program.kernel.name or (loc is not None and loc.inlined_at is not None):
         return assert_handler(dec, args, "{} does not hold when the function is called: its caller breaks the precondition")
+    return assume_handler(dec, args)
+
+
+def assume_handler(dec, args: list[str]):
+    """`__assume(e)` (and a kernel's `__requires(e)`): the user states that e holds wherever a thread gets there,
+    so a thread for which it is false means this run is outside the domain the user checks: the run stops
+    (`gpurace verify` assumes e at that point, in the kernel and in the functions it calls alike)."""
     holds, text = _arguments(dec, args)
     eng = dec.eng
     where = dec.ins.where()
     nxt = dec.pc + 1
 
-    def check_requires(idx):
+    def check_domain(idx):
         failed = idx[holds(idx) == 0]
         if len(failed):
             g = int(failed[0])
@@ -66,7 +74,7 @@ def requires_handler(dec, args: list[str]):
             )
         return nxt
 
-    return check_requires
+    return check_domain
 
 
 def verifier_only_handler(dec, callee: str):

@@ -983,6 +983,8 @@ class Decoder:
             return annotations.assert_handler(self, args)
         if callee == "__gpurace_requires":
             return annotations.requires_handler(self, args)
+        if callee == "__gpurace_assume":
+            return annotations.assume_handler(self, args)
         if callee.startswith(VERIFIER_ONLY_PREFIX):
             return annotations.verifier_only_handler(self, callee)
         return unsupported(self.ins, f"device-side {callee}")

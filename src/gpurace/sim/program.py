@@ -28,8 +28,10 @@ MAX_KERNEL_PARAM_BYTES = 32764
 """The most bytes of parameters a CUDA kernel takes (CUDA 12.1 and later; 4,096 before)."""
 
 # Functions the CUDA runtime provides and that we implement natively, and the
-# checks behind `__assert` and `__requires` in gpurace's GPUVerify cuda.h.
-BUILTIN_FUNCTIONS = frozenset({"vprintf", "__assertfail", "malloc", "free", "__gpurace_assert", "__gpurace_requires"})
+# checks behind `__assert`, `__requires` and `__assume` in gpurace's GPUVerify cuda.h.
+BUILTIN_FUNCTIONS = frozenset(
+    {"vprintf", "__assertfail", "malloc", "free", "__gpurace_assert", "__gpurace_requires", "__gpurace_assume"}
+)
 # That cuda.h also declares one function per GPUVerify predicate that only a
 # verifier can evaluate (`__gpurace_verifier_only_read` for `__read`).
 VERIFIER_ONLY_PREFIX = "__gpurace_verifier_only_"

@@ -28,6 +28,7 @@ import z3
 from gpurace.detect.rules import ATOMIC_SEMANTICS
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.names import variable_name
+from gpurace.frontend.ptx.debuginfo import is_library_file, user_frame
 from gpurace.frontend.ptx.ir import (
     Addr,
     Function,
@@ -44,6 +45,7 @@ from gpurace.frontend.ptx.ir import (
     type_size,
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
 from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
@@ -59,6 +61,14 @@ ARG = "%param:"
 
 BAR = "%bar"
 """A pseudo-register counting the block barriers (`bar.sync 0`) the thread has passed (64-bit, never wrapping)."""
+
+WARP_BAR = "%wbar"
+"""A pseudo-register counting the warp barriers (`bar.warp.sync`, `__syncwarp`) the thread has passed, any mask."""
+
+GRID_BAR = "%gbar"
+"""A pseudo-register counting the grid barriers (`this_grid().sync()`, see `grid_sync`) the thread has passed."""
+
+COUNTERS = (BAR, WARP_BAR, GRID_BAR)
 
 DIMS = ("x", "y", "z")
 
@@ -92,16 +102,24 @@ class Access:
     barriers: z3.BitVecRef
     ins: Instruction
     loops: tuple[int, ...]
+    warp_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
+    grid_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
 
 
 @dataclass
 class BarrierSite:
-    """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first)."""
+    """A `bar.sync 0` the generic thread reaches under `cond`, inside `loops` (their headers, outermost first).
+
+    For a warp barrier (`bar.warp.sync mask`), `barriers` counts the warp
+    barriers passed before it and `mask` is the 32-bit lane mask; for a
+    grid barrier, `barriers` counts the grid barriers passed before it.
+    """
 
     ins: Instruction
     cond: z3.BoolRef
     barriers: z3.BitVecRef
     loops: tuple[int, ...]
+    mask: z3.BitVecRef | None = None
 
 
 @dataclass
@@ -138,12 +156,16 @@ class Exploration:
     could only prove with nonlinear reasoning (`PairSolver`).
     `function_addresses` names the device functions whose address the kernel
     takes (the targets a function pointer can be proved to hold);
+    `user_assumptions` are the `__assume`s: their index in `assumptions`,
+    their line and whether they are inside a loop;
     `local_escaped` is set once the address of local memory is stored to
     other memory, after which a call may write the thread's local slots.
     """
 
     accesses: list[Access] = field(default_factory=list)
     barriers: list[BarrierSite] = field(default_factory=list)
+    warp_barriers: list[BarrierSite] = field(default_factory=list)
+    grid_barriers: list[BarrierSite] = field(default_factory=list)
     objects: dict[str, ObjectInfo] = field(default_factory=dict)
     assumptions: list[z3.BoolRef] = field(default_factory=list)
     loops: dict[int, LoopFacts] = field(default_factory=dict)
@@ -153,6 +175,7 @@ class Exploration:
     function_addresses: list[str] = field(default_factory=list)
     local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
+    user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
 
 
 class Explorer:
@@ -169,10 +192,12 @@ class Explorer:
         for decl in fn.regs:
             for name in decl.names():
                 self.widths[name] = None if decl.type == "pred" else type_size(decl.type) * 8
-        self.widths[BAR] = 64
+        self.widths.update({c: 64 for c in COUNTERS})
         self.variables = {v.name: v for v in (*module.variables, *fn.variables)}
         self.params = {p.name: (i, p) for i, p in enumerate(fn.params)}
         self.cfg: Cfg = build_cfg(fn)
+        self.grid = find_grid_syncs(fn)
+        self.grid_entry: dict[int, z3.BoolRef] = {}  # per grid barrier, the condition under which it is reached
         self.live = live_in(self.cfg, fn, _reads, _writes)
         self.incoming: dict[int, list[State]] = {}
         self.back: dict[int, list[State]] = {}
@@ -203,7 +228,7 @@ class Explorer:
 
     def run(self) -> Exploration:
         """Execute the kernel for the generic thread."""
-        self.execute(State({BAR: Value(z3.BitVecVal(0, 64))}, z3.BoolVal(True)))
+        self.execute(State({c: Value(z3.BitVecVal(0, 64)) for c in COUNTERS}, z3.BoolVal(True)))
         return self.out
 
     def execute(self, start: State) -> State:
@@ -212,7 +237,7 @@ class Explorer:
         self._walk(self.cfg.order, None)
         ends = self.returned + self.incoming.pop(self.cfg.blocks[-1].index, [])
         if not ends:  # every path traps or exits: nothing comes back
-            return State({BAR: start.regs[BAR]}, z3.BoolVal(False))
+            return State({c: start.regs[c] for c in COUNTERS}, z3.BoolVal(False))
         return self._merge(ends)
 
     def _walk(self, order: list[int], loop: Loop | None) -> None:
@@ -260,7 +285,7 @@ class Explorer:
         for name in sorted(names):
             values = [s.regs[name] if name in s.regs else self._undefined(name) for s in states]
             regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"))
-        return State(regs, z3.Or(*conds))
+        return State(regs, _join_condition(conds))
 
     # ------------------------------------------------------------------ loops
 
@@ -268,7 +293,7 @@ class Explorer:
         entry = self._merge(self.incoming.pop(loop.header))
         where = self._where(loop.header)
         key = self.loop_base + loop.header
-        assigned = self._assigned(loop) & (self.live[loop.header] | {BAR})
+        assigned = self._assigned(loop) & (self.live[loop.header] | set(COUNTERS))
         if self._may_store(loop):
             assigned |= {name for name in entry.regs if name.startswith(LOCAL)}
         heads: dict[str, Value] = {}
@@ -280,7 +305,8 @@ class Explorer:
             heads[name] = Value(term, before.base)
         counter = self.sym.fresh(f"k{key}", 64, "thread", None, key)
         mark_sym = len(self.sym.table)
-        mark_acc, mark_bar, mark_signed = len(self.out.accesses), len(self.out.barriers), len(self.signed_operands)
+        mark_acc, mark_signed = len(self.out.accesses), len(self.signed_operands)
+        mark_bar = (len(self.out.barriers), len(self.out.warp_barriers), len(self.out.grid_barriers))
         mark_loops = len(self.out.loops)
         self.incoming[loop.header] = [State({**entry.regs, **heads}, entry.cond)]
         marks = self._edge_marks()
@@ -333,8 +359,12 @@ class Explorer:
         for b in loop.blocks:
             block = self.cfg.blocks[b]
             for ins in self.fn.body[block.start : block.end]:
-                if (ins.opcode in ("bar", "barrier") and not ins.has("warp")) or ins.opcode == "call":
-                    out.add(BAR)  # a called function may pass barriers too
+                if ins.opcode in ("bar", "barrier"):
+                    out.add(WARP_BAR if ins.has("warp") else BAR)
+                if id(ins) in self.grid.openings:
+                    out.add(GRID_BAR)
+                if ins.opcode == "call":
+                    out.update(COUNTERS)  # a called function may pass barriers too
                 out.update(_destinations(ins))
         return out
 
@@ -371,7 +401,7 @@ class Explorer:
             if str(head.term) in compared:  # the loop compares it as a signed integer (through copies too)
                 self.out.assumptions.append(_no_signed_wrap(fit(start, width), step, counter, width))
                 self.out.inductions.append((fit(start, width), step, counter))
-            elif name == BAR:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
+            elif name in COUNTERS:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
         uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
         as_function = {str(h): v for h, v in uniform}
@@ -433,7 +463,7 @@ class Explorer:
         marks[("ret", 0)] = len(self.returned)
         return marks
 
-    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: int, marks, loop: Loop, inner: list[LoopFacts]) -> None:
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int, int], marks, loop: Loop, inner: list[LoopFacts]) -> None:
         """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
 
         def sub(term):
@@ -444,10 +474,14 @@ class Explorer:
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.warp_barriers, acc.grid_barriers = sub(acc.warp_barriers), sub(acc.grid_barriers)
             acc.cond = z3.And(sub(acc.cond), valid)
-        for site in self.out.barriers[mark_bar:]:
+        sites = self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :] + self.out.grid_barriers[mark_bar[2] :]
+        for site in sites:
             site.barriers = sub(site.barriers)
             site.cond = z3.And(sub(site.cond), valid)
+            if site.mask is not None:
+                site.mask = z3.simplify(sub(site.mask))
         for facts in inner:  # loops nested in this one (also in functions it calls)
             if facts.backedge is not None:
                 facts.backedge = sub(facts.backedge)
@@ -462,6 +496,14 @@ class Explorer:
     # ----------------------------------------------------------- instructions
 
     def _step(self, state: State, ins: Instruction) -> State:
+        if id(ins) in self.grid.closings:  # every thread that entered `sync_grids` leaves it (see `grid_sync`)
+            state = State(state.regs, self.grid_entry.get(self.grid.closings[id(ins)], state.cond))
+        if id(ins) in self.grid.openings:
+            self.grid_entry[id(ins)] = state.cond
+            return self._grid_barrier(self._instruction(state, ins), ins, state.cond)
+        return self._instruction(state, ins)
+
+    def _instruction(self, state: State, ins: Instruction) -> State:
         op = ins.opcode
         guard = self._guard(state, ins) if ins.guard is not None else None
         cond = state.cond if guard is None else z3.And(state.cond, guard)
@@ -536,7 +578,7 @@ class Explorer:
             if op == "not":
                 return Value(z3.Not(vals[0]))
             return Value({"and": z3.And, "or": z3.Or, "xor": z3.Xor}[op](*vals))
-        if op in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr", "div", "rem"):
+        if op in ("add", "sub", "mul", "mad", "and", "or", "xor", "not", "neg", "abs", "min", "max", "shl", "shr", "div", "rem", "bfi"):
             return arith(ins, [self._operand(state, s, ins) for s in srcs])
         return None
 
@@ -584,6 +626,8 @@ class Explorer:
         if name in ("ntid", "nctaid") and comp in DIMS:
             fixed = self.dims.get(f"{name}.{comp}")
             return z3.BitVecVal(fixed, 32) if fixed is not None else self.sym.named(f"{name}.{comp}", 32, "uniform")
+        if name in ("envreg1", "envreg2"):  # the grid workspace's address (cooperative groups' driver ABI): grid-wide
+            return self.sym.named(f"%{name}", 32, "uniform")
         if name == "laneid":
             t = [self._special(SpecialReg("tid", d)) for d in DIMS]
             n = [self._special(SpecialReg("ntid", d)) for d in DIMS]
@@ -644,11 +688,13 @@ class Explorer:
         if space == "param":
             return self._load_param(state, ins, addr, guard)
         atomic = ins.opcode in ("atom", "red") or ins.semantics in ATOMIC_SEMANTICS
+        slot = self._local_slot(state, addr)
+        if id(ins) in self.grid.internal and slot is None:  # the grid workspace inside `sync_grids`: not the kernel's
+            return state if ins.opcode in ("st", "red") else self._clobber(state, ins, guard, f"the grid barrier's workspace at {ins.where()}")
         if ins.opcode in ("atom", "red"):
             self.out.unmodelled.add("atomics")
         elif atomic or ins.semantics == "volatile":
             self.out.unmodelled.add("strong (volatile or atomic) loads and stores")
-        slot = self._local_slot(state, addr)
         if slot is not None:
             return self._local_access(state, ins, slot, guard)
         if ins.opcode in ("st", "atom") and len(ins.operands) > 1:
@@ -668,6 +714,7 @@ class Explorer:
                     read=ins.opcode in ("ld", "ldu", "atom"),
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
                     cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
+                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
                 )
             )
         if ins.opcode in ("st", "red"):
@@ -871,8 +918,7 @@ class Explorer:
         participating threads, which the verifier does not model: unknown.
         """
         if ins.has("warp"):
-            self.out.unmodelled.add("__syncwarp")
-            return state
+            return self._warp_barrier(state, ins, cond, guard)
         reduction = ins.has("red")
         operands = ins.operands[1:] if reduction else ins.operands  # bar.red: destination, id[, count], predicate
         counted = len(operands) > (2 if reduction else 1)
@@ -890,6 +936,45 @@ class Explorer:
         if reduction:
             state = self._clobber(state, ins, guard, f"result of the barrier reduction at {ins.where()}")
         return state
+
+    def _warp_barrier(self, state: State, ins: Instruction, cond, guard) -> State:
+        """`bar.warp.sync mask` (`__syncwarp(mask)`): counted in `WARP_BAR`, its mask recorded.
+
+        Whether the counts may order two lanes' accesses (every lane of the
+        mask reaching each warp barrier together, the masks constant) is the
+        queries' to decide (`verdicts`); here it is only recorded.
+        """
+        operand = ins.operands[0] if ins.operands else None
+        if operand is None or len(ins.operands) > 1:
+            raise Unsupported(f"{ins.where()}: `{ins.text.strip()}` is not a warp barrier verify understands")
+        mask = fit(self._operand(state, operand, ins).term, 32) if not isinstance(operand, Imm) else z3.BitVecVal(int(operand.value) & 0xFFFFFFFF, 32)
+        count = state.regs[WARP_BAR].term
+        self.out.warp_barriers.append(BarrierSite(self._user_site(ins), cond, count, tuple(self.active_loops), z3.simplify(mask)))
+        regs = dict(state.regs)
+        regs[WARP_BAR] = Value(count + 1 if guard is None else z3.If(guard, count + 1, count))
+        return State(regs, state.cond)
+
+    def _grid_barrier(self, state: State, ins: Instruction, cond) -> State:
+        """The block barrier that opens a `sync_grids` region is also a barrier of the whole grid: counted in
+        `GRID_BAR` (after the block barrier itself, which counts in `BAR` as any other)."""
+        count = state.regs[GRID_BAR].term
+        self.out.grid_barriers.append(BarrierSite(self._user_site(ins), cond, count, tuple(self.active_loops)))
+        regs = dict(state.regs)
+        regs[GRID_BAR] = Value(count + 1)
+        return State(regs, state.cond)
+
+    def _user_site(self, ins: Instruction) -> Instruction:
+        """The instruction a report shows for `ins`: itself when its line is the user's; when it is in a library
+        header, the last instruction before it at a line of the user's (a header's code inlined without
+        inlining information, as under -G), else the innermost call from the user's code that leads to it."""
+        def in_user_code(i: Instruction) -> bool:
+            return i.loc is not None and not is_library_file(user_frame(i.loc).file)
+
+        if in_user_code(ins):
+            return ins
+        at = next(i for i, other in enumerate(self.fn.body) if other is ins)
+        before = (i for i in reversed(self.fn.body[:at]) if in_user_code(i))
+        return next(before, None) or next((c for c in reversed(self.call_sites) if in_user_code(c)), ins)
 
     def _is_barrier_zero(self, state: State, ident, ins: Instruction) -> bool:
         """True when a barrier's id is 0 in every thread: `bar.sync 0`, or a register holding the constant 0, as in
@@ -932,9 +1017,9 @@ class Explorer:
     def _call(self, state: State, ins: Instruction, guard) -> State:
         """A call: a device function nvcc did not inline (as under `-G`) is executed in place.
 
-        `__requires(e)` (`__gpurace_requires`) in the kernel assumes `e`
-        wherever the thread reaches it; in a device function it is ignored
-        (it is the callers' to meet). `printf`, `__assert` and `assert`
+        `__requires(e)` (`__gpurace_requires`) in the kernel and `__assume(e)`
+        anywhere assume `e` wherever the thread reaches them (`_assume`); a
+        `__requires` in a device function is ignored (it is the callers' to meet). `printf`, `__assert` and `assert`
         change nothing verify reasons about (asserts are not proved here); a
         verifier-only predicate's result is approximated. A call through a function pointer runs every function of
         the file the pointer can be (`_indirect_call`). Recursion, other
@@ -951,13 +1036,8 @@ class Explorer:
             return state  # `assert` failing ends the kernel: carrying on only adds accesses it never makes
         if callee == "__gpurace_requires" and len(self.calls) > 1:
             return state  # a device function's precondition is its callers' to meet, and verify does not prove it
-        if callee == "__gpurace_requires":
-            holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
-            if holds is None:
-                raise Unsupported(f"{ins.where()}: the condition of `__requires` could not be read")
-            reached = state.cond if guard is None else z3.And(state.cond, guard)
-            self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
-            return state
+        if callee in ("__gpurace_requires", "__gpurace_assume"):
+            return self._assume(state, ins, guard, args, callee.removeprefix("__gpurace_"))
         if callee and callee.startswith("__gpurace_verifier_only_"):
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
         fn = self.module.functions.get(callee or "")
@@ -967,6 +1047,24 @@ class Explorer:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
         return self._run_callee(state, ins, fn, results, args, state.cond)
 
+    def _assume(self, state: State, ins: Instruction, guard, args, annotation: str) -> State:
+        """Assume the annotation's condition for the thread that reaches it, in the iteration it reaches it.
+
+        Each thread copy of a query gets it for its own values, at the loop
+        iterations the query picks for it: never more than the user stated.
+        An `__assume` in a loop (or on approximated values) holds in the
+        witness's iterations but not necessarily in the others the witness
+        runs through, so it keeps alarms from being certain (`verdicts`).
+        """
+        holds = state.regs.get(ARG + args[0].name) if args and isinstance(args[0], Sym) else None
+        if holds is None:
+            raise Unsupported(f"{ins.where()}: the condition of `__{annotation}` could not be read")
+        reached = state.cond if guard is None else z3.And(state.cond, guard)
+        if annotation == "assume":
+            self.out.user_assumptions.append((len(self.out.assumptions), ins.where(), bool(self.active_loops)))
+        self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
+        return state
+
     def _run_callee(self, state: State, ins: Instruction, fn: Function, results, args, cond: z3.BoolRef) -> State:
         """Execute `fn`'s body for the thread reaching the call under `cond`; the caller's state after it."""
         if fn.name in self.calls or len(self.calls) > CALL_DEPTH:
@@ -974,9 +1072,9 @@ class Explorer:
         bound = {p.name: state.regs[ARG + a.name] for p, a in zip(fn.params, args) if isinstance(a, Sym) and ARG + a.name in state.regs}
         callee_run = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self, bound=bound, site=ins)
         slots = {n: v for n, v in state.regs.items() if n.startswith(LOCAL)}  # the callee may write them through pointers
-        after = callee_run.execute(State({BAR: state.regs[BAR], **slots}, cond))
+        after = callee_run.execute(State({**{c: state.regs[c] for c in COUNTERS}, **slots}, cond))
         regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
-        regs[BAR] = after.regs[BAR]
+        regs.update({c: after.regs[c] for c in COUNTERS})
         for name, value in after.regs.items():
             slot = parse_slot(name)
             if slot is not None and slot[0] in self.variables and self.variables[slot[0]].space == "local":
@@ -1046,6 +1144,20 @@ class Explorer:
         for ins in self.fn.body[b.start : b.end] or self.fn.body[-1:]:
             return ins.where()
         return self.fn.name
+
+
+def _join_condition(conds: list[z3.BoolRef]) -> z3.BoolRef:
+    """The condition of reaching a join: `c` itself where the two sides of one branch on `c` meet again.
+
+    Without this, `And(c, g) | And(c, !g)` would name `g`'s symbols, and a
+    branch on a value loaded in a loop (the `e ? 1 : 0` of an annotation
+    compiled without optimisation) would make the loop's iterations inexact.
+    """
+    if len(conds) == 2 and all(z3.is_and(c) and c.num_args() == 2 for c in conds):
+        (c1, g1), (c2, g2) = (c.children() for c in conds)
+        if c1.eq(c2) and (z3.is_not(g2) and g2.arg(0).eq(g1) or z3.is_not(g1) and g1.arg(0).eq(g2)):
+            return c1
+    return z3.Or(*conds)
 
 
 def _reads(ins: Instruction) -> list[str]:

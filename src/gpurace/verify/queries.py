@@ -158,6 +158,20 @@ class PairSolver:
     def same_block(self) -> z3.BoolRef:
         return self.block_equal
 
+    def lane_and_warp(self, thread: int) -> tuple[z3.BitVecRef, z3.BitVecRef]:
+        """The thread's lane and warp in its block: its linear index in the block modulo and divided by 32."""
+        t = [self.index(f"tid.{d}", thread) for d in DIMS]
+        n = [self.dim(f"ntid.{d}") for d in DIMS]
+        linear = t[0] + n[0] * (t[1] + n[1] * t[2])
+        return linear & 31, z3.LShR(linear, 5)
+
+    def same_warp(self) -> z3.BoolRef:
+        return z3.And(self.block_equal, self.lane_and_warp(1)[1] == self.lane_and_warp(2)[1])
+
+    def in_mask(self, mask: int, thread: int) -> z3.BoolRef:
+        """The thread's lane is one of `mask`'s."""
+        return z3.LShR(z3.BitVecVal(mask, 32), self.lane_and_warp(thread)[0]) & 1 == 1
+
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
@@ -204,11 +218,16 @@ class PairSolver:
 
     # ----------------------------------------------------------------- races
 
-    def conflict(self, a: Access, b: Access, *, barriers: bool = True) -> z3.BoolRef | None:
+    def conflict(self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None) -> z3.BoolRef | None:
         """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
-        covers both threads wherever they are).
+        covers both threads wherever they are). With `barriers`, two threads
+        in different block (grid) barrier intervals are ordered: the caller
+        sets it only when those barriers were proved uniform. `warp_mask`, when the warp
+        barriers were proved to be passed together (`warp_divergence`), is
+        the lanes every warp barrier names: two of them in one warp are
+        ordered when their counts of warp barriers passed differ.
         """
         if not (a.write or b.write):
             return None
@@ -224,11 +243,29 @@ class PairSolver:
         if barriers:
             same_interval = self.rename(a.barriers, 1) == self.rename(b.barriers, 2)
             facts.append(same_interval if shared else z3.Or(z3.Not(self.same_block()), same_interval))
+            if self.out.grid_barriers:  # proved uniform, or `barriers` is False (see `grid_divergence`)
+                facts.append(self.rename(a.grid_barriers, 1) == self.rename(b.grid_barriers, 2))
+        if warp_mask is not None:
+            same_warp_interval = self.rename(a.warp_barriers, 1) == self.rename(b.warp_barriers, 2)
+            outside = z3.Or(z3.Not(self.same_warp()), z3.Not(self.in_mask(warp_mask, 1)), z3.Not(self.in_mask(warp_mask, 2)))
+            facts.append(z3.Or(outside, same_warp_interval))
         lo1, lo2 = self.rename(a.offset, 1), self.rename(b.offset, 2)
         facts += [lo1 < lo2 + b.size, lo2 < lo1 + a.size]
         return z3.And(*facts)
 
     # ------------------------------------------------------------- barriers
+
+    def warp_divergence(self, site: BarrierSite, exits: list[int], mask: int) -> z3.BoolRef:
+        """A lane reaches the warp barrier `site` outside its `mask`, or another lane of the mask, in the same
+        warp and the same iterations with as many warp barriers passed, does not reach it (`divergence`)."""
+        outside = z3.And(self.rename(site.cond, 1), z3.Not(self.in_mask(mask, 1)))
+        missed = z3.And(self.same_warp(), self.in_mask(mask, 2), self._misses(site, exits))
+        return z3.Or(outside, missed)
+
+    def grid_divergence(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
+        """Two threads anywhere in the grid, as `divergence` asks it of two threads of one block: every thread
+        must pass each grid barrier, in the same iterations, for the counts to order accesses."""
+        return self._misses(site, exits)
 
     def divergence(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
         """Two threads of a block in the same iterations of the enclosing loops: one reaches `site`, the other not.
@@ -240,6 +277,10 @@ class PairSolver:
         values) some value suffices: an over-approximation, never a proof
         missed.
         """
+        return z3.And(self.same_block(), self._misses(site, exits))
+
+    def _misses(self, site: BarrierSite, exits: list[int]) -> z3.BoolRef:
+        """Distinct threads in the same iterations and barrier interval: thread 1 reaches `site`, thread 2 not."""
         same_iterations = [
             self.rename(self.out.loops[h].counter, 1) == self.rename(self.out.loops[h].counter, 2) for h in site.loops
         ]
@@ -247,7 +288,7 @@ class PairSolver:
         if exits:
             misses = z3.ForAll([self.rename(self.out.loops[h].counter, 2) for h in exits], misses)
         return z3.And(
-            self.same_block(), self.distinct(), *same_iterations,
+            self.distinct(), *same_iterations,
             self.rename(site.barriers, 1) == self.rename(site.barriers, 2),
             self.rename(site.cond, 1), misses,
         )

@@ -44,6 +44,7 @@ def verdicts_as_dict(path: str, verdicts: list[KernelVerdict], notes: dict[str, 
                 "unknown": v.unknown,
                 "barriers": v.barriers,
                 "barrier_divergence": [alarm_as_dict(a) for a in v.divergence],
+                "warp_barriers": v.warp_barriers,
                 "unmodelled_synchronisation": v.unmodelled,
                 "objects": [
                     {"object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "alarms": [alarm_as_dict(a) for a in o.alarms]}
@@ -84,6 +85,8 @@ def as_text(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]
             lines.append(f"  barriers: {v.barriers}")
         for a in v.divergence:
             lines.extend(alarm_lines(alarm_as_dict(a)))
+        if v.warp_barriers != "no warp barriers":
+            lines.append(f"  warp barriers: {v.warp_barriers}")
         for o in v.objects:
             lines.append(object_line(o.name, o.kind, o.verdict, o.reason))
             for a in o.alarms:

@@ -97,7 +97,25 @@ def arith(ins: Instruction, srcs: list[Value]) -> Value | None:
         if op == "div":
             return Value(a / b if signed else z3.UDiv(a, b))
         return Value(z3.SRem(a, b) if signed else z3.URem(a, b))
+    if op == "bfi":
+        return _insert_field(width, terms)
     return None
+
+
+def _insert_field(width: int, terms: list) -> Value | None:
+    """`bfi f, a, b, pos, len`: `b` with its bits from `pos` replaced by the low `len` bits of `a`, as the ISA
+    defines it (`pos` and `len` taken modulo 256, the field cut at the top bit); only for constant `pos` and
+    `len` (a 64-bit value built from two halves, such as the grid workspace's address)."""
+    a, b = terms[0], terms[1]
+    pos, length = (z3.simplify(t) for t in terms[2:4])
+    if not (z3.is_bv_value(pos) and z3.is_bv_value(length)):
+        return None
+    pos, length = pos.as_long() & 0xFF, length.as_long() & 0xFF
+    length = min(length, width - pos) if pos < width else 0
+    if length == 0:
+        return Value(b)
+    mask = z3.BitVecVal(((1 << length) - 1) << pos, width)
+    return Value((b & ~mask) | ((a << pos) & mask))
 
 
 def _multiply(op: str, mods: tuple[str, ...], width: int, signed: bool, srcs: list[Value]) -> Value | None:

@@ -7,8 +7,9 @@ accesses are reached under exact conditions (control independence, CI), at
 exact offsets (data independence, DI), every loop iteration the witness
 names was checked reachable, and the kernel has no synchronisation the
 verifier does not model (fences, atomics, `__syncwarp`, strong accesses)
-that could order the pair. Otherwise it is *possible*, with the
-approximations that made it so named.
+that could order the pair, nor an `__assume` the witness may break in
+iterations or on values it does not name. Otherwise it is *possible*, with
+the approximations that made it so named.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from gpurace.verify.cfg import UnsupportedControl
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration, Explorer, Unsupported
 from gpurace.verify.queries import PairSolver
 from gpurace.verify.terms import Symbols, free_symbols
+
+UNUSED_WARP_BARRIERS = "not used to order accesses: "
+"""How the verdict on warp barriers that order nothing begins; the reason follows."""
 
 ITERATIONS_CHECKED = 4096
 """A witness's loop iterations are checked reachable one by one up to this many; beyond, an alarm stays possible."""
@@ -73,6 +77,7 @@ class KernelVerdict:
     name: str
     objects: list[ObjectVerdict] = field(default_factory=list)
     barriers: str = "no barriers"
+    warp_barriers: str = "no warp barriers"
     divergence: list[Alarm] = field(default_factory=list)
     unknown: str | None = None
     unmodelled: list[str] = field(default_factory=list)
@@ -88,12 +93,16 @@ def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    verdict.unmodelled = sorted(out.unmodelled)
     solver = PairSolver(out, sym, dims, timeout_ms)
     judge = _Judge(out, sym, solver)
     verdict.divergence, verdict.barriers = judge.barriers()
+    warp_mask, verdict.warp_barriers = judge.warp_barriers()
+    if out.warp_barriers and warp_mask is None:
+        out.unmodelled.add(f"__syncwarp ({verdict.warp_barriers.removeprefix(UNUSED_WARP_BARRIERS)})")
+    verdict.unmodelled = sorted(out.unmodelled)
     for name, obj in sorted(out.objects.items(), key=lambda kv: kv[1].label):
-        verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=bool(verdict.divergence) or verdict.barriers == "unknown"))
+        diverging = bool(verdict.divergence) or verdict.barriers == "unknown"
+        verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=diverging, warp_mask=warp_mask))
     if out.unknown_pointers:  # whatever those accesses reach is undecided, even objects no other access names
         first = out.unknown_pointers[0]
         verdict.objects.append(
@@ -109,8 +118,25 @@ class _Judge:
     def __init__(self, out: Exploration, sym: Symbols, solver: PairSolver):
         self.out, self.sym, self.solver = out, sym, solver
         self.cache: dict[int, frozenset[str]] = {}
+        self.loose = self._loose_assumptions()
 
-    def object(self, name: str, kind: str, label: str, *, diverging: bool) -> ObjectVerdict:
+    def _loose_assumptions(self) -> list[str]:
+        """The `__assume`s a witness may satisfy only in part, which keep its alarms possible.
+
+        The queries assume each one in the loop iterations they pick and on
+        the values they choose; inside a loop, or on approximated values, a
+        witness's run may still break it elsewhere.
+        """
+        out = []
+        for index, where, in_loop in self.out.user_assumptions:
+            term = self.out.assumptions[index]
+            if in_loop or self._loops_in(term):
+                out.append(f"the __assume at {where}, in a loop: assumed in the witness's iterations only")
+            elif self._approximated(term):
+                out.append(f"the __assume at {where}, on approximated values")
+        return out
+
+    def object(self, name: str, kind: str, label: str, *, diverging: bool, warp_mask: int | None) -> ObjectVerdict:
         accesses = [a for a in self.out.accesses if a.obj == name]
         space = "shared" if kind == "shared" else "global"
         blind = [i for i in self.out.unknown_pointers if (i.space or "generic") in (space, "generic")]
@@ -118,7 +144,7 @@ class _Judge:
         alarms: list[Alarm] = []
         undecided: list[str] = []
         for barriers in (True, False) if diverging else (True,):
-            alarms, undecided = self._pairs(pairs, barriers)
+            alarms, undecided = self._pairs(pairs, barriers, warp_mask)
             if alarms or undecided:
                 break
         if alarms:
@@ -130,8 +156,10 @@ class _Judge:
             return ObjectVerdict(label, kind, "unknown", reason=f"an access at {where} goes through a pointer verify cannot trace to one object")
         return ObjectVerdict(label, kind, "race-free")
 
-    def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool) -> tuple[list[Alarm], list[str]]:
-        questions = [(a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers)) is not None]
+    def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool, warp_mask: int | None) -> tuple[list[Alarm], list[str]]:
+        questions = [
+            (a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)) is not None
+        ]
         if not questions:
             return [], []
         whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]))
@@ -154,13 +182,15 @@ class _Judge:
         return alarms, undecided
 
     def barriers(self) -> tuple[list[Alarm], str]:
-        if not self.out.barriers:
+        """Divergence alarms of block barriers (two threads of a block) and grid barriers (any two threads)."""
+        if not self.out.barriers and not self.out.grid_barriers:
             return [], "no barriers"
         alarms = []
         unknown = False
-        for site in self.out.barriers:
+        sites = [(s, self.solver.divergence) for s in self.out.barriers] + [(s, self.solver.grid_divergence) for s in self.out.grid_barriers]
+        for site, question in sites:
             exits = [h for h in self._loops_in(site.cond) if h not in site.loops and self.out.loops[h].monotone]
-            outcome = self.solver.solve_small(self.solver.divergence(site, exits), quantified=bool(exits))
+            outcome = self.solver.solve_small(question(site, exits), quantified=bool(exits))
             if outcome.status == "sat":
                 alarms.append(self._divergence(site, outcome.model))
             elif outcome.status == "unknown":
@@ -168,6 +198,34 @@ class _Judge:
         if alarms:
             return alarms, "divergence possible"
         return [], "unknown" if unknown else "proved uniform"
+
+    def warp_barriers(self) -> tuple[int | None, str]:
+        """The lanes whose counts of warp barriers passed order their accesses (None: no lanes), and the verdict.
+
+        Counts order two lanes of a warp when both are in every warp
+        barrier's mask and every lane of each mask passes each barrier
+        together (the same barrier, in the same loop iterations, after as
+        many warp barriers): then the k-th warp barrier of one is the k-th of
+        the other. That needs masks known exactly (constants); a mask that
+        is not, or a barrier a lane of its mask may miss (one that exits
+        first, say), leaves warp barriers ordering nothing.
+        """
+        sites = self.out.warp_barriers
+        if not sites:
+            return None, "no warp barriers"
+        if not all(z3.is_bv_value(s.mask) for s in sites):
+            where = next(s.ins.where() for s in sites if not z3.is_bv_value(s.mask))
+            return None, f"{UNUSED_WARP_BARRIERS}the mask at {where} is not a constant"
+        common = 0xFFFFFFFF
+        for site in sites:
+            mask = site.mask.as_long()
+            common &= mask
+            exits = [h for h in self._loops_in(site.cond) if h not in site.loops and self.out.loops[h].monotone]
+            outcome = self.solver.solve(self.solver.warp_divergence(site, exits, mask), quantified=bool(exits))
+            if outcome.status != "unsat":
+                why = "may be missed by a lane of its mask" if outcome.status == "sat" else f"could not be proved uniform ({outcome.reason})"
+                return None, f"{UNUSED_WARP_BARRIERS}the warp barrier at {site.ins.where()} {why}"
+        return common, f"proved uniform in their masks (lanes {common:#010x} ordered by them)"
 
     # ------------------------------------------------------------- alarms
 
@@ -184,12 +242,12 @@ class _Judge:
         control = self._approximated(a.cond, b.cond)
         data = self._approximated(a.offset, b.offset)
         iterations = self._iterations_reachable(model, ((self._loops_in(a.cond, a.offset), 1), (self._loops_in(b.cond, b.offset), 2)))
-        certain = not control and not data and not self.out.unmodelled and barriers and iterations
+        certain = not control and not data and not self.out.unmodelled and barriers and iterations and not self.loose
         witness = self._witness(model, [(a, 1), (b, 2)])
         kinds = (_kind(a), _kind(b))
         return Alarm(
             "data-race", a.ins.where(), b.ins.where(), kinds, witness, ci=not control, di=not data,
-            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]),
+            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]) + self.loose,
             status="certain" if certain else "possible", cause=_cause(a, b), locations=(_user_loc(a.ins), _user_loc(b.ins)),
         )
 
@@ -203,11 +261,11 @@ class _Judge:
         loops = self._loops_in(site.cond)
         iterations = self._iterations_reachable(model, ((loops, 1),))
         exits_exact = all(self.out.loops[h].monotone for h in loops if h not in site.loops)
-        certain = not control and iterations and exits_exact
+        certain = not control and iterations and exits_exact and not self.loose
         witness = self._witness(model, [(site, 1), (site, 2)])
         return Alarm(
             "barrier-divergence", site.ins.where(), None, None, witness, ci=not control, di=True,
-            approximations=control, status="certain" if certain else "possible", locations=(_user_loc(site.ins),),
+            approximations=control + self.loose, status="certain" if certain else "possible", locations=(_user_loc(site.ins),),
         )
 
     def _loops_in(self, *terms) -> list[int]:

@@ -15,6 +15,11 @@
  *       FILE:LINE"; in a function the kernel calls, it is the callee's
  *       precondition, and a thread for which it is false is an
  *       assertion-failure finding (its caller breaks it).
+ *   __assume(e)
+ *       an assumption the user states at that point (in a kernel or a
+ *       function it calls): a thread for which e is false when it gets there
+ *       stops the run with "the launch violates __assume(e) at FILE:LINE",
+ *       as a kernel's __requires does; `gpurace verify` assumes it.
  *   __implies, __ite, __is_pow2, __mod_pow2, __add_noovfl(a, b, ...),
  *   __enabled() (true: the thread evaluating it is executing that code)
  *       evaluated; __add_noovfl_int(x, y) and its typed variants return x + y
@@ -24,7 +29,7 @@
  *       verifier can decide: they compile, and executing one stops the run
  *       with "not supported: GPUVerify predicate ... can only be checked
  *       statically".
- *   __invariant, __ensures, __assume, __barrier_invariant, __axiom, ...
+ *   __invariant, __ensures, __barrier_invariant, __axiom, ...
  *       proof annotations: accepted and not checked (they expand to nothing,
  *       so their arguments are not even compiled).
  *
@@ -66,6 +71,7 @@ static __device__ __forceinline__ void synchronize(const Group &group) { group.s
 extern "C" {
 __device__ void __gpurace_assert(int holds, const char *annotation);
 __device__ void __gpurace_requires(int holds, const char *annotation);
+__device__ void __gpurace_assume(int holds, const char *annotation);
 
 __device__ bool __gpurace_verifier_only_read(const volatile void *p);
 __device__ bool __gpurace_verifier_only_write(const volatile void *p);
@@ -113,6 +119,7 @@ __device__ bool __gpurace_verifier_only_old_bool(bool x);
 
 #define __requires(e) __gpurace_requires((e) ? 1 : 0, "__requires(" #e ")")
 #define __global_requires(e) __gpurace_requires((e) ? 1 : 0, "__global_requires(" #e ")")
+#define __assume(e) __gpurace_assume((e) ? 1 : 0, "__assume(" #e ")")
 
 /* ---- evaluated ------------------------------------------------------------ */
 
@@ -194,7 +201,6 @@ __GPURACE_PLAIN_ADD(unsigned long, __add_noovfl_unsigned_long)
 #define __function_wide_candidate_invariant(e) ((void)0)
 #define __ensures(e) ((void)0)
 #define __global_ensures(e) ((void)0)
-#define __assume(e) ((void)0)
 #define __candidate_assert(e) ((void)0)
 #define __candidate_global_assert(e) ((void)0)
 #define __unsafe_candidate_assert(e) ((void)0)

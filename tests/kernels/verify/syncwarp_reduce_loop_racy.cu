@@ -1,0 +1,23 @@
+// @verify_launch --grid 2 --block 32 -G
+// @verify s race confirmed 19 19
+// @verify in race-free
+// @verify out race-free
+// @verify_labels s none
+// @verify_warp_barriers proved uniform in their masks (lanes 0xffffffff
+// syncwarp_reduce_loop.cu without the __syncwarp() in the loop: a lane
+// reads its partner's element while the partner may still be adding to it.
+// The step (off >>= 1) is one approximated value shared by all threads, so
+// the alarm is not certain; the simulator confirms it.
+__global__ void reduce(float* out, const float* in)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * 32 + t];
+    __syncwarp();
+    for (unsigned off = 16; off > 0; off >>= 1) {
+        if (t < off)
+            s[t] += s[t + off];
+    }
+    if (t == 0)
+        out[blockIdx.x] = s[0];
+}
