@@ -556,37 +556,73 @@ def test_clean_corpus_kernels_have_no_races(path, launch):
 
 
 def test_summary_tiers_answer_as_one_merged_summary():
-    """Rows remembered interval by interval (tiers merged as a binary counter) give the same rows near any
-    ranges as one summary merged all at once: same keys once each, counts summed, extremes kept."""
-    from gpurace.detect.interval import _merge_rows, _rows_near, _Summary
+    """Rows remembered interval by interval (tiers of runs merged as a binary counter) give the same rows near any
+    ranges as one summary of plain rows merged all at once: same keys once each, counts summed, extremes kept,
+    the bytes of stores where they are known."""
+    from gpurace.detect.interval_summary import Summary, merge_rows
 
     rng = np.random.default_rng(7)
-    summary, batches = _Summary(), []
-    for _ in range(40):
+    summary, batches = Summary(), []
+    for i in range(60):
         k = int(rng.integers(1, 60))
-        start = np.sort(rng.integers(0, 400, k).astype(np.uint64) * np.uint64(4))
-        size = rng.choice(np.array([4, 8], dtype=np.uint64), k)
+        if i % 3:  # scattered rows
+            start = np.sort(rng.integers(0, 400, k).astype(np.uint64) * np.uint64(4))
+            size = rng.choice(np.array([4, 8], dtype=np.uint64), k)
+            tmin = rng.integers(0, 1000, k).astype(np.int64)
+            n = rng.integers(1, 5, k).astype(np.int64)
+            seq = rng.integers(0, 10**6, k).astype(np.int64)
+        else:  # coalesced rows: one warp's instruction on consecutive elements, which runs compress
+            first = int(rng.integers(0, 380))
+            start = (np.arange(first, first + k) * 4).astype(np.uint64)
+            size = np.full(k, 4, dtype=np.uint64)
+            tmin = int(rng.integers(0, 1000)) + np.arange(k) * int(rng.integers(0, 3))
+            n = np.ones(k, dtype=np.int64)
+            seq = np.full(k, int(rng.integers(0, 10**6)), dtype=np.int64)
         pc = rng.integers(0, 3, k).astype(np.int64)
-        tmin = rng.integers(0, 1000, k).astype(np.int64)
         val = rng.integers(0, 2, k).astype(np.uint64)
-        rows = (start, size, pc, rng.integers(1, 5, k).astype(np.int64), tmin, tmin + rng.integers(0, 9, k),
-                rng.integers(0, 10**6, k).astype(np.int64), val, rng.random(k) < 0.8)  # fmt: skip
-        rows = _merge_rows(rows)  # one row per key, sorted, as `_check_other_blocks` makes them
+        rows = (start, size, pc, n, tmin, tmin + rng.integers(0, 9, k), seq, val, rng.random(k) < 0.8)
+        rows = merge_rows(rows)  # one row per key, sorted, as `_check_other_blocks` makes them
         summary.add(rows)
         batches.append(rows)
-    sizes = [len(t[0]) for t in summary.tiers]
+    sizes = [t.rows for t in summary.tiers]
     assert len(sizes) < 10 and all(a >= 2 * b for a, b in zip(sizes, sizes[1:]))
-    merged = _merge_rows(*batches)
-    assert summary.rows >= len(merged[0])
+    merged = merge_rows(*batches)
+    assert summary.rows >= len(merged[0])  # tiers not yet merged may share keys
+    assert sum(len(t.runs["start"]) for t in summary.tiers) < summary.rows  # the coalesced rows are runs
     for lo, hi in ((0, 1), (100, 180), (0, 2000), (1590, 1700)):
         start = np.arange(lo, hi, 4, dtype=np.uint64)
-        got, want = summary.near(start, start + np.uint64(4)), _rows_near(merged, start, start + np.uint64(4))
+        got = summary.near(start, start + np.uint64(4))
 
         def overlapping(rows):  # rows that touch [lo, hi): what can pair with the queries
             keep = (rows[0] < np.uint64(hi)) & (rows[0] + rows[1] > np.uint64(lo))
-            return [c[keep] for c in rows]
+            rows = [c[keep] for c in rows]
+            rows[7] = np.where(rows[8], rows[7], np.uint64(0))  # bytes count only where known
+            return rows
 
-        got, want = overlapping(got), overlapping(want)
+        got, want = overlapping(got), overlapping(merged)
         assert len(want[0]) > 0 or lo == 1590
         for g, w in zip(got, want):
             assert np.array_equal(g, w)
+
+
+def test_runs_give_back_the_rows_they_encode():
+    """A tier of runs decodes to exactly its rows (bytes only where known), also after selecting runs and
+    merging tiers whose runs share keys; coalesced rows take one run per warp instruction."""
+    from gpurace.detect.interval_summary import RunTier, merge_rows, merge_tiers
+
+    k = np.arange(64)
+    coalesced = (
+        (0x1000 + 4 * k).astype(np.uint64), np.full(64, 4, np.uint64), np.full(64, 7, np.int64), np.ones(64, np.int64),
+        k.astype(np.int64), k.astype(np.int64), np.where(k < 32, 5, 9).astype(np.int64), (k * 3).astype(np.uint64),
+        np.ones(64, np.bool_),
+    )  # fmt: skip
+    tier = RunTier.encode(coalesced)
+    assert len(tier.runs["start"]) == 2  # two warps, two first events
+    for got, want in zip(tier.decode(np.arange(2)), coalesced):
+        assert np.array_equal(got, want)
+    second = tier.select(np.array([1]))
+    assert np.array_equal(second.decode(np.array([0]))[7], coalesced[7][32:])
+    again = merge_tiers(tier, RunTier.encode(tuple(c[10:20] for c in coalesced)))  # the same keys again
+    rows = merge_rows(again.decode(np.arange(len(again.runs["start"]))))
+    assert np.array_equal(rows[3], np.where((k >= 10) & (k < 20), 2, 1))  # counts summed
+    assert rows[8].all() and np.array_equal(rows[7], coalesced[7])  # the same bytes stored twice stay known

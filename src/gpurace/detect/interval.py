@@ -23,6 +23,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
+from gpurace.detect.open_accesses import OpenAccesses
 from gpurace.detect.rules import (
     BLOCK_SCOPES,
     NO_SCOPE,
@@ -35,12 +36,17 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, shared_by_threads, split_segments
-from gpurace.detect.written_values import span, stored_words
+from gpurace.detect.interval_summary import Summary
+from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, run_ids, shared_by_threads, split_segments
+from gpurace.detect.written_values import span
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
 from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
 from gpurace.sim.program import Program
+
+CLOSE_CHUNK = 4_000_000
+"""The most accesses one step of an interval's close checks together (`IntervalDetector._close`): checking costs
+a few hundred bytes per access for a moment, so a close of millions of accesses goes in chunks of whole blocks."""
 
 _SYNC_OPCODES = frozenset({"membar", "fence", "mbarrier"})
 _ORDERING_SEMANTICS = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
@@ -101,15 +107,6 @@ class _PcTable:
         return AccessFlags(self.write[pcs], self.atomic[pcs], self.volatile[pcs], self.scope[pcs])
 
 
-def _runs(*sorted_columns: np.ndarray) -> np.ndarray:
-    """Run id of each row of rows sorted by `sorted_columns` (equal ids for equal column tuples)."""
-    n = len(sorted_columns[0])
-    change = np.zeros(n, dtype=np.bool_)
-    for col in sorted_columns:
-        change[1:] |= col[1:] != col[:-1]
-    return np.cumsum(change)
-
-
 def _choose_example(tmin_a, tmax_a, tmin_b, tmax_b, owner: np.ndarray):
     """One concrete thread pair per group pair, preferring threads of different `owner` (warp or block).
 
@@ -125,89 +122,6 @@ def _choose_example(tmin_a, tmax_a, tmin_b, tmax_b, owner: np.ndarray):
     ta = np.where(use1, tmin_a, tmax_a)
     tb = np.where(use1, tmax_b, tmin_b)
     return ta, tb, d1 | d2, o1 | o2
-
-
-class _Summary:
-    """Every global item of the closed intervals: one row per (start, size, pc) once merged.
-
-    A row holds, as columns in the order `_check_other_blocks` builds its
-    items: the access range (start, size) and instruction (pc), how many
-    threads made it (n) and the lowest and highest of them (tmin, tmax), its
-    first event (seq), and the bytes its stores wrote (val, the least; uni:
-    all known and equal).
-
-    Rows live in tiers, each sorted by (start, size, pc) with distinct keys,
-    the older tiers at least twice the size of the newer ones (a binary
-    counter): an interval's items are a new tier, merged into the one before
-    while that one is not twice as large, so remembering S rows costs
-    O(S log S) however many intervals close (a launch in waves closes one per
-    wave), not O(S) per interval. `near` merges what it finds across tiers,
-    so callers see every row that overlaps their ranges exactly as one fully
-    merged summary holds it (and, as there, some that do not overlap).
-    """
-
-    def __init__(self) -> None:
-        self.tiers: list[tuple[np.ndarray, ...]] = []
-
-    @property
-    def rows(self) -> int:
-        return sum(len(t[0]) for t in self.tiers)
-
-    def add(self, new: tuple[np.ndarray, ...]) -> None:
-        """Add rows sorted by (start, size, pc) with distinct keys."""
-        self.tiers.append(new)
-        while len(self.tiers) > 1 and len(self.tiers[-2][0]) < 2 * len(self.tiers[-1][0]):
-            newer = self.tiers.pop()
-            self.tiers[-1] = _merge_rows(self.tiers[-1], newer)
-
-    def near(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Rows that may overlap any of the ranges [start, end) (`start` ascending), merged by key."""
-        found = [_rows_near(t, start, end) for t in self.tiers]
-        found = [f for f in found if len(f[0])]
-        if not found:
-            return _empty_rows()
-        if len(found) == 1:
-            return found[0]
-        return _merge_rows(*found)
-
-
-def _empty_rows() -> tuple[np.ndarray, ...]:
-    u64, i64 = np.uint64, np.int64
-    return tuple(np.zeros(0, dtype=t) for t in (u64, u64, i64, i64, i64, i64, i64, u64, np.bool_))
-
-
-def _rows_near(tier: tuple[np.ndarray, ...], start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, ...]:
-    """The rows of one tier that may overlap any of the ranges [start, end) (`start` ascending)."""
-    t_start, t_size = tier[0], tier[1]
-    if len(t_start) == 0:
-        return tier
-    widest = np.uint64(t_size.max())
-    reach = np.where(start >= widest, start - widest + np.uint64(1), np.uint64(0))
-    lo = np.searchsorted(t_start, reach, "left")
-    hi = np.searchsorted(t_start, end, "left")
-    marks = np.zeros(len(t_start) + 1, dtype=np.int64)
-    np.add.at(marks, lo, 1)
-    np.add.at(marks, hi, -1)
-    near = np.cumsum(marks[:-1]) > 0
-    return tuple(c[near] for c in tier)
-
-
-def _merge_rows(*parts: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Summary rows of `parts` together, one row per (start, size, pc), sorted."""
-    start, size, pc, n, tmin, tmax, seq, val, uni = (np.concatenate(c) for c in zip(*parts))
-    o = np.lexsort((pc, size, start))
-    start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
-    begin, _ = run_bounds(_runs(start, size, pc))
-    vmin = np.minimum.reduceat(val, begin)
-    return (
-        start[begin], size[begin], pc[begin],
-        np.add.reduceat(n, begin),
-        np.minimum.reduceat(tmin, begin),
-        np.maximum.reduceat(tmax, begin),
-        np.minimum.reduceat(seq, begin),
-        vmin,
-        np.logical_and.reduceat(uni, begin) & (vmin == np.maximum.reduceat(val, begin)),
-    )  # fmt: skip
 
 
 class IntervalDetector:
@@ -228,13 +142,13 @@ class IntervalDetector:
         self.geometry = ctx.geometry
         self.pcs = _PcTable(len(ctx.program.instructions))
         self.findings = FindingSet()
-        self._pending: list[tuple[np.ndarray, ...]] = []
+        self._open = OpenAccesses(ctx.geometry.nthreads)
         # pcs of the buffered batches; a pc seen twice means a thread may have repeated an access
         self._pending_pcs: set[int] = set()
         self._pending_repeats = False
         self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
-        # global summary: one row per (start, size, pc), kept as sorted tiers (`_Summary`)
-        self._summary = _Summary()
+        # global summary: one row per (start, size, pc), kept as tiers of runs (`interval_summary`)
+        self._summary = Summary()
 
     @staticmethod
     def applies(program: Program) -> bool:
@@ -263,7 +177,7 @@ class IntervalDetector:
                 self._close(done)
 
     def finish(self) -> list[Finding]:
-        if self._pending:
+        if self._open.n:
             self._close(None)
         return self.findings.sorted()
 
@@ -274,41 +188,36 @@ class IntervalDetector:
         if batch.pc in self._pending_pcs:
             self._pending_repeats = True
         self._pending_pcs.add(batch.pc)
-        n = len(batch.threads)
-        words = stored_words(batch)
-        self._pending.append(
-            (
-                np.asarray(batch.threads, dtype=np.int64),
-                np.asarray(batch.addrs, dtype=np.uint64),
-                np.full(n, batch.size, dtype=np.uint64),
-                np.full(n, batch.pc, dtype=np.int64),
-                np.full(n, batch.seq, dtype=np.int64),
-                np.zeros(n, dtype=np.uint64) if words is None else words,
-                np.full(n, words is not None, dtype=np.bool_),
-            )
-        )
+        self._open.append(batch)
 
     # ------------------------------------------------------------------ interval ends
 
     def _close(self, blocks: np.ndarray | None) -> None:
-        """End the open interval of `blocks` (None: every block): check its accesses and drop them."""
-        if not self._pending:
+        """End the open interval of `blocks` (None: every block): check its accesses and drop them.
+
+        The accesses are checked in chunks of whole blocks of about CLOSE_CHUNK accesses (`OpenAccesses.close`;
+        one chunk when they fit), so that a launch whose blocks all reach a barrier together needs memory for one
+        chunk at a time. A chunk meets the chunks before it through the global summary, as intervals closed
+        earlier do; so only the counts of races between blocks (lower bounds) depend on where chunks end.
+        """
+        if self._open.n == 0:
             return
-        cols = [np.concatenate(c) for c in zip(*self._pending)]
-        if blocks is None:
-            mine = np.ones(len(cols[0]), dtype=np.bool_)
-        else:
-            mine = np.isin(self.geometry.block_of[cols[0]], blocks)
+        closing = np.ones(self.geometry.nblocks, dtype=np.bool_)
+        if blocks is not None:
+            closing[:] = False
+            closing[blocks] = True
         repeats = self._pending_repeats
-        if mine.all():
-            self._pending, self._pending_pcs, self._pending_repeats = [], set(), False
-            thread, addr, size, pc, seq, val, known = cols
-        else:
-            self._pending = [tuple(c[~mine] for c in cols)]
-            thread, addr, size, pc, seq, val, known = (c[mine] for c in cols)
+        self._open.close(closing, self.geometry.block_of, CLOSE_CHUNK, lambda records, final: self._close_records(records, repeats, final))
+        if self._open.n == 0:
+            self._pending_pcs, self._pending_repeats = set(), False
+
+    def _close_records(self, records: list[np.ndarray], repeats: bool, final: bool) -> None:
+        """Check the accesses (thread, addr, size, pc, seq, val, known) of whole blocks whose interval closed;
+        `repeats`: a thread may have made one access twice; `final`: no other chunk of this close follows."""
         # Large intervals (a grid-stride loop over millions of elements) make every column hundreds of MB: each
         # is let go (`del`, `clear`) as soon as a smaller or reordered one replaces it, so that few live at once.
-        del cols
+        thread, addr, size, pc, seq, val, known = records
+        records.clear()
         if len(thread) == 0:
             return
         if repeats:
@@ -318,7 +227,7 @@ class IntervalDetector:
             order = np.lexsort((pc, size, addr, thread))
             thread, addr, size, pc, seq, val, known = (c[order] for c in (thread, addr, size, pc, seq, val, known))
             del order
-            begin, _ = run_bounds(_runs(thread, addr, size, pc))
+            begin, _ = run_bounds(run_ids(thread, addr, size, pc))
             known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
             thread, addr, size, pc, seq, val = (c[begin] for c in (thread, addr, size, pc, seq, val))
             del begin
@@ -330,7 +239,7 @@ class IntervalDetector:
         if glob.any():
             records = [c if glob.all() else c[glob] for c in (thread, addr, size, pc, seq, val, known)]
             del thread, addr, size, pc, seq, val, known, glob
-            self._check_other_blocks(records)
+            self._check_other_blocks(records, final)
 
     def _check_same_block(self, thread, addr, size, pc, seq, val, known) -> None:
         """Conflicts between threads of one block within the interval just closed."""
@@ -342,7 +251,7 @@ class IntervalDetector:
         g_seg, g_pc, g_thread, g_first, g_seq, g_start = (
             segs.seg[o], r_pc[o], r_thread[o], segs.first[o], r_seq[o], segs.start[o]
         )
-        begin, _ = run_bounds(_runs(g_seg, g_pc))
+        begin, _ = run_bounds(run_ids(g_seg, g_pc))
         n = np.diff(np.append(begin, len(g_seg)))
         nf = np.add.reduceat(g_first.astype(np.int64), begin)
         tmin = np.minimum.reduceat(g_thread, begin)
@@ -375,7 +284,7 @@ class IntervalDetector:
 
         # same-thread pairs are ordered by program order: subtract them from the counts
         o2 = np.lexsort((r_thread, segs.seg))
-        sa, sb = pairs_in_runs(_runs(segs.seg[o2], r_thread[o2]), include_self=False)
+        sa, sb = pairs_in_runs(run_ids(segs.seg[o2], r_thread[o2]), include_self=False)
         sa, sb = o2[sa], o2[sb]
         once = segs.first[sa] | segs.first[sb]
         sa, sb = sa[once], sb[once]
@@ -410,13 +319,14 @@ class IntervalDetector:
                 bool(benign),
             )
 
-    def _check_other_blocks(self, records: list[np.ndarray]) -> None:
+    def _check_other_blocks(self, records: list[np.ndarray], final: bool) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now); `records`
-        (thread, addr, size, pc, seq, val, known) are the interval's global accesses, taken over (emptied)."""
+        (thread, addr, size, pc, seq, val, known) are the interval's global accesses, taken over (emptied);
+        `final`: no other chunk of the same close follows (`_close`)."""
         thread, addr, size, pc, seq, val, known = records
         records.clear()
         block_of = self.geometry.block_of
-        if not self._summary.rows and not (self._alive > 0).any():
+        if final and not self._summary.rows and not (self._alive > 0).any():
             # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
             # several blocks touch can race, so the (exact) item building below needs no other records
             several = shared_by_threads(block_of[thread], addr, size)
@@ -426,7 +336,7 @@ class IntervalDetector:
         # new items: one per (start, size, instruction)
         o = np.lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
-        begin, _ = run_bounds(_runs(addr, size, pc))
+        begin, _ = run_bounds(run_ids(addr, size, pc))
         vmin = np.minimum.reduceat(val, begin)
         new = (
             addr[begin],
@@ -453,7 +363,7 @@ class IntervalDetector:
         else:
             maybe = shared_by_threads(bmin, start, size)
         if not maybe.any():
-            self._remember(new)
+            self._remember(new, final)
             return
         start, size, pc, n, tmin, tmax, seq, val, uni, is_new = (
             c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, val, uni, is_new)
@@ -495,11 +405,11 @@ class IntervalDetector:
                     int(total),
                     bool(benign),
                 )
-        self._remember(new)
+        self._remember(new, final)
 
-    def _remember(self, new: tuple[np.ndarray, ...]) -> None:
-        """Keep the closed interval's global items for later intervals, unless every thread has exited."""
-        if (self._alive > 0).any():
+    def _remember(self, new: tuple[np.ndarray, ...], final: bool) -> None:
+        """Keep the closed interval's global items for later intervals and chunks, unless none can follow."""
+        if not final or (self._alive > 0).any():
             self._summary.add(new)
 
     # ------------------------------------------------------------------ findings

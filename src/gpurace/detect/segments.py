@@ -108,6 +108,15 @@ def split_segments(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> Seg
     return Segments(rec, seg, offset == 0, points[bounds[seg] % span])
 
 
+def run_ids(*sorted_columns: np.ndarray) -> np.ndarray:
+    """Run id of each row of rows sorted by `sorted_columns` (equal ids for equal column tuples)."""
+    n = len(sorted_columns[0])
+    change = np.zeros(n, dtype=np.bool_)
+    for col in sorted_columns:
+        change[1:] |= col[1:] != col[:-1]
+    return np.cumsum(change)
+
+
 def run_bounds(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(begin, end) of each run of equal values in a sorted key array."""
     n = len(sorted_keys)

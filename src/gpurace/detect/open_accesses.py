@@ -1,0 +1,163 @@
+"""The accesses of the barrier-interval detector's open intervals, kept compactly until their interval closes.
+
+A large launch keeps every resident block's interval open at once (all blocks
+run side by side, and a loop between two barriers can make hundreds of
+accesses per thread), so this buffer is most of what the detector's memory is
+made of: 143 million accesses between two barriers of a 3072x3072 image
+convolution. Each batch (one instruction executed by many threads) appends its
+lanes: per access the thread, the address, the batch's number and the bytes it
+stored; per batch what all its lanes share (pc, size, first event, whether the
+stored bytes are known). That is 24 bytes per access, where seven full columns
+and a tuple of arrays per batch cost about 76.
+
+Accesses live in segments of SEGMENT accesses, so that the buffer grows and
+shrinks without a second copy of all of it alive, and a close gathers one
+chunk of blocks at a time (`close`) with 4 bytes of bookkeeping per access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from gpurace.detect.written_values import stored_words
+from gpurace.sim.events import AccessBatch
+
+SEGMENT = 1 << 20
+"""Accesses per segment: large enough that per-segment NumPy calls cost nothing, small beside the buffer."""
+
+
+class _Segment:
+    """SEGMENT slots of the per-access columns, the first `n` of them used."""
+
+    def __init__(self, thread_type) -> None:
+        self.n = 0
+        self.thread = np.empty(SEGMENT, dtype=thread_type)
+        self.addr = np.empty(SEGMENT, dtype=np.uint64)
+        self.batch = np.empty(SEGMENT, dtype=np.int32)
+        self.val = np.empty(SEGMENT, dtype=np.uint64)
+
+    COLUMNS = ("thread", "addr", "batch", "val")
+
+    def used(self, name: str) -> np.ndarray:
+        return getattr(self, name)[: self.n]
+
+
+class OpenAccesses:
+    """Buffered accesses in event order (module docstring)."""
+
+    def __init__(self, nthreads: int) -> None:
+        self._thread_type = np.int32 if nthreads <= np.iinfo(np.int32).max else np.int64
+        self._segments: list[_Segment] = []
+        self.n = 0
+        self.batches = 0
+        self.pc = np.empty(0, dtype=np.int32)
+        self.size = np.empty(0, dtype=np.uint64)
+        self.seq = np.empty(0, dtype=np.int64)
+        self.known = np.empty(0, dtype=np.bool_)
+
+    def append(self, batch: AccessBatch) -> None:
+        words = stored_words(batch)
+        if self.batches == len(self.pc):
+            grown = max(1024, 2 * self.batches)
+            self.pc, self.size, self.seq, self.known = (_resized(t, grown) for t in (self.pc, self.size, self.seq, self.known))
+        b = self.batches
+        self.pc[b], self.size[b], self.seq[b], self.known[b] = batch.pc, batch.size, batch.seq, words is not None
+        self.batches += 1
+        columns = {
+            "thread": np.asarray(batch.threads),
+            "addr": np.asarray(batch.addrs),
+            "batch": None,
+            "val": None if words is None else words,
+        }
+        self._extend(columns, len(batch.threads), b)
+
+    def _extend(self, columns: dict, count: int, batch: int | None = None) -> None:
+        """Append `count` accesses; a None column is the batch number `batch`, or 0 for `val`."""
+        done = 0
+        while done < count:
+            if not self._segments or self._segments[-1].n == SEGMENT:
+                self._segments.append(_Segment(self._thread_type))
+            seg = self._segments[-1]
+            take = min(count - done, SEGMENT - seg.n)
+            for name in _Segment.COLUMNS:
+                col = columns[name]
+                getattr(seg, name)[seg.n : seg.n + take] = (batch if name == "batch" else 0) if col is None else col[done : done + take]
+            seg.n += take
+            done += take
+        self.n += count
+
+    def close(self, closing: np.ndarray, block_of: np.ndarray, most: int, check: Callable[[list[np.ndarray], bool], None]) -> None:
+        """Hand the accesses of the blocks where `closing` is true to `check(records, final)` and forget them.
+
+        `records` are the columns (thread, addr, size, pc, seq, val, known) the detector checks, for a chunk of
+        whole blocks: the blocks, ascending, whose accesses begin within each successive `most` of theirs (so a
+        chunk holds at most `most` plus one block's accesses), in event order; `final` marks the last chunk.
+        The rest of the buffer keeps its order.
+        """
+        per_block = np.zeros(len(closing), dtype=np.int64)
+        for seg in self._segments:
+            per_block += np.bincount(block_of[seg.used("thread")], minlength=len(closing))
+        per_block[~closing] = 0
+        chunk_of_block = np.full(len(closing), -1, dtype=np.int32)
+        chunk_of_block[closing] = ((np.cumsum(per_block) - per_block) // most)[closing]
+        chunk_of = [chunk_of_block[block_of[seg.used("thread")]] for seg in self._segments]
+        chunks = np.unique(chunk_of_block[closing & (per_block > 0)])
+        for k, chunk in enumerate(chunks):
+            parts = [(seg, np.flatnonzero(c == chunk)) for seg, c in zip(self._segments, chunk_of)]
+            check(self._records([(seg, at) for seg, at in parts if len(at)]), k == len(chunks) - 1)
+        self._drop(chunk_of)
+
+    def _records(self, parts: list[tuple[_Segment, np.ndarray]]) -> list[np.ndarray]:
+        def gather(name: str) -> np.ndarray:
+            return np.concatenate([getattr(seg, name)[at] for seg, at in parts])
+
+        batch = gather("batch")
+        return [
+            gather("thread").astype(np.int64),
+            gather("addr"),
+            self.size[batch],
+            self.pc[batch].astype(np.int64),
+            self.seq[batch],
+            gather("val"),
+            self.known[batch],
+        ]
+
+    def _drop(self, chunk_of: list[np.ndarray]) -> None:
+        """Forget the accesses with a chunk (>= 0 in `chunk_of`, segment by segment); batches left with no access
+        go too."""
+        old, self._segments, self.n = self._segments, [], 0
+        for i, chunk in enumerate(chunk_of):
+            seg, old[i] = old[i], None  # each old segment goes as soon as its kept accesses are copied
+            keep = chunk < 0
+            self._extend({name: seg.used(name)[keep] for name in _Segment.COLUMNS}, int(keep.sum()))
+        self._renumber_batches()
+
+    def _renumber_batches(self) -> None:
+        """Number the batches that still have accesses 0, 1, ... (accesses are in batch order: one pass)."""
+        changes, last = [], -1
+        for seg in self._segments:
+            numbers = seg.used("batch")
+            change = np.empty(len(numbers), dtype=np.bool_)
+            change[0] = numbers[0] != last
+            change[1:] = numbers[1:] != numbers[:-1]
+            changes.append(change)
+            last = numbers[-1]
+        used = np.concatenate([seg.used("batch")[c] for seg, c in zip(self._segments, changes)]) if changes else np.zeros(0, dtype=np.int32)
+        if len(used) == self.batches:
+            return
+        for table in (self.pc, self.size, self.seq, self.known):
+            table[: len(used)] = table[used]
+        first = 0
+        for seg, change in zip(self._segments, changes):
+            renumbered = np.cumsum(change, dtype=np.int32) + np.int32(first - 1)
+            seg.batch[: seg.n] = renumbered
+            first = int(renumbered[-1]) + 1
+        self.batches = len(used)
+
+
+def _resized(table: np.ndarray, size: int) -> np.ndarray:
+    new = np.empty(size, dtype=table.dtype)
+    new[: len(table)] = table
+    return new
