@@ -12,27 +12,57 @@ from gpurace.sim.memory import PAGE_SIZE, Space
 
 
 def test_pages_get_slots_in_order_of_first_touch():
-    table = PageTable()
+    table = PageTable(words=False)
     offsets = np.array([1000 * PAGE_SIZE + 7, 5, 1000 * PAGE_SIZE, 8], dtype=np.int64)
-    idx = table.index(offsets)
+    idx, shift, _ = table.index(offsets, 1)
     # both new pages come in one batch: slots follow page order
-    assert idx.tolist() == [PAGE_SIZE + 7, 5, PAGE_SIZE, 8]
+    assert idx.tolist() == [PAGE_SIZE + 7, 5, PAGE_SIZE, 8] and not shift.any()
     assert table.pages == 2
-    idx = table.index(np.array([3 * PAGE_SIZE + 1, 1000 * PAGE_SIZE + 9], dtype=np.int64))
+    idx, _, _ = table.index(np.array([3 * PAGE_SIZE + 1, 1000 * PAGE_SIZE + 9], dtype=np.int64), 1)
     assert idx.tolist() == [2 * PAGE_SIZE + 1, PAGE_SIZE + 9]
     assert table.pages == 3
-    assert [table.offset(int(i)) for i in (5, PAGE_SIZE + 7, 2 * PAGE_SIZE + 1)] == [5, 1000 * PAGE_SIZE + 7, 3 * PAGE_SIZE + 1]
+    assert table.offsets(np.array([5, PAGE_SIZE + 7, 2 * PAGE_SIZE + 1])).tolist() == [5, 1000 * PAGE_SIZE + 7, 3 * PAGE_SIZE + 1]
 
 
 def test_translation_is_one_to_one_on_random_offsets():
     rng = np.random.default_rng(1)
-    table = PageTable()
+    table = PageTable(words=False)
     offsets = rng.integers(0, 1 << 36, 5000, dtype=np.int64)
-    idx = table.index(offsets)
+    idx, _, _ = table.index(offsets, 1)
     assert len(np.unique(idx)) == len(np.unique(offsets))
     assert idx.max() < table.pages * PAGE_SIZE
-    assert [table.offset(int(i)) for i in idx[:50]] == offsets[:50].tolist()
-    np.testing.assert_array_equal(table.index(offsets), idx)  # stable on the second touch
+    assert table.offsets(idx[:50]).tolist() == offsets[:50].tolist()
+    np.testing.assert_array_equal(table.index(offsets, 1)[0], idx)  # stable on the second touch
+
+
+def test_pages_accessed_in_whole_words_are_shadowed_by_word_until_a_word_is_split():
+    table = PageTable()
+    words = np.array([0, 4, PAGE_SIZE + 8], dtype=np.int64)
+    idx, shift, (old, new) = table.index(words, 4)
+    quarter = PAGE_SIZE // 4
+    assert idx.tolist() == [0, 1, quarter + 2] and shift.tolist() == [2, 2, 2] and len(new) == 0
+    assert table.offsets(idx).tolist() == words.tolist() and table.unit_bytes(idx).tolist() == [4, 4, 4]
+    idx, shift, _ = table.index(np.array([16, 32], dtype=np.int64), 16)  # vectors are whole words too
+    assert idx.tolist() == [4, 8] and shift.tolist() == [2, 2]
+    idx, shift, (old, new) = table.index(np.array([PAGE_SIZE + 9], dtype=np.int64), 1)  # a byte of page 1
+    assert old.tolist() == [quarter] and new.tolist() == [2 * quarter]  # its words are copied to a byte run
+    assert idx.tolist() == [2 * quarter + 9] and shift.tolist() == [0]
+    assert table.index(np.array([PAGE_SIZE + 8], dtype=np.int64), 4)[0].tolist() == [2 * quarter + 8]  # bytes for good
+    assert table.index(np.array([8], dtype=np.int64), 4)[0].tolist() == [2]  # page 0 keeps its words
+    assert table.offsets(np.array([2 * quarter + 9, 2])).tolist() == [PAGE_SIZE + 9, 8]
+
+
+def test_widening_copies_each_word_history_to_its_four_bytes():
+    from gpurace.detect.shadow import Shadow
+
+    table = PageTable()
+    table.index(np.array([0], dtype=np.int64), 4)
+    sh = Shadow(PAGE_SIZE // 4)
+    sh.w["t"][:] = np.arange(PAGE_SIZE // 4)
+    _, _, (old, new) = table.index(np.array([2], dtype=np.int64), 2)
+    sh.grow(table.units)
+    sh.widen(old, new)
+    assert sh.w["t"][new[0] : new[0] + PAGE_SIZE].tolist() == np.repeat(np.arange(PAGE_SIZE // 4), 4).tolist()
 
 
 FAR_RACE = r"""

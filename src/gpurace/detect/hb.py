@@ -62,7 +62,7 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.shadow import PAGE_MASK, PAGE_SHIFT, PageTable, Shadow, grown_size
+from gpurace.detect.shadow import WORD, PageTable, Shadow, grown_size
 from gpurace.detect.shared_slots import SharedSlots
 from gpurace.detect.written_values import byte_at, stored_words
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent, SyncEvent
@@ -111,6 +111,8 @@ class HappensBeforeDetector:
     name = "hb"
     KNOWLEDGE_LISTS = ("know",)
     """The per-thread lists of sparse knowledge objects (subclasses keep more), for `_group_release`."""
+    WORD_UNITS = True
+    """Whether global pages accessed in whole words are shadowed word by word (`shadow.PageTable`)."""
 
     def __init__(self, ctx: DetectorContext):
         self.ctx = ctx
@@ -144,7 +146,7 @@ class HappensBeforeDetector:
         self.shared_slots = SharedSlots(ctx.memory)  # shared shadow of the blocks alive at once
         # What the releasing arrivals of each cluster barrier phase published, by phase (`sim.clusters.phase_key`).
         self.cluster_phases: dict[int, Release] = {}
-        self.global_pages = PageTable()
+        self.global_pages = PageTable(words=self.WORD_UNITS)
         self.findings = FindingSet()
         self.mem = ctx.memory
         # mbarrier arrivals are read-modify-writes of the phase's location (`sim.mbarriers`) that acquire only
@@ -453,15 +455,17 @@ class HappensBeforeDetector:
 
     # ------------------------------------------------------------------ accesses
 
-    def _shadow_index(self, ev: AccessBatch) -> tuple[np.ndarray, np.ndarray]:
-        """(space code, dense byte index) of the first byte of every lane's access.
+    def _shadow_index(self, ev: AccessBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(space code, dense unit index of the first byte, whether the units are 4-byte words) of every lane's
+        access.
 
-        Shared memory is indexed by the slot of its block (`detect.shared_slots`); global memory through the
-        page table.
+        Shared memory is indexed by byte, by the slot of its block (`detect.shared_slots`); global memory through
+        the page table, by word on pages accessed in whole words only.
         """
         a = ev.addrs
         space = ev.space
         idx = np.empty(len(a), dtype=np.int64)
+        wide = np.zeros(len(a), dtype=np.bool_)
         shared = space == Space.SHARED
         if shared.any():
             idx[shared], fresh = self.shared_slots.index(a[shared])
@@ -469,8 +473,20 @@ class HappensBeforeDetector:
                 self._forget_shared(self.shared_slots.bytes_of(fresh))  # a new block's shared memory has no history
         glob = ~shared
         if glob.any():
-            idx[glob] = self.global_pages.index((a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64))
-        return space, idx
+            units, shift, (old, new) = self.global_pages.index((a[glob] - np.uint64(GLOBAL_BASE)).astype(np.int64), ev.size)
+            idx[glob], wide[glob] = units, shift != 0
+            if len(new):
+                self._widen(old, new)
+        return space, idx, wide
+
+    def _widen(self, old: np.ndarray, new: np.ndarray) -> None:
+        """Pages of global memory widened from word to byte units (`shadow.PageTable.index`): copy their history
+        in every shadow the page table indexes."""
+        units = self.global_pages.units
+        for space, sh in self.shadows.items():
+            if space != Space.SHARED:
+                sh.grow(grown_size(sh.size, units))
+                sh.widen(old, new)
 
     def _forget_shared(self, index: np.ndarray) -> None:
         """Forget the accesses to the shared bytes at dense `index` (a slot another block now holds)."""
@@ -497,11 +513,11 @@ class HappensBeforeDetector:
                 self.released.pop(int(ev.addrs[i]), None)
             if hit.any():
                 self._released_keys = np.fromiter(self.released.keys(), dtype=np.uint64, count=len(self.released))
-        space, first = self._shadow_index(ev)
+        space, first, wide = self._shadow_index(ev)
         uniform = len(space) == 0 or space.min() == space.max()
         for sp in space[:1] if uniform else np.unique(space):
             lanes = np.arange(len(space)) if uniform else np.flatnonzero(space == sp)
-            self._check_space(ev, int(sp), lanes, first[lanes], write, scope, flags_word)
+            self._check_space(ev, int(sp), lanes, first[lanes], wide[lanes], write, scope, flags_word)
 
     def _sync_effects(self, ev: AccessBatch, write: bool, scope: int) -> None:
         acquire_op = ev.sem in ("acquire", "acq_rel")
@@ -532,12 +548,15 @@ class HappensBeforeDetector:
         if len(publishing):
             self._publish(ev, publishing, scope, release_op)
 
-    def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
-        size = ev.size
+    def _check_space(
+        self, ev, space: int, lanes: np.ndarray, first: np.ndarray, wide: np.ndarray, write: bool, scope: int, flags_word: int
+    ) -> None:
+        """Check lanes `lanes` of `ev` (all in `space`, their first units `first`, in words where `wide`) against
+        the shadow and each other, then record them. Units are bytes or 4-byte words (`shadow.PageTable`); the
+        variables named `byte` hold units."""
         threads = ev.threads[lanes]
-        nb = len(lanes) * size
-        byte = (first[:, None] + np.arange(size, dtype=np.int64)[None, :]).reshape(-1)
-        lane_of_byte = np.repeat(np.arange(len(lanes)), size)
+        byte, lane_of_byte, width = _units(first, wide, ev.size)
+        nb = len(byte)
         sh = self._shadow(space, int(byte.max()) + 1)
         t = threads[lane_of_byte]
         clock = self.clock[t]
@@ -556,7 +575,7 @@ class HappensBeforeDetector:
                 self._check_pairs(
                     ev, space, byte[k], t[k], u[k], slot["c"][byte[k]], slot["ph"][byte[k]], slot["pc"][byte[k]],
                     _unpack_flags(slot["fl"][byte[k]]), cur_flags[k], kl,
-                    same_value=self._same_as_memory(ev, space, byte[k], kl, words) if slot is sh.w else None,
+                    same_value=self._same_as_memory(ev, kl, words) if slot is sh.w else None, width=_take(width, k),
                 )
         # 2. within the batch: lanes of one instruction are unordered with each other
         if nb < 2 or bool((byte[1:] > byte[:-1]).all()):  # coalesced: no byte twice, no sort needed
@@ -575,7 +594,7 @@ class HappensBeforeDetector:
                 self._check_pairs(
                     ev, space, byte[b], t[b], t[a], clock[a], self.phase[t[a]], np.full(len(a), ev.pc, np.int32),
                     _unpack_flags(cur_flags[a]), cur_flags[b], lb, same_batch=True,
-                    same_value=None if words is None else lambda i: words[la[i]] == words[lb[i]],
+                    same_value=None if words is None else lambda i, _: words[la[i]] == words[lb[i]], width=_take(width, b),
                 )
         # 3. update the history: the last lane per byte wins; reads keep the last two readers
         last = np.append(sb[1:] != sb[:-1], True)
@@ -629,34 +648,46 @@ class HappensBeforeDetector:
             ordered[rest] = [(k := know[tt]) is not None and k.knows(uu, cc, b, p, pn) for tt, uu, cc, b, p, pn in pairs]
         return ordered
 
-    def _same_as_memory(self, ev, space: int, byte: np.ndarray, lanes: np.ndarray, words: np.ndarray | None):
+    def _same_as_memory(self, ev, lanes: np.ndarray, words: np.ndarray | None):
         """The `same_value` test of pairs against the last write of each byte: the store's own byte against the
         byte in memory, which is the last write's since the store has not taken effect yet (`written_values`).
         None where values cannot be compared (not a store with known bytes, or no memory contents: a trace)."""
         if words is None or not hasattr(self.mem, "bytes_at"):
             return None
 
-        def same(i: np.ndarray) -> np.ndarray:
-            canon = self._canonical_many(space, byte[i])
+        def same(i: np.ndarray, canon: np.ndarray) -> np.ndarray:
             own = byte_at(words[lanes[i]], canon - ev.addrs[lanes[i]])
             return own == self.mem.bytes_at(canon)
 
         return same
 
-    def _same_values(self, ev, idx: np.ndarray, flags_u: AccessFlags, flags_t: AccessFlags, same_value) -> np.ndarray:
-        """Which racing pairs `idx` are two stores (neither atomic) that wrote the same byte: `same_value(i)`
-        answers for the pairs `i` where it applies (None: for none)."""
+    def _same_values(self, ev, idx: np.ndarray, addr: np.ndarray, flags_u: AccessFlags, flags_t: AccessFlags, same_value) -> np.ndarray:
+        """Which racing pairs `idx`, at bytes `addr` (canonical), are two stores (neither atomic) that wrote the
+        same byte: `same_value(i, addr)` answers for the pairs `i` where it applies (None: for none)."""
         same = np.zeros(len(idx), dtype=np.bool_)
         if same_value is None or ev.kind != AccessKind.WRITE:
             return same
         stores = flags_u.write[idx] & ~flags_u.atomic[idx] & ~flags_t.atomic[idx]
         if stores.any():
-            same[stores] = same_value(idx[stores])
+            same[stores] = same_value(idx[stores], addr[stores])
         return same
 
-    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False, same_value=None) -> None:
-        """Report the pairs (t's access in `ev`, u's earlier one) that race; `same_value(i)` says for pairs `i` of
-        two stores whether they wrote the same byte (None: not known)."""
+    def _racing_bytes(self, space: int, byte: np.ndarray, width: np.ndarray | None, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The racing pairs `idx` byte by byte: positions in `idx`, each once per byte of its pair's unit (four for
+        a word), and the canonical address of that byte, in the order a byte-by-byte shadow finds them."""
+        if width is None:
+            return np.arange(len(idx)), self._canonical_many(space, byte[idx])
+        w = width[idx]
+        pos = np.repeat(np.arange(len(idx)), w)
+        within = np.arange(len(pos), dtype=np.int64) - np.repeat(np.cumsum(w) - w, w)
+        return pos, self._canonical_many(space, byte[idx[pos]]) + within.astype(np.uint64)
+
+    def _check_pairs(
+        self, ev, space, byte, t, u, c, ph, pc_u, flags_u: AccessFlags, cur_words, lanes, same_batch=False, same_value=None, width=None
+    ) -> None:
+        """Report the pairs (t's access in `ev`, u's earlier one) that race, at units `byte` of `width` bytes each
+        (None: bytes); `same_value(i, addr)` says for pairs `i` of two stores whether they wrote the same byte at
+        `addr` (None: not known)."""
         geo = self.geo
         flags_t = _unpack_flags(cur_words)
         same_block = geo.block_of[t] == geo.block_of[u]
@@ -676,14 +707,16 @@ class HappensBeforeDetector:
             idx = idx[~ordered]
         if len(idx) == 0:
             return
-        same = self._same_values(ev, idx, flags_u, flags_t, same_value)
+        pos, addr = self._racing_bytes(space, byte, width, idx)
+        idx = idx[pos]
+        same = self._same_values(ev, idx, addr, flags_u, flags_t, same_value)
         # one finding per (pc pair, cause, same value); count the dynamic pairs
         keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), same.astype(np.int64)], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
         for (pcu, cz, sv), f, n in zip(uk, first, counts):
             i = idx[f]
             self._report(
-                ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
+                ev, space, int(addr[f]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
                 same=bool(sv),
             )
 
@@ -701,14 +734,13 @@ class HappensBeforeDetector:
         """The per-thread sparse knowledge of the full scoped happens-before (lock edges included)."""
         return self.know
 
-    def _report(self, ev, space: int, byte: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int, same: bool = False) -> None:
+    def _report(self, ev, space: int, canonical: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int, same: bool = False) -> None:
         program, geo = self.ctx.program, self.geo
         op_u = _op_name(program.instructions[pc_u], bool(fu.write[0]))
         op_t = _op_name(program.instructions[ev.pc], ev.kind != AccessKind.READ)
         first = make_site(program, geo, pc_u, u, op_u, _scope_name(int(fu.scope[0])))
         second = make_site(program, geo, ev.pc, t, op_t, ev.scope if ev.strong else None)
         text = SAME_VALUE if same else self._cause_text(cause, t, u, pc_u, ev)
-        canonical = self._canonical(space, byte)
         address = describe_address(self.mem, canonical)
         space_name = "shared" if space == Space.SHARED else "global"
         severity = WARNING if same else severity_of(cause)
@@ -739,18 +771,30 @@ class HappensBeforeDetector:
             return cause_message(cause, where=where)
         return cause_message(cause)
 
-    def _canonical_many(self, space: int, byte: np.ndarray) -> np.ndarray:
-        """`_canonical` of an array of dense byte indices (uint64)."""
-        byte = np.asarray(byte, dtype=np.int64)
+    def _canonical_many(self, space: int, units: np.ndarray) -> np.ndarray:
+        """The canonical address (uint64) of the first byte of each dense unit of `space`."""
+        units = np.asarray(units, dtype=np.int64)
         if space == Space.SHARED:
-            return self.shared_slots.canonical(byte)
-        page = self.global_pages.page_of_slot[byte >> PAGE_SHIFT]
-        return np.uint64(GLOBAL_BASE) + ((page << PAGE_SHIFT) | (byte & PAGE_MASK)).astype(np.uint64)
+            return self.shared_slots.canonical(units)
+        return np.uint64(GLOBAL_BASE) + self.global_pages.offsets(units).astype(np.uint64)
 
-    def _canonical(self, space: int, byte: int) -> int:
-        if space == Space.SHARED:
-            return int(self.shared_slots.canonical(np.array([byte]))[0])
-        return GLOBAL_BASE + self.global_pages.offset(byte)
+
+def _units(first: np.ndarray, wide: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The dense units of accesses of `size` bytes whose first units are `first` (4-byte words where `wide`, else
+    bytes): every unit, lane by lane, the lane of each, and the bytes of each (None: all bytes)."""
+    lanes = np.arange(len(first))
+    if not wide.any() or wide.all():
+        per_lane = size // WORD if wide.any() else size
+        units = (first[:, None] + np.arange(per_lane, dtype=np.int64)[None, :]).reshape(-1)
+        return units, np.repeat(lanes, per_lane), (np.full(len(units), WORD, dtype=np.int64) if wide.any() else None)
+    counts = np.where(wide, size // WORD, size)
+    lane = np.repeat(lanes, counts)
+    units = first[lane] + np.arange(len(lane), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    return units, lane, np.where(wide, WORD, 1)[lane].astype(np.int64)
+
+
+def _take(width: np.ndarray | None, k: np.ndarray) -> np.ndarray | None:
+    return None if width is None else width[k]
 
 
 def _shared_release_addresses(addrs: np.ndarray, publishing: np.ndarray) -> np.ndarray:

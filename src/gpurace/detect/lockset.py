@@ -63,7 +63,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import describe_address
-from gpurace.detect.hb import HappensBeforeDetector, Release, _unpack_flags
+from gpurace.detect.hb import HappensBeforeDetector, Release, _take, _unpack_flags, _units
 from gpurace.detect.knowledge import Knowledge, join_all
 from gpurace.detect.locktable import Locksets, LockTable
 from gpurace.detect.rules import Cause, classify, fence_blind
@@ -102,6 +102,9 @@ class LocksetShadow(Shadow):
         super().clear(index)
         if self.lw is not None:
             self._reset(self.lw, index[index < self.size])
+
+    def _histories(self) -> list[dict[str, np.ndarray]]:
+        return super()._histories() + ([self.lw] if self.lw is not None else [])
 
     def kept_writes(self) -> dict[str, np.ndarray]:
         if self.lw is None:
@@ -237,13 +240,14 @@ class LocksetDetector(HappensBeforeDetector):
         HappensBeforeDetector._put(slot, idx, t, c, ph, pc, fl)
         slot["ls"][idx] = self.lsid[t]
 
-    def _check_space(self, ev, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
-        byte = (first[:, None] + np.arange(ev.size, dtype=np.int64)[None, :]).reshape(-1)
+    def _check_space(
+        self, ev, space: int, lanes: np.ndarray, first: np.ndarray, wide: np.ndarray, write: bool, scope: int, flags_word: int
+    ) -> None:
+        byte, lane_of_byte, width = _units(first, wide, ev.size)
         sh = self._current = self._shadow(space, int(byte.max()) + 1)
         if self.table is None:
-            super()._check_space(ev, space, lanes, first, write, scope, flags_word)
+            super()._check_space(ev, space, lanes, first, wide, write, scope, flags_word)
             return
-        lane_of_byte = np.repeat(np.arange(len(lanes)), ev.size)
         t = ev.threads[lanes][lane_of_byte]
         if sh.lw is not None:
             lw = sh.lw
@@ -253,14 +257,14 @@ class LocksetDetector(HappensBeforeDetector):
                 b = byte[k]
                 self._check_pairs(
                     ev, space, b, t[k], u[k], lw["c"][b], lw["ph"][b], lw["pc"][b], _unpack_flags(lw["fl"][b]),
-                    np.full(len(k), flags_word, dtype=np.int16), lanes[lane_of_byte[k]], ls_u=lw["ls"][b],
+                    np.full(len(k), flags_word, dtype=np.int16), lanes[lane_of_byte[k]], ls_u=lw["ls"][b], width=_take(width, k),
                 )
         if not write:
-            super()._check_space(ev, space, lanes, first, write, scope, flags_word)
+            super()._check_space(ev, space, lanes, first, wide, write, scope, flags_word)
             return
         ub = np.unique(byte)
         replaced = {k: v[ub] for k, v in sh.w.items()}
-        super()._check_space(ev, space, lanes, first, write, scope, flags_word)
+        super()._check_space(ev, space, lanes, first, wide, write, scope, flags_word)
         self._keep_protected(sh, ub, replaced)
 
     def _keep_protected(self, sh: LocksetShadow, ub: np.ndarray, old: dict[str, np.ndarray]) -> None:
@@ -289,9 +293,11 @@ class LocksetDetector(HappensBeforeDetector):
 
     # ------------------------------------------------------------------ race check
 
-    def _check_pairs(self, ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch=False, same_value=None, ls_u=None) -> None:
+    def _check_pairs(
+        self, ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch=False, same_value=None, width=None, ls_u=None
+    ) -> None:
         if self.table is None:
-            super()._check_pairs(ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch, same_value)
+            super()._check_pairs(ev, space, byte, t, u, c, ph, pc_u, flags_u, cur_words, lanes, same_batch, same_value, width)
             return
         geo = self.geo
         same_block = geo.block_of[t] == geo.block_of[u]
@@ -335,14 +341,16 @@ class LocksetDetector(HappensBeforeDetector):
         if len(keep) == 0:
             return
         idx, ls_u, ls_t, locked = idx[keep], ls_u[keep], ls_t[keep], locked[keep]
-        same = self._same_values(ev, idx, flags_u, flags_t, same_value)
+        pos, addr = self._racing_bytes(space, byte, width, idx)
+        idx, ls_u, ls_t, locked = idx[pos], ls_u[pos], ls_t[pos], locked[pos]
+        same = self._same_values(ev, idx, addr, flags_u, flags_t, same_value)
         keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), locked.astype(np.int64), same.astype(np.int64)], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
         for (pcu, cz, lk, sv), f, n in zip(uk, first, counts):
             i = idx[f]
             self._race = _LocksetRace(int(ls_u[f]), int(ls_t[f]), int(pcu)) if lk else None
             self._report(
-                ev, space, int(byte[i]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
+                ev, space, int(addr[f]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
                 same=bool(sv),
             )
         self._race = None

@@ -68,6 +68,7 @@ class TsanDetector(HappensBeforeDetector):
     """The `tsan` detector (see the module docstring)."""
 
     name = "tsan"
+    WORD_UNITS = False  # its cells index global memory by byte (8-byte words of `shadow_cells`)
 
     def __init__(self, ctx: DetectorContext):
         super().__init__(ctx)
@@ -122,7 +123,9 @@ class TsanDetector(HappensBeforeDetector):
             cells.grow(grown_size(cells.words, words))
         return cells
 
-    def _check_space(self, ev: AccessBatch, space: int, lanes: np.ndarray, first: np.ndarray, write: bool, scope: int, flags_word: int) -> None:
+    def _check_space(
+        self, ev: AccessBatch, space: int, lanes: np.ndarray, first: np.ndarray, wide: np.ndarray, write: bool, scope: int, flags_word: int
+    ) -> None:
         piece = min(ev.size, WORD)
         per_lane = ev.size // piece
         if per_lane == 1:
@@ -158,7 +161,7 @@ class TsanDetector(HappensBeforeDetector):
         same_value = None
         if values is not None:
 
-            def same_value(i: np.ndarray) -> np.ndarray:
+            def same_value(i: np.ndarray, _addr: np.ndarray) -> np.ndarray:
                 """The two stores wrote the same bytes where they overlap (the cell's store's bytes, if known)."""
                 ki, ji, wi = k[i], j[i], w[i]
                 mine, theirs = off[ki], coff[ki, ji]
@@ -190,7 +193,7 @@ class TsanDetector(HappensBeforeDetector):
         self._check_pairs(
             ev, space, start[b], t[b], t[a], self.clock[t[a]], self.phase[t[a]], np.full(len(a), ev.pc, np.int32),
             _unpack_flags(flags), flags, b, same_batch=True,
-            same_value=None if values is None else lambda i: values[a[i]] == values[b[i]],
+            same_value=None if values is None else lambda i, _: values[a[i]] == values[b[i]],
         )
 
     def _store(self, ev, cells: ShadowCells, start, word, off, piece: int, t, flags_word: int, values) -> None:
