@@ -65,6 +65,19 @@ def test_widening_copies_each_word_history_to_its_four_bytes():
     assert sh.w["t"][new[0] : new[0] + PAGE_SIZE].tolist() == np.repeat(np.arange(PAGE_SIZE // 4), 4).tolist()
 
 
+def _hb_run(path, source: str, block: int) -> HappensBeforeDetector:
+    """The `hb` detector after a one-block run of `source` (written to `path`) with automatic arguments."""
+    path.write_text(source)
+    detectors = []
+
+    def attach(program, geometry, memory):
+        detectors.append(HappensBeforeDetector(DetectorContext(program, geometry, memory)))
+        return detectors
+
+    simulate(path, grid=1, block=block, args=None, sink_factory=attach)
+    return detectors[0]
+
+
 FAR_RACE = r"""
 __global__ void far(int* a, int* b) {
   int i = threadIdx.x;
@@ -75,19 +88,30 @@ __global__ void far(int* a, int* b) {
 
 
 def test_hb_finds_a_race_far_into_an_automatic_buffer_with_a_small_shadow(tmp_path):
-    path = tmp_path / "far.cu"
-    path.write_text(FAR_RACE)
-    detectors = []
-
-    def attach(program, geometry, memory):
-        detectors.append(HappensBeforeDetector(DetectorContext(program, geometry, memory)))
-        return detectors
-
-    simulate(path, grid=1, block=64, args=None, sink_factory=attach)
-    (det,) = detectors
+    det = _hb_run(tmp_path / "far.cu", FAR_RACE, block=64)
     (f,) = det.finish()
     assert (f.kind, f.space, [s.loc.line for s in f.sites]) == ("data-race", "global", [5, 5])
     assert (f.address.allocation, f.address.offset) == ("b (int*)", 12_000_000)
     assert det.global_pages.pages == 2
     # a dense shadow would span both buffers' reservations and the guard between them (~100 MiB)
     assert det.shadows[Space.GLOBAL].size <= 2 * PAGE_SIZE
+
+
+WORD_THEN_BYTE = r"""
+__global__ void split(int* a) {
+  int i = threadIdx.x;
+  if (i == 0) a[1] = 7;
+  if (i == 32) a[1] = 9;
+  __syncthreads();
+  if (i == 0) a[2] = 1;
+  if (i == 64) ((char*)a)[9] = 3;
+}
+"""
+
+
+def test_a_word_shadow_reports_as_a_byte_shadow_and_widens_for_a_byte(tmp_path):
+    det = _hb_run(tmp_path / "split.cu", WORD_THEN_BYTE, block=96)
+    words, byte = sorted(det.finish(), key=lambda f: f.sites[0].loc.line)
+    assert ([s.loc.line for s in words.sites], words.address.offset, words.count) == ([4, 5], 4, 4)  # one pair per byte
+    assert ([s.loc.line for s in byte.sites], byte.address.offset, byte.count) == ([7, 8], 9, 1)
+    assert det.global_pages.shift.tolist() == [0]  # the byte store widened the page
