@@ -23,6 +23,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
+from gpurace.detect.interval_summary import Summary
 from gpurace.detect.open_accesses import OpenAccesses
 from gpurace.detect.rules import (
     BLOCK_SCOPES,
@@ -36,7 +37,6 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.interval_summary import Summary
 from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, run_ids, shared_by_threads, split_segments
 from gpurace.detect.written_values import span
 from gpurace.frontend.ptx.ir import Instruction

@@ -74,10 +74,6 @@ class RunTier:
     def rows(self) -> int:
         return int(self.runs["count"].sum())
 
-    @property
-    def nbytes(self) -> int:
-        return sum(c.nbytes for c in self.runs.values()) + self.vals.nbytes
-
     @staticmethod
     def encode(rows: Rows) -> RunTier:
         """Rows with distinct keys as runs."""
