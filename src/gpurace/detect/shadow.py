@@ -149,12 +149,13 @@ class PageTable:
             self._add(sorted_unique(page[fresh]), WORD_SHIFT if whole_words else 0)
             slot = self.slot_of_page[page]
         widened = (none, none)
-        if not whole_words and (self.shift[slot] != 0).any():
-            split = sorted_unique(slot[self.shift[slot] != 0])
-            old = self.base[split]
-            new = self._runs(split, 0)
-            widened = (old, new)
-        return self.base[slot] + ((offsets & PAGE_MASK) >> self.shift[slot]), self.shift[slot], widened
+        if not whole_words:
+            in_words = self.shift[slot] != 0
+            if in_words.any():
+                split = sorted_unique(slot[in_words])
+                widened = (self.base[split], self._runs(split, 0))
+        shift = self.shift[slot]
+        return self.base[slot] + ((offsets & PAGE_MASK) >> shift), shift, widened
 
     def _add(self, pages: np.ndarray, shift: int) -> None:
         slots = np.arange(self.pages, self.pages + len(pages), dtype=np.int64)
@@ -180,8 +181,3 @@ class PageTable:
         units = np.asarray(units, dtype=np.int64)
         slot = self.run_slot[np.searchsorted(self.run_start, units, "right") - 1]
         return (self.page_of_slot[slot] << PAGE_SHIFT) | ((units - self.base[slot]) << self.shift[slot].astype(np.int64))
-
-    def unit_bytes(self, units: np.ndarray) -> np.ndarray:
-        """How many bytes each unit stands for (4 or 1)."""
-        slot = self.run_slot[np.searchsorted(self.run_start, np.asarray(units, dtype=np.int64), "right") - 1]
-        return np.int64(1) << self.shift[slot].astype(np.int64)
