@@ -193,6 +193,29 @@ def test_a_repeated_instruction_counts_once_per_thread_and_address():
     assert f.count == 1
 
 
+def test_repeated_atomics_against_a_repeated_read_count_each_thread_once():
+    s = Stream()
+    a = s.pc("atom.shared.add.u32", 30)
+    r = s.pc("ld.shared.u32", 31)
+    g = s.pc("ld.global.u32", 32)
+    for _ in range(3):
+        s.access(g, np.arange(64), s.glob(4 * np.arange(64)))
+        s.access(a, np.arange(8), s.shared(0, 0))
+        s.access(r, 40, s.shared(0, 0))
+    (f,) = s.findings()
+    assert lines(f) == [30, 31] and f.space == "shared" and f.count == 8
+
+
+def test_a_repeated_global_store_counts_once_per_thread_across_blocks():
+    s = Stream(grid=2)
+    w = s.pc("st.global.u32", 20)
+    for _ in range(3):
+        s.access(w, [0, 64], s.glob(0))
+    s.exit()
+    (f,) = s.findings()
+    assert lines(f) == [20, 20] and f.space == "global" and f.count == 1
+
+
 @pytest.mark.parametrize("offset,racy", [(-1, False), (0, True), (1, True), (3, True), (4, False)])
 def test_byte_precise_overlap(offset, racy):
     s = Stream()

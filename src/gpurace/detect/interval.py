@@ -216,30 +216,50 @@ class IntervalDetector:
         `repeats`: a thread may have made one access twice; `final`: no other chunk of this close follows."""
         # Large intervals (a grid-stride loop over millions of elements) make every column hundreds of MB: each
         # is let go (`del`, `clear`) as soon as a smaller or reordered one replaces it, so that few live at once.
-        thread, addr, size, pc, seq, val, known = records
+        # The cheap filters come first and see every execution of a repeated access (they answer the same for
+        # each), so that the sort that keeps one execution per access runs only on what they leave.
+        columns = list(records)
         records.clear()
+        thread, addr, size, pc = columns[:4]
         if len(thread) == 0:
             return
-        if repeats:
-            # one record per distinct (thread, address range, instruction), keeping its first execution:
-            # records are buffered in event order and lexsort is stable, so the first comes first; its
-            # value stays known only if every execution stored the same bytes
-            order = np.lexsort((pc, size, addr, thread))
-            thread, addr, size, pc, seq, val, known = (c[order] for c in (thread, addr, size, pc, seq, val, known))
-            del order
-            begin, _ = run_bounds(run_ids(thread, addr, size, pc))
-            known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
-            thread, addr, size, pc, seq, val = (c[begin] for c in (thread, addr, size, pc, seq, val))
-            del begin
-        maybe = shared_by_threads(thread, addr, size, write=self.pcs.write[pc])
-        if maybe.any():
-            self._check_same_block(*(c[maybe] for c in (thread, addr, size, pc, seq, val, known)))
-        del maybe
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
+        maybe = self._may_conflict(pc, glob)
+        if maybe.any():
+            near = maybe.nonzero()[0]
+            maybe[near] = shared_by_threads(thread[near], addr[near], size[near], write=self.pcs.write[pc[near]])
+            del near
+        if maybe.any():
+            same_block = [c[maybe] for c in columns]
+            del maybe
+            self._check_same_block(*(_first_executions(same_block) if repeats else same_block))
+            del same_block
+        else:
+            del maybe
+        del thread, addr, size, pc
         if glob.any():
-            records = [c if glob.all() else c[glob] for c in (thread, addr, size, pc, seq, val, known)]
-            del thread, addr, size, pc, seq, val, known, glob
-            self._check_other_blocks(records, final)
+            if not glob.all():
+                columns = [c[glob] for c in columns]
+            del glob
+            self._check_other_blocks(columns, repeats, final)
+
+    def _may_conflict(self, pc: np.ndarray, glob: np.ndarray) -> np.ndarray:
+        """Per access: whether its instruction may conflict, within one block, with an instruction that accessed
+        the same space in this chunk (itself included). An interval of shared-memory atomics only (a histogram's
+        bins) or of reads only has none, and skips the sort and group pass of `_check_same_block` entirely."""
+        npcs = len(self.pcs.write)
+        may = np.zeros(len(pc), dtype=np.bool_)
+        for space in (glob, ~glob):
+            present = np.flatnonzero(np.bincount(pc[space], minlength=npcs))
+            if len(present) == 0:
+                continue
+            a, b = np.repeat(present, len(present)), np.tile(present, len(present))
+            fa, fb = self.pcs.flags(a), self.pcs.flags(b)
+            racy = (fa.write | fb.write) & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
+            loud = np.zeros(npcs, dtype=np.bool_)
+            loud[a[racy]] = True
+            may |= space & loud[pc]
+        return may
 
     def _check_same_block(self, thread, addr, size, pc, seq, val, known) -> None:
         """Conflicts between threads of one block within the interval just closed."""
@@ -319,10 +339,11 @@ class IntervalDetector:
                 bool(benign),
             )
 
-    def _check_other_blocks(self, records: list[np.ndarray], final: bool) -> None:
+    def _check_other_blocks(self, records: list[np.ndarray], repeats: bool, final: bool) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now); `records`
         (thread, addr, size, pc, seq, val, known) are the interval's global accesses, taken over (emptied);
-        `final`: no other chunk of the same close follows (`_close`)."""
+        `repeats`: a thread may have made one access twice (an item counts each thread once); `final`: no other
+        chunk of the same close follows (`_close`)."""
         thread, addr, size, pc, seq, val, known = records
         records.clear()
         block_of = self.geometry.block_of
@@ -337,12 +358,22 @@ class IntervalDetector:
         o = np.lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
         begin, _ = run_bounds(run_ids(addr, size, pc))
+        if repeats:
+            # threads are sorted within an item: count each once (its first execution has the least seq, and
+            # the item's bytes are known only if every execution stored the same ones, as one record each)
+            new_thread = np.ones(len(thread), dtype=np.bool_)
+            new_thread[1:] = thread[1:] != thread[:-1]
+            new_thread[begin] = True
+            n = np.add.reduceat(new_thread, begin, dtype=np.int64)
+            del new_thread
+        else:
+            n = np.diff(np.append(begin, len(addr)))
         vmin = np.minimum.reduceat(val, begin)
         new = (
             addr[begin],
             size[begin],
             pc[begin],
-            np.diff(np.append(begin, len(addr))),
+            n,
             np.minimum.reduceat(thread, begin),
             np.maximum.reduceat(thread, begin),
             np.minimum.reduceat(seq, begin),
@@ -452,6 +483,19 @@ class IntervalDetector:
             return cause_message(cause, where=program.where(plain_pc))
         return cause_message(cause)
 
+
+
+def _first_executions(records: list[np.ndarray]) -> list[np.ndarray]:
+    """One record per distinct (thread, address range, instruction) of `records` (thread, addr, size, pc, seq, val,
+    known), keeping its first execution; its bytes stay known only if every execution stored the same ones."""
+    # records are in event order and lexsort is stable, so the first execution comes first
+    thread, addr, size, pc, seq, val, known = records
+    order = np.lexsort((pc, size, addr, thread))
+    thread, addr, size, pc, seq, val, known = (c[order] for c in (thread, addr, size, pc, seq, val, known))
+    del order
+    begin, _ = run_bounds(run_ids(thread, addr, size, pc))
+    known = np.logical_and.reduceat(known, begin) & (np.minimum.reduceat(val, begin) == np.maximum.reduceat(val, begin))
+    return [c[begin] for c in (thread, addr, size, pc, seq, val)] + [known]
 
 
 def _segment_bytes(segs: Segments, val: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
