@@ -88,7 +88,7 @@ def choose_detector(name: str, program: Program) -> type:
         if not IntervalDetector.applies(program):
             raise UserError(
                 "--detector interval handles kernels whose only synchronisation is barriers; "
-                "this kernel uses fences, warp syncs, asynchronous copies, mbarriers, cluster barriers, distributed shared memory or strong (volatile/relaxed/acquire/release) accesses: use --detector hb"
+                "this kernel uses fences, warp syncs, asynchronous copies, mbarriers, cluster barriers, distributed shared memory or acquire/release operations: use --detector hb"
             )
         return IntervalDetector
     if name == "auto":

@@ -389,6 +389,17 @@ def test_volatile_is_a_warning_under_cuda_and_exempt_under_ptx():
         else:
             (f,) = found
             assert f.severity == expect and f.cause.startswith("volatile is not atomic")
+            assert [x.op for x in f.sites] == ["volatile write", "volatile write"] and f.space == "shared"
+
+
+def test_volatile_pairs_under_scord_need_a_fence_or_a_warp_sync():
+    s = Stream(model="scord")
+    v = s.pc("st.volatile.shared.u32", 40)
+    w = s.pc("st.volatile.shared.u32", 41)
+    s.access(v, [0, 32], s.shared(0, 0))
+    s.access(w, [1, 2], s.shared(0, 4))
+    causes = {tuple(lines(f)): (f.severity, f.cause.split(":")[0]) for f in s.findings()}
+    assert causes == {(40, 40): (ERROR, "missing fence"), (41, 41): (ERROR, "the two accesses are in the same warp")}
 
 
 # ---------------------------------------------------------------- applicability
@@ -408,8 +419,8 @@ def test_volatile_is_a_warning_under_cuda_and_exempt_under_ptx():
         (ins("bar.warp.sync", 1, (Imm(-1),)), False),
         (ins("membar.gl", 1), False),
         (ins("fence.acq_rel.gpu", 1), False),
-        (ins("ld.volatile.shared.u32", 1), False),
-        (ins("st.relaxed.gpu.global.u32", 1), False),
+        (ins("ld.volatile.shared.u32", 1), True),
+        (ins("st.relaxed.gpu.global.u32", 1), True),
         (ins("ld.acquire.gpu.global.u32", 1), False),
         (ins("atom.acq_rel.gpu.global.cas.b32", 1), False),
     ],

@@ -830,7 +830,10 @@ def _scope_name(rank: int) -> str | None:
 
 
 def _op_name(ins, write: bool) -> str:
+    """How a site names an access, as every detector names it: `atomic add`, `read`, `volatile write`,
+    `acquire read` (a strong `ld`/`st` says its semantics)."""
     if ins.opcode in ("atom", "red"):
         op = next((m for m in ins.modifiers if m in _ATOMIC_OPS), "rmw")
         return f"atomic {op}"
-    return "write" if write else "read"
+    op = "write" if write else "read"
+    return f"{ins.semantics} {op}" if ins.semantics is not None and ins.opcode in ("ld", "st", "ldu") else op

@@ -49,7 +49,10 @@ CLOSE_CHUNK = 4_000_000
 a few hundred bytes per access for a moment, so a close of millions of accesses goes in chunks of whole blocks."""
 
 _SYNC_OPCODES = frozenset({"membar", "fence", "mbarrier"})
-_ORDERING_SEMANTICS = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
+_ORDERING_SEMANTICS = frozenset({"acquire", "release", "acq_rel", "sc", "mmio"})
+"""`ld`/`st` semantics that order by themselves. `volatile` and `.relaxed` accesses order only with a fence
+(a release or acquire pattern) or a release/acquire operation, which `applies` refuses anyway; without them
+they are strong accesses and nothing more, which `rules.classify` judges under every model."""
 
 
 def _needs_happens_before(ins: Instruction) -> bool:
@@ -154,9 +157,10 @@ class IntervalDetector:
     def applies(program: Program) -> bool:
         """True iff barriers are the program's only synchronisation.
 
-        That excludes fences, warp syncs, partial barriers, strong `ld`/`st`
-        and acquire/release atomics; plain atomics are fine (they are checked
-        for conflicts and scope but order nothing here).
+        That excludes fences, warp syncs, partial barriers and acquire/release
+        operations; plain atomics and `volatile`/`.relaxed` accesses are fine:
+        with no fence to pair with they order nothing, and they are checked
+        for conflicts and scope under the model as every detector checks them.
         """
         return not any(_needs_happens_before(ins) for ins in program.instructions)
 
