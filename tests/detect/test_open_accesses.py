@@ -1,4 +1,4 @@
-"""The interval detector's buffer of open accesses: order, chunks of whole blocks, what is kept after a close."""
+"""The interval detector's buffer of open accesses: order, chunks of address ranges, what is kept after a close."""
 
 from __future__ import annotations
 
@@ -51,9 +51,8 @@ def rows(records) -> list[tuple]:
 def close(buf, blocks, most) -> list[list[tuple]]:
     closing = np.zeros(4, dtype=np.bool_)
     closing[list(blocks)] = True
-    chunks, finals = [], []
-    buf.close(closing, np.arange(16) // BLOCK, most, lambda records, final: (chunks.append(rows(records)), finals.append(final)))
-    assert finals == [False] * (len(chunks) - 1) + [True]
+    chunks = []
+    buf.close(closing, np.arange(16) // BLOCK, most, lambda records: chunks.append(rows(records)))
     return chunks
 
 
@@ -64,14 +63,32 @@ def test_one_chunk_gives_every_access_of_the_closing_blocks_in_event_order():
     assert buf.n == 24 - len(chunk)
 
 
-def test_chunks_are_whole_blocks_in_block_order():
+def test_chunks_are_ascending_address_ranges_in_event_order():
     buf, batches = filled()
     chunks = close(buf, {0, 1, 2, 3}, most=6)
-    assert [sorted({t // BLOCK for t, *_ in c}) for c in chunks] == [[0], [1], [2], [3]]
-    assert [row for c in chunks for row in c] != expected(batches, {0, 1, 2, 3})  # reordered by block ...
-    for b, c in enumerate(chunks):
-        assert c == expected(batches, {b})  # ... and in event order within each
+    assert len(chunks) > 1
+    ranges = [(min(r[1] for r in c), max(r[1] for r in c)) for c in chunks]
+    assert all(hi < lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))  # disjoint, ascending
+    everything = expected(batches, {0, 1, 2, 3})
+    assert sorted(row for c in chunks for row in c) == sorted(everything)
+    for c in chunks:
+        assert c == [row for row in everything if row in c]  # event order within each
     assert buf.n == 0 and buf.batches == 0
+
+
+def test_a_chunk_keeps_every_access_to_its_addresses(monkeypatch):
+    monkeypatch.setattr(open_accesses, "CUT_SAMPLE", 2)  # a coarse sample: cuts fall anywhere
+    buf = OpenAccesses(nthreads=16)
+    threads = np.arange(16)
+    for seq in range(6):  # every thread hits one of three words, again and again
+        addrs = np.uint64(0x1000) + (threads % 3).astype(np.uint64) * np.uint64(0x100)
+        buf.append(AccessBatch(seq, 0, AccessKind.READ, threads, addrs, 4, np.zeros(16, np.int8), False, None, None))
+    chunks = close(buf, {0, 1, 2, 3}, most=10)
+    owners = {}
+    for k, c in enumerate(chunks):
+        for _, addr, *_ in c:
+            assert owners.setdefault(addr, k) == k
+    assert sum(len(c) for c in chunks) == 96
 
 
 def test_what_stays_keeps_its_order_values_and_batches_after_a_close():

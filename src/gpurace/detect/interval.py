@@ -46,7 +46,7 @@ from gpurace.sim.program import Program
 
 CLOSE_CHUNK = 4_000_000
 """The most accesses one step of an interval's close checks together (`IntervalDetector._close`): checking costs
-a few hundred bytes per access for a moment, so a close of millions of accesses goes in chunks of whole blocks."""
+a few hundred bytes per access for a moment, so a close of millions of accesses goes in chunks of address ranges."""
 
 _SYNC_OPCODES = frozenset({"membar", "fence", "mbarrier"})
 _ORDERING_SEMANTICS = frozenset({"acquire", "release", "acq_rel", "sc", "mmio"})
@@ -199,10 +199,11 @@ class IntervalDetector:
     def _close(self, blocks: np.ndarray | None) -> None:
         """End the open interval of `blocks` (None: every block): check its accesses and drop them.
 
-        The accesses are checked in chunks of whole blocks of about CLOSE_CHUNK accesses (`OpenAccesses.close`;
-        one chunk when they fit), so that a launch whose blocks all reach a barrier together needs memory for one
-        chunk at a time. A chunk meets the chunks before it through the global summary, as intervals closed
-        earlier do; so only the counts of races between blocks (lower bounds) depend on where chunks end.
+        The accesses are checked in chunks of about CLOSE_CHUNK accesses, one address range each
+        (`OpenAccesses.close`; one chunk when they fit), so that a launch whose blocks all reach a barrier
+        together needs memory for one chunk at a time. Accesses in different chunks never overlap, so each chunk
+        is checked completely on its own (against the summary of intervals closed earlier) and no finding or
+        count depends on where chunks end.
         """
         if self._open.n == 0:
             return
@@ -211,13 +212,13 @@ class IntervalDetector:
             closing[:] = False
             closing[blocks] = True
         repeats = self._pending_repeats
-        self._open.close(closing, self.geometry.block_of, CLOSE_CHUNK, lambda records, final: self._close_records(records, repeats, final))
+        self._open.close(closing, self.geometry.block_of, CLOSE_CHUNK, lambda records: self._close_records(records, repeats))
         if self._open.n == 0:
             self._pending_pcs, self._pending_repeats = set(), False
 
-    def _close_records(self, records: list[np.ndarray], repeats: bool, final: bool) -> None:
+    def _close_records(self, records: list[np.ndarray], repeats: bool) -> None:
         """Check the accesses (thread, addr, size, pc, seq, val, known) of whole blocks whose interval closed;
-        `repeats`: a thread may have made one access twice; `final`: no other chunk of this close follows."""
+        `repeats`: a thread may have made one access twice."""
         # Large intervals (a grid-stride loop over millions of elements) make every column hundreds of MB: each
         # is let go (`del`, `clear`) as soon as a smaller or reordered one replaces it, so that few live at once.
         # The cheap filters come first and see every execution of a repeated access (they answer the same for
@@ -245,7 +246,7 @@ class IntervalDetector:
             if not glob.all():
                 columns = [c[glob] for c in columns]
             del glob
-            self._check_other_blocks(columns, repeats, final)
+            self._check_other_blocks(columns, repeats)
 
     def _may_conflict(self, pc: np.ndarray, glob: np.ndarray) -> np.ndarray:
         """Per access: whether its instruction may conflict, within one block, with an instruction that accessed
@@ -343,15 +344,14 @@ class IntervalDetector:
                 bool(benign),
             )
 
-    def _check_other_blocks(self, records: list[np.ndarray], repeats: bool, final: bool) -> None:
+    def _check_other_blocks(self, records: list[np.ndarray], repeats: bool) -> None:
         """Global conflicts between the closed interval and other blocks (closed before, or closing now); `records`
         (thread, addr, size, pc, seq, val, known) are the interval's global accesses, taken over (emptied);
-        `repeats`: a thread may have made one access twice (an item counts each thread once); `final`: no other
-        chunk of the same close follows (`_close`)."""
+        `repeats`: a thread may have made one access twice (an item counts each thread once)."""
         thread, addr, size, pc, seq, val, known = records
         records.clear()
         block_of = self.geometry.block_of
-        if final and not self._summary.rows and not (self._alive > 0).any():
+        if not self._summary.rows and not (self._alive > 0).any():
             # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
             # several blocks touch can race, so the (exact) item building below needs no other records
             several = shared_by_threads(block_of[thread], addr, size)
@@ -398,7 +398,7 @@ class IntervalDetector:
         else:
             maybe = shared_by_threads(bmin, start, size)
         if not maybe.any():
-            self._remember(new, final)
+            self._remember(new)
             return
         start, size, pc, n, tmin, tmax, seq, val, uni, is_new = (
             c[maybe] for c in (start, size, pc, n, tmin, tmax, seq, val, uni, is_new)
@@ -440,11 +440,11 @@ class IntervalDetector:
                     int(total),
                     bool(benign),
                 )
-        self._remember(new, final)
+        self._remember(new)
 
-    def _remember(self, new: tuple[np.ndarray, ...], final: bool) -> None:
-        """Keep the closed interval's global items for later intervals and chunks, unless none can follow."""
-        if not final or (self._alive > 0).any():
+    def _remember(self, new: tuple[np.ndarray, ...]) -> None:
+        """Keep the closed interval's global items for later intervals, unless none can follow."""
+        if (self._alive > 0).any():
             self._summary.add(new)
 
     # ------------------------------------------------------------------ findings

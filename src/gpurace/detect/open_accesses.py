@@ -12,7 +12,7 @@ and a tuple of arrays per batch cost about 76.
 
 Accesses live in segments of SEGMENT accesses, so that the buffer grows and
 shrinks without a second copy of all of it alive, and a close gathers one
-chunk of blocks at a time (`close`) with 4 bytes of bookkeeping per access.
+address range at a time (`close`) with 4 bytes of bookkeeping per access.
 """
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ from gpurace.sim.events import AccessBatch
 
 SEGMENT = 1 << 20
 """Accesses per segment: large enough that per-segment NumPy calls cost nothing, small beside the buffer."""
+CUT_SAMPLE = 1 << 16
+"""Accesses sampled to place the address cuts of a close in chunks."""
 
 
 class _Segment:
@@ -88,26 +90,38 @@ class OpenAccesses:
             done += take
         self.n += count
 
-    def close(self, closing: np.ndarray, block_of: np.ndarray, most: int, check: Callable[[list[np.ndarray], bool], None]) -> None:
-        """Hand the accesses of the blocks where `closing` is true to `check(records, final)` and forget them.
+    def close(self, closing: np.ndarray, block_of: np.ndarray, most: int, check: Callable[[list[np.ndarray]], None]) -> None:
+        """Hand the accesses of the blocks where `closing` is true to `check(records)` and forget them.
 
-        `records` are the columns (thread, addr, size, pc, seq, val, known) the detector checks, for a chunk of
-        whole blocks: the blocks, ascending, whose accesses begin within each successive `most` of theirs (so a
-        chunk holds at most `most` plus one block's accesses), in event order; `final` marks the last chunk.
-        The rest of the buffer keeps its order.
+        `records` are the columns (thread, addr, size, pc, seq, val, known) the detector checks, in event order,
+        for one address range at a time: when more than `most` accesses close, the address line is cut into
+        ranges of about `most` of them each (`_address_cuts`; one address never spans two, so a chunk holds
+        every closing access that may overlap one of its own). The rest of the buffer keeps its order.
         """
-        per_block = np.zeros(len(closing), dtype=np.int64)
-        for seg in self._segments:
-            per_block += np.bincount(block_of[seg.used("thread")], minlength=len(closing))
-        per_block[~closing] = 0
-        chunk_of_block = np.full(len(closing), -1, dtype=np.int32)
-        chunk_of_block[closing] = ((np.cumsum(per_block) - per_block) // most)[closing]
-        chunk_of = [chunk_of_block[block_of[seg.used("thread")]] for seg in self._segments]
-        chunks = np.unique(chunk_of_block[closing & (per_block > 0)])
-        for k, chunk in enumerate(chunks):
+        chunk_of = [np.where(closing[block_of[seg.used("thread")]], 0, -1).astype(np.int32) for seg in self._segments]
+        total = sum(int(np.count_nonzero(c >= 0)) for c in chunk_of)
+        chunks = 1 if total else 0
+        if total > most:
+            cuts = self._address_cuts(chunk_of, total, -(-total // most))
+            for seg, c in zip(self._segments, chunk_of):
+                at = np.flatnonzero(c >= 0)
+                c[at] = np.searchsorted(cuts, seg.used("addr")[at], side="right")
+            chunks = len(cuts) + 1
+        for chunk in range(chunks):
             parts = [(seg, np.flatnonzero(c == chunk)) for seg, c in zip(self._segments, chunk_of)]
-            check(self._records([(seg, at) for seg, at in parts if len(at)]), k == len(chunks) - 1)
+            parts = [(seg, at) for seg, at in parts if len(at)]
+            if parts:
+                check(self._records(parts))
         self._drop(chunk_of)
+
+    def _address_cuts(self, chunk_of: list[np.ndarray], total: int, pieces: int) -> np.ndarray:
+        """Ascending addresses that cut the closing accesses into about `pieces` ranges of equal counts, from an
+        evenly spaced sample of them. Each cut is 256-byte aligned, so that no access (naturally aligned, at most
+        32 bytes) straddles one."""
+        stride = max(1, total // CUT_SAMPLE)
+        sample = np.sort(np.concatenate([seg.used("addr")[c >= 0][::stride] for seg, c in zip(self._segments, chunk_of)]))
+        at = (np.arange(1, pieces) * len(sample)) // pieces
+        return np.unique(sample[at] & ~np.uint64(255))
 
     def _records(self, parts: list[tuple[_Segment, np.ndarray]]) -> list[np.ndarray]:
         def gather(name: str) -> np.ndarray:
