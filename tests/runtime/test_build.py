@@ -6,7 +6,7 @@ import pytest
 
 from gpurace.errors import UserError
 from gpurace.runtime import exec_program
-from gpurace.runtime.build import check_nvcc_flag
+from gpurace.runtime.build import check_nvcc_flag, relocatable
 
 PROGRAM = r"""#include <cstdio>
 #include "message.h"
@@ -21,7 +21,9 @@ int main() {
 """
 
 
-@pytest.mark.parametrize("flag", ["-std=c++17", "--use_fast_math", "-Xcompiler", "-fopenmp", "-gencode=arch=compute_75,code=sm_75", "-lm"])
+@pytest.mark.parametrize(
+    "flag", ["-std=c++17", "--use_fast_math", "-Xcompiler", "-fopenmp", "-gencode=arch=compute_75,code=sm_75", "-lm", "-rdc=true"]
+)
 def test_plain_nvcc_options_are_passed(flag):
     assert check_nvcc_flag(flag) == flag
 
@@ -37,11 +39,17 @@ def test_plain_nvcc_options_are_passed(flag):
         ("-o", "chooses this itself"),
         ("--cudart=static", "chooses this itself"),
         ("-c", "chooses this itself"),
+        ("-dc", "chooses this itself"),
     ],
 )
 def test_other_nvcc_options_are_refused(flag, why):
     with pytest.raises(UserError, match=why):
         check_nvcc_flag(flag)
+
+
+@pytest.mark.parametrize("flags, linked", [(["-rdc=true"], True), (["--relocatable-device-code=true"], True), (["-rdc=false"], False), ([], False)])
+def test_relocatable_device_code_is_asked_for_by_its_flag(flags, linked):
+    assert relocatable(flags) is linked
 
 
 def test_a_program_in_a_folder_a_shell_would_misread(tmp_path, capfd):

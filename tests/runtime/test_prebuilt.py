@@ -37,6 +37,7 @@ BUILDS = {
         [*DOCUMENTED, "-gencode", "arch=compute_80,code=sm_80", "-compress-mode=speed"],
     ),
     "memcpy_past_end": (["memcpy_past_end.cu"], DOCUMENTED),
+    "rdc_counter": (["rdc_counter.cu", "parts/rdc_device.cu"], [*DOCUMENTED, "-rdc=true"]),
     "no_line_info": (["repeated_race.cu"], ["-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75"]),
     "static": (["exit_code.cu"], ["-gencode", "arch=compute_75,code=compute_75"]),
     "sass_only": (["exit_code.cu"], ["-cudart", "shared", "-gencode", "arch=compute_75,code=sm_75"]),
@@ -83,7 +84,7 @@ def gpurace(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([GPURACE, *args], cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("name", ["repeated_race", "two_units", "memcpy_past_end"])
+@pytest.mark.parametrize("name", ["repeated_race", "two_units", "memcpy_past_end", "rdc_counter"])
 def test_a_prebuilt_program_behaves_as_its_header_says(built, name):
     path = PROGRAMS / f"{name}.cu"
     header = read_header(path)

@@ -26,7 +26,8 @@ def run(path: Path) -> ExecResult:
     header = read_header(path)
     sources = [path, *(PROGRAMS / part for part in header.extra.get("with", []))]
     args = header.extra.get("args", [""])[0].split()
-    return exec_program(sources, args, leak_check="leak_check" in header.extra, capture_output=True)
+    flags = header.extra.get("nvcc_flags", [""])[0].split()
+    return exec_program(sources, args, nvcc_flags=flags, leak_check="leak_check" in header.extra, capture_output=True)
 
 
 def expected_findings(path: Path) -> set[tuple]:
@@ -68,6 +69,12 @@ def test_program_findings_and_exit_status(path):
         assert any(text in e for e in result.errors), result.errors
     if "expect_error" not in header.extra:
         assert result.errors == []
+
+
+def test_device_code_calling_into_another_file_needs_relocatable_device_code():
+    result = exec_program([PROGRAMS / "rdc_counter.cu", PROGRAMS / "parts" / "rdc_device.cu"], capture_output=True)
+    assert result.exit_code() == 2 and result.launches == 1
+    assert any("calls scaled, whose body is not in the PTX" in e and "--nvcc-flag=-rdc=true" in e for e in result.errors), result.errors
 
 
 def test_every_program_states_its_expectations():

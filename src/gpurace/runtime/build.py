@@ -35,9 +35,16 @@ SOURCE_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 
 _FLAG_RE = re.compile(r"^-[A-Za-z0-9_./+=,:-]*$")
 _BUILD_SHAPING_FLAGS = re.compile(
-    r"^--?(?:o|output-file|c|compile|ptx|cubin|fatbin|E|preprocess|M.*|run|lib|shared|dlink|device-link|cudart|"
-    r"default-stream|keep|keep-dir|save-temps|dryrun)(?:=.*)?$"
+    r"^--?(?:o|output-file|c|compile|dc|device-c|dw|device-w|ptx|cubin|fatbin|E|preprocess|M.*|run|lib|shared|dlink|"
+    r"device-link|cudart|default-stream|keep|keep-dir|save-temps|dryrun)(?:=.*)?$"
 )
+_RELOCATABLE_FLAG = re.compile(r"^--?(?:rdc|relocatable-device-code)=(?:true|1)$")
+
+
+def relocatable(flags: Iterable[str]) -> bool:
+    """Whether nvcc `flags` build relocatable device code (`-rdc=true`): device code then links across files, so
+    a kernel may call a `__device__` function, or use a `__device__` variable, that another file defines."""
+    return any(_RELOCATABLE_FLAG.match(f) for f in flags)
 
 
 def check_nvcc_flag(flag: str) -> str:

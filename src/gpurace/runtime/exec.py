@@ -31,13 +31,14 @@ from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.hip import compiled_as_cuda, report_notes
+from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
 from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
-from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source, source_text
+from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source, relocatable, source_text
 from gpurace.runtime.device import Device
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.launch import LaunchOutcome
@@ -180,11 +181,12 @@ def exec_program(
             executable = build_program(
                 paths, workdir=workdir, include_dirs=include_dirs, defines=defines, arch=arch, nvcc_flags=nvcc_flags, limits=limits
             )
-            modules = [
-                load_module(p, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
-                for p in paths
-                if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))
-            ]
+            device_sources = [p for p in paths if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))]
+            compile_options = dict(include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+            if relocatable(nvcc_flags) and device_sources:
+                modules = [load_linked(device_sources, **compile_options)]  # one device program, as nvlink makes it
+            else:
+                modules = [load_module(p, **compile_options) for p in device_sources]
         options = dict(
             detector=detector, model=model, schedules=schedules, seed=seed, max_steps=max_steps, shadow_cells=shadow_cells
         )

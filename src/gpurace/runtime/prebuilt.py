@@ -14,9 +14,11 @@ two things of the build (`rebuild_flags` says how to get them):
   program still runs, and its findings name functions instead of lines.
 
 Programs that cannot work are refused with the flags to rebuild with: a
-static runtime, another CUDA release's runtime, machine code only,
-relocatable device code (`-rdc`, whose separately compiled units gpurace
-does not link), or an RPATH that would load NVIDIA's runtime first.
+static runtime, another CUDA release's runtime, machine code only, or an
+RPATH that would load NVIDIA's runtime first. A program built with
+relocatable device code (`-rdc=true`, `-dc`) keeps each unit's PTX in its
+`__nv_relfatbin` section; those modules are linked into one, as nvlink
+linked their machine code.
 
 The PTX comes from the program's fatbinary (`fatbin.py`), read here rather
 than by NVIDIA's `cuobjdump`: the container format is small, reading it
@@ -37,11 +39,12 @@ from pathlib import Path
 
 from gpurace.errors import UserError
 from gpurace.frontend.compile import normalize_arch
+from gpurace.frontend.link import link_modules
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
 from gpurace.runtime.elf import DT_NEEDED, DT_RPATH, DT_RUNPATH, ET_DYN, ET_EXEC, ElfFile, is_elf
-from gpurace.runtime.fatbin import PtxEntry, read_units
+from gpurace.runtime.fatbin import PtxEntry, Unit, read_units
 
 RUNTIME = "libcudart.so.13"
 _RUNTIME_RE = re.compile(r"^libcudart\.so(?:\.|$)")
@@ -73,21 +76,31 @@ def load_prebuilt(path: Path, *, arch: str, limits: Limits) -> tuple[Path, list[
         if not os.access(path, os.X_OK):
             raise UserError(f"{path}: not executable (its execute permission is not set)")
         check_runtime(path, elf.dynamic_strings(), arch)
-        if elf.section("__nv_relfatbin") is not None:
-            raise _refuse(path, arch, "it was built with relocatable device code (-rdc/-dc), which gpurace does not link")
-        fatbin = elf.section(".nv_fatbin")
+        fatbin, relocatable = elf.section(".nv_fatbin"), elf.section("__nv_relfatbin")
         units = read_units(elf.section_data(fatbin, "fatbinary"), f"{path} (.nv_fatbin)", limits) if fatbin else []
-    if not any(u.ptx for u in units) and any(u.machine_code for u in units):
-        raise _refuse(path, arch, "it carries only machine code (SASS) for its kernels, no PTX")
+        linked = read_units(elf.section_data(relocatable, "fatbinary"), f"{path} (__nv_relfatbin)", limits) if relocatable else []
     capability = int(re.match(r"compute_(\d+)", normalize_arch(arch))[1])
+    # Relocatable units (-rdc) were linked by nvlink into one device program: so are their PTX modules. A unit
+    # with no PTX for this architecture or older is a library built for other GPUs (CUDA's device runtime).
+    linked = [u for u in linked if any(e.capability <= capability for e in u.ptx)]
+    if not any(u.ptx for u in units + linked) and any(u.machine_code for u in units + linked):
+        raise _refuse(path, arch, "it carries only machine code (SASS) for its kernels, no PTX")
+    modules = _modules(path, [u for u in units if u.ptx], capability, 0)
+    if linked:
+        modules.append(link_modules(_modules(path, linked, capability, len(modules))))
+    return path, modules
+
+
+def _modules(path: Path, units: list[Unit], capability: int, numbered: int) -> list[Module]:
+    """A module per unit, from its PTX text for `capability` (units named from `numbered` + 1 on)."""
     modules = []
-    for index, unit in enumerate(u for u in units if u.ptx):
+    for index, unit in enumerate(units, start=numbered + 1):
         entry = _choose(unit.ptx, capability)
-        name = entry.name or f"translation unit {index + 1}"
+        name = entry.name or f"translation unit {index}"
         module = parse_ptx(entry.text, f"{path} (the PTX of {name})")
         module.source_path = entry.name or f"{path} ({name})"
         modules.append(module)
-    return path, modules
+    return modules
 
 
 def check_runtime(path: Path, dynamic: dict[int, list[str]], arch: str) -> None:
