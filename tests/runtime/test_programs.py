@@ -13,6 +13,7 @@ import pytest
 
 from corpus import hip_marks, read_header
 from gpurace.check import check
+from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.ptx.debuginfo import display_path, user_frame
 from gpurace.runtime import ExecResult, exec_program
 
@@ -27,7 +28,8 @@ def run(path: Path) -> ExecResult:
     sources = [path, *(PROGRAMS / part for part in header.extra.get("with", []))]
     args = header.extra.get("args", [""])[0].split()
     flags = header.extra.get("nvcc_flags", [""])[0].split()
-    return exec_program(sources, args, nvcc_flags=flags, leak_check="leak_check" in header.extra, capture_output=True)
+    arch = header.extra.get("arch", [DEFAULT_ARCH])[0]
+    return exec_program(sources, args, arch=arch, nvcc_flags=flags, leak_check="leak_check" in header.extra, capture_output=True)
 
 
 def expected_findings(path: Path) -> set[tuple]:

@@ -74,6 +74,7 @@ translation unit.
 | MEM_INFO | - | `u64 free, u64 total` (`cudaMemGetInfo`: the global arena's bytes, and those no live allocation holds) |
 | OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1; layered: bit 0 a layered array, bit 1 a cube map, whose six faces are its layers), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
 | OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
+| TENSOR_MAP | `u32 data_type, u32 rank, u64 address`, `u64` extent per dimension, `u64` stride per dimension but the first, `u32` box extent and `u32` element stride per dimension (innermost first, as `cuTensorMapEncodeTiled` takes them), `u32 interleave, u32 swizzle, u32 oob_fill`, site | the 128-byte map (`sim.tensor_maps`; status 1, CUDA_ERROR_INVALID_VALUE: a map the driver refuses) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -131,6 +132,7 @@ class Op(IntEnum):
     MEM_INFO = 21
     OBJECT_CREATE = 40
     OBJECT_DESTROY = 41
+    TENSOR_MAP = 42
 
 
 class ObjectKind(IntEnum):

@@ -54,6 +54,7 @@ from gpurace.runtime.sites import at_where
 from gpurace.runtime.streams import Operation, Timeline
 from gpurace.runtime.texture_objects import read_object
 from gpurace.sim.printf import DeviceOutput
+from gpurace.sim.tensor_maps import CUDA_ERROR_INVALID_VALUE, MAX_RANK, encode_tiled
 
 _NEEDS_LIVE_CONTEXT = frozenset(
     {Op.MALLOC, Op.FREE, Op.FREE_ASYNC, Op.MEMCPY, Op.MEMCPY_2D, Op.MEMSET, Op.LAUNCH, Op.SYNCHRONIZE, Op.STREAM_CREATE, Op.EVENT_RECORD, Op.STREAM_WAIT_EVENT}
@@ -100,6 +101,7 @@ class DeviceServer:
             Op.HOST_FLAGS: self._host_flags,
             Op.OBJECT_CREATE: self._object_create,
             Op.OBJECT_DESTROY: self._object_destroy,
+            Op.TENSOR_MAP: self._tensor_map,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -401,6 +403,27 @@ class DeviceServer:
         if self.device.textures.pop(r.u64(), None) is None:
             return encode_reply(CudaError.INVALID_VALUE)
         return encode_reply(CudaError.SUCCESS)
+
+    def _tensor_map(self, r: Reader) -> bytes:
+        """`cuTensorMapEncodeTiled`: the map in the simulator's layout, or the driver's error for an invalid one."""
+        data_type, rank, address = r.u32(), r.u32(), r.u64()
+        if not 1 <= rank <= MAX_RANK:
+            r.site()
+            return encode_reply(CUDA_ERROR_INVALID_VALUE)
+        dims = tuple(r.u64() for _ in range(rank))
+        strides = tuple(r.u64() for _ in range(rank - 1))
+        box = tuple(r.u32() for _ in range(rank))
+        element_strides = tuple(r.u32() for _ in range(rank))
+        interleave, swizzle, oob_fill = r.u32(), r.u32(), r.u32()
+        site = r.site()
+        try:
+            encoded = encode_tiled(data_type, address, dims, strides, box, element_strides, interleave, swizzle, oob_fill)
+        except UserError as e:
+            self.errors.append(f"{_prefix(self.device.source_lines.frame(site).where())}{site.call}: {e}; the program was stopped")
+            return encode_reply(STOP)
+        if isinstance(encoded, int):
+            return encode_reply(encoded)
+        return encode_reply(CudaError.SUCCESS, encoded)
 
     def _unsupported(self, r: Reader) -> bytes:
         site = r.site()

@@ -25,6 +25,7 @@ SHIM_FILES = (
     "cudart.c",
     "error_names.h",
     "textures.h",
+    "tensor_maps.h",
     "graphs.h",
     "stream_ordered.h",
     "memory_hints.h",

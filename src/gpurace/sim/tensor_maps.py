@@ -2,8 +2,9 @@
 
 A tensor map is a 128-byte, 64-byte aligned object that the host encodes with `cuTensorMapEncodeTiled` and a
 kernel receives as a `const __grid_constant__ CUtensorMap` parameter (or in global or constant memory); its
-layout is opaque. Under `check` and `run` there is no host code, so `--arg tensormap:...` (`sim.args`) makes one,
-and the simulator writes it in its own layout (below), which it reads back at the TMA instruction: a map
+layout is opaque. Under `check` and `run` there is no host code, so `--arg tensormap:...` (`sim.args`) makes one;
+under `exec` the program's own `cuTensorMapEncodeTiled` call does (`encode_tiled`, through gpurace's runtime).
+Either way the simulator writes it in its own layout (below), which it reads back at the TMA instruction: a map
 with another layout is refused by name.
 
     tensormap:TYPE:DIMS:BOX:ARG
@@ -21,7 +22,8 @@ are zeros in a load and are not written by a store. The box lands in shared memo
 
 The simulator's layout (little-endian): bytes 0-7 the magic `gpurTMAP`, 8-15 the global address, 16 the element
 size, 17 the rank, 18 a type code, 24-63 the extents (u64 each, innermost first), 64-83 the box (u32 each,
-innermost first). The row strides follow from the extents.
+innermost first), 88-119 the byte strides of dimensions 1 and up (u64 each; a dense tensor's follow from the
+extents).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class TensorMap:
     code: int
     dims: tuple[int, ...]
     box: tuple[int, ...]
+    strides: tuple[int, ...] = ()
+    """Bytes between consecutive indices of dimensions 1 and up; () for a dense tensor."""
 
     @property
     def rank(self) -> int:
@@ -68,7 +72,14 @@ class TensorMap:
         struct.pack_into("<QBBB", out, 8, self.address, self.esize, self.rank, self.code)
         struct.pack_into(f"<{self.rank}Q", out, 24, *self.dims)
         struct.pack_into(f"<{self.rank}I", out, 64, *self.box)
+        struct.pack_into(f"<{self.rank - 1}Q", out, 88, *self.byte_strides()[1:])
         return bytes(out)
+
+    def byte_strides(self) -> tuple[int, ...]:
+        """Bytes between consecutive indices of each dimension, innermost (the element size) first."""
+        if self.strides:
+            return (self.esize, *self.strides)
+        return tuple(int(v) for v in np.concatenate(([1], np.cumprod(self.dims[:-1]))) * self.esize)
 
     @staticmethod
     def decode(data: bytes, what: str) -> TensorMap:
@@ -77,7 +88,8 @@ class TensorMap:
         address, esize, rank, code = struct.unpack_from("<QBBB", data, 8)
         dims = struct.unpack_from(f"<{rank}Q", data, 24)
         box = struct.unpack_from(f"<{rank}I", data, 64)
-        return TensorMap(address, esize, code, tuple(int(d) for d in dims), tuple(int(b) for b in box))
+        strides = struct.unpack_from(f"<{rank - 1}Q", data, 88)
+        return TensorMap(address, esize, code, tuple(int(d) for d in dims), tuple(int(b) for b in box), tuple(int(v) for v in strides))
 
     def elements(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(global addresses, in-bounds mask), each (lanes, box elements), of the boxes at `coords` (lanes, rank;
@@ -87,7 +99,7 @@ class TensorMap:
         at = coords.astype(np.int64)[:, None, :] + offsets[None, :, :]
         dims = np.array(self.dims, dtype=np.int64)
         inside = ((at >= 0) & (at < dims)).all(axis=2)
-        strides = np.concatenate(([1], np.cumprod(dims[:-1]))).astype(np.int64) * self.esize
+        strides = np.array(self.byte_strides(), dtype=np.int64)
         offset = (np.where(inside[:, :, None], at, 0) * strides).sum(axis=2)
         return (np.uint64(self.address) + offset.astype(np.uint64)), inside
 
@@ -116,3 +128,49 @@ def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, 
     if any(d * esize % 16 for d in np.cumprod(dims[:-1])):
         raise UserError(f"{label}: the tensor's row strides must be multiples of 16 bytes (cuTensorMapEncodeTiled)")
     return type_, dims, box, arg
+
+
+DRIVER_TYPES = {0: "u8", 1: "u16", 2: "u32", 3: "i32", 4: "u64", 5: "i64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16"}
+"""`CUtensorMapDataType` values the simulator has an element type for (the FTZ, TF32 and packed types it has not)."""
+CUDA_ERROR_INVALID_VALUE = 1
+
+
+def encode_tiled(
+    data_type: int,
+    address: int,
+    dims: tuple[int, ...],
+    strides: tuple[int, ...],
+    box: tuple[int, ...],
+    element_strides: tuple[int, ...],
+    interleave: int,
+    swizzle: int,
+    oob_fill: int,
+) -> bytes | int:
+    """`cuTensorMapEncodeTiled`'s map (innermost first, as its arrays are), or the `CUresult` it fails with.
+
+    What the driver refuses is refused alike (CUDA_ERROR_INVALID_VALUE): a rank outside 1..5, a global address
+    not 16-byte aligned, extents of 0 or past 2^32, strides that are not multiples of 16 or smaller than the
+    extent they step over, box extents outside 1..256, element strides outside 1..8, an innermost box row not
+    a multiple of 16 bytes. Valid maps that the simulator cannot follow (types without a NumPy counterpart,
+    interleaved layouts, swizzles, element strides other than 1, NaN fill) are a UserError naming the field.
+    """
+    rank = len(dims)
+    if data_type not in DRIVER_TYPES:
+        raise UserError(f"tensor maps of data type {data_type} (CUtensorMapDataType) are not supported")
+    esize, code = TYPES[DRIVER_TYPES[data_type]]
+    if (
+        not 1 <= rank <= MAX_RANK
+        or address % 16
+        or any(not 1 <= d <= 1 << 32 for d in dims)
+        or any(v % 16 or v >= 1 << 40 for v in strides)
+        or any(not 1 <= b <= MAX_BOX for b in box)
+        or any(not 1 <= e <= 8 for e in element_strides)
+        or box[0] * esize % 16
+    ):
+        return CUDA_ERROR_INVALID_VALUE
+    for what, value in (("interleave", interleave), ("swizzle", swizzle), ("oobFill", oob_fill)):
+        if value:
+            raise UserError(f"tensor maps with {what} {value} are not supported (only 0, none)")
+    if any(e != 1 for e in element_strides):
+        raise UserError("tensor maps with element strides other than 1 are not supported")
+    return TensorMap(address, esize, code, tuple(dims), tuple(box), tuple(strides)).encode()

@@ -2019,6 +2019,7 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 }
 
 #include "textures.h"
+#include "tensor_maps.h"
 
 /* ------------------------------------------------------------------------ */
 /* Everything else NVIDIA's runtime exports: stop with the call's name and site */
