@@ -2,10 +2,11 @@
 // the first launch of a configuration is never remembered, the second is. A timing loop of ten identical
 // launches replays eight; after the input changes the next launch runs, and the one after it (same input,
 // output cleared by the host) replays and writes the output again; a kernel that updates its buffer in
-// place never repeats; a kernel that prints runs every time; a launch reading managed memory the host
-// changed runs again, and the next one replays it; so does one reading a __constant__ the host changed. The
-// racy `publish` (every thread stores a different value into one word) is replayed twice: one finding,
-// whose count is four launches' (test_programs.py).
+// place on changing data never repeats (repeated_in_place.cu: on the same data it does); a kernel that
+// prints runs every time; a launch reading managed memory the host changed runs again, and the next one
+// replays it; so does one reading a __constant__ the host changed. The racy `publish` (every thread stores
+// a different value into one word) is replayed twice: one finding, whose count is four launches'
+// (test_programs.py).
 // @stdout after 10: 2 510
 // @stdout after input change: 200 510
 // @stdout in place: 3
@@ -16,7 +17,7 @@
 // @exit 1
 // @launches 28
 // @replayed 13
-// @expect data-race 33
+// @expect data-race 34
 #include <cstdio>
 
 __global__ void scale(float *out, const float *in, float factor) {

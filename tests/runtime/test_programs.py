@@ -128,6 +128,16 @@ def test_a_replayed_launch_counts_its_race_as_a_simulated_one_would():
     assert finding.count == 4 * one_launch.count
 
 
+def test_an_in_place_launch_on_the_same_data_replays_with_its_findings():
+    result = run(PROGRAMS / "repeated_in_place.cu")
+    (finding,) = result.findings
+    assert (finding.kind, finding.space, finding.same_value) == ("data-race", "global", True)
+    (one_launch,) = check(
+        PROGRAMS / "repeated_in_place.cu", kernel="add_one", grid=2, block=128, args=["buf:256", "buf:1"]
+    ).findings
+    assert finding.count == 7 * one_launch.count and result.replayed == 7
+
+
 def test_a_replayed_launch_races_with_a_copy_as_it_did_when_it_ran():
     (finding,) = run(PROGRAMS / "repeated_stream_race.cu").findings
     assert [site.loc.line for site in finding.sites] == [17, 31] and finding.count == 3

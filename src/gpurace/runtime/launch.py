@@ -159,7 +159,7 @@ def _execute_or_replay(
         replayed = repeats.replay(key, device, checked, footprint)
         if replayed is not None:
             return (*replayed, True)
-    watch = repeats.watch(key, footprint, checked) if key is not None else None
+    watch = repeats.watch(key, device, footprint, checked) if key is not None else None
     findings, steps = _execute(
         device, mangled, grid, block, shared_bytes, params, [*sinks, *(watch.sinks if watch else ())], checked=checked,
         cooperative=cooperative,

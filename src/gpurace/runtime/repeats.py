@@ -16,18 +16,28 @@ would be the earlier run again, step for step: gpurace writes the bytes it
 wrote with the values it wrote, and reports its findings again (they merge
 into the first launch's, whose count grows, as they would have).
 
-The earlier launch qualifies only if the bytes it read and the bytes it wrote
-are disjoint (then what it read is still what it found; an atomic reads and
-writes, and so does a kernel that updates its input in place), its footprint
-was recorded whole, it printed nothing and it ended without a fault or an
-uninitialised read (their outcome depends on more than the bytes read). A
-checked launch replays only a checked one; an unchecked launch replays either
-(its memory is the same: schedule 0 of a check is the plain simulation).
+What a launch read is compared as it was when the launch began. When the
+bytes it read and the bytes it wrote are disjoint, that is what they hold
+when it ends. When they overlap (an atomic reads and writes, and so does a
+kernel that updates its data in place, as a scan's uniform update does on
+every pass), the values before the launch are needed: they are kept from the
+start of each launch of a configuration whose previous run read and wrote
+the same bytes, and the launch qualifies when it read exactly those bytes
+again. So an in-place launch repeated on the same data replays from its
+fourth launch on (the second records what it reads, the third what those
+bytes held before it). The earlier launch also qualifies only if its
+footprint was recorded whole, it printed nothing and it ended without a
+fault or an uninitialised read (their outcome depends on more than the bytes
+read). A checked launch replays only a checked one; an unchecked launch
+replays either (its memory is the same: schedule 0 of a check is the plain
+simulation).
 
 What is kept per kernel configuration: the latest qualifying launch's read
-bytes and written bytes (page flags and values), within `budget` bytes in
-all; the oldest are forgotten first. A configuration's first launch is not
-recorded (its second is), so programs that never repeat a launch pay nothing.
+bytes and written bytes (page flags and values), and for a configuration
+whose last run read bytes it wrote, which bytes it read, within `budget`
+bytes in all; the oldest are forgotten first. A configuration's first launch
+is not recorded (its second is), so programs that never repeat a launch pay
+nothing.
 """
 
 from __future__ import annotations
@@ -71,6 +81,9 @@ class Watch:
     footprint: LaunchFootprint
     printing: PrintWatch
     own_footprint: bool
+    before: _Bytes | None = None
+    """The bytes the previous run of the configuration read, as they were when this launch began, when that run
+    wrote some of them (`RepeatedLaunches.remember`)."""
 
     @property
     def sinks(self) -> list:
@@ -116,6 +129,7 @@ class RepeatedLaunches:
         self.budget = budget
         self.replayed = 0
         self._launches: OrderedDict[tuple, _Launch] = OrderedDict()
+        self._in_place: OrderedDict[tuple, _Bytes] = OrderedDict()  # what the last run read, where it wrote some
         self._bytes = 0
         self._seen: set[tuple] = set()  # the configurations launched so far
 
@@ -124,21 +138,27 @@ class RepeatedLaunches:
         """What must be equal for a launch to repeat another, besides the memory it reads."""
         return (mangled, tuple(grid), tuple(block), shared_bytes, bytes(params), device.heap.frees, tuple(device.textures.items()))
 
-    def watch(self, key: tuple, footprint: LaunchFootprint | None, checked: bool) -> Watch | None:
+    def watch(self, key: tuple, device, footprint: LaunchFootprint | None, checked: bool) -> Watch | None:
         """What a launch needs so that it can be remembered: the command's own footprint of a checked launch (it
-        records the first schedule's run), else one that records the plain run; and a `PrintWatch`. None for the
-        first launch of its configuration: most programs never repeat a launch (its parameters change), and
-        those that do, repeat it many times, so remembering from the second launch on costs one more run."""
+        records the first schedule's run), else one that records the plain run; a `PrintWatch`; and the bytes the
+        previous run read, as they are now, when that run wrote some of them. None for the first launch of its
+        configuration: most programs never repeat a launch (its parameters change), and those that do, repeat
+        it many times, so remembering from the second launch on costs one more run."""
         if key not in self._seen:
             if len(self._seen) >= MAX_CONFIGURATIONS:
                 self._seen.clear()
             self._seen.add(key)
             return None
+        before = None
+        reads = self._in_place.get(key)
+        if reads is not None:
+            values = _view_values(device, reads)
+            before = None if values is None else _Bytes(reads.pages, reads.mask, values)
         if footprint is not None and checked:
-            return Watch(footprint, PrintWatch(), own_footprint=False)
+            return Watch(footprint, PrintWatch(), own_footprint=False, before=before)
         footprint = LaunchFootprint(budget=self.budget)
         footprint.recording = True  # never bound by a plain simulation: record from the start
-        return Watch(footprint, PrintWatch(), own_footprint=True)
+        return Watch(footprint, PrintWatch(), own_footprint=True, before=before)
 
     def replay(self, key: tuple, device, checked: bool, footprint: LaunchFootprint | None) -> tuple[list[Finding], int] | None:
         """The findings and steps of the launch `key` repeats, with its writes made again; None when none does."""
@@ -167,11 +187,18 @@ class RepeatedLaunches:
         if watch.printing.printed or any(f.kind in faults or f.kind == UNINITIALIZED_READ for f in findings):
             return
         touched = footprint.footprint()
-        if not footprint.complete or touched.reads.first_common(touched.writes) is not None:
+        if not footprint.complete:
             return
         read, written = _flagged(device, touched.reads), _flagged(device, touched.writes)
         if read is None or written is None:
             return
+        if touched.reads.first_common(touched.writes) is not None:
+            # what it read is what those bytes held when it began: known when the previous run read the same ones
+            before = watch.before
+            self._remember_reads(key, read)
+            if before is None or not (np.array_equal(before.pages, read.pages) and np.array_equal(before.mask, read.mask)):
+                return
+            read = before
         launch = _Launch(
             checked, read, written, _constant_memory(device).copy(), footprint if checked else None,
             [copy.copy(f) for f in findings], steps,
@@ -180,18 +207,36 @@ class RepeatedLaunches:
             return
         self._launches[key] = launch
         self._bytes += launch.nbytes
-        while self._bytes > self.budget:
-            self._forget(next(iter(self._launches)))
+        self._fit()
 
     def clear(self) -> None:
         self._launches.clear()
+        self._in_place.clear()
         self._seen.clear()
         self._bytes = 0
 
+    def _remember_reads(self, key: tuple, read: _Bytes) -> None:
+        """Keep which bytes a run of `key` read (not their values), for the next launch of `key` to note what they
+        hold when it begins."""
+        reads = _Bytes(read.pages, read.mask, np.zeros(0, dtype=np.uint8))
+        if reads.nbytes > self.budget:
+            return
+        self._in_place[key] = reads
+        self._bytes += reads.nbytes
+        self._fit()
+
+    def _fit(self) -> None:
+        """Forget the oldest of what is kept until the rest fits the budget (which bytes a run read first: it is
+        the cheaper to learn again)."""
+        while self._bytes > self.budget:
+            self._forget(next(iter(self._in_place or self._launches)))
+
     def _forget(self, key: tuple) -> None:
-        launch = self._launches.pop(key, None)
-        if launch is not None:
-            self._bytes -= launch.nbytes
+        """Forget what is kept of configuration `key`."""
+        for table in (self._launches, self._in_place):
+            kept = table.pop(key, None)
+            if kept is not None:
+                self._bytes -= kept.nbytes
 
 
 def _constant_memory(device) -> np.ndarray:
