@@ -327,3 +327,16 @@ def test_a_hip_program_runs_under_exec_and_its_race_names_the_hip_line(tmp_path)
     (finding,) = data["findings"]
     assert finding["kind"] == "data-race" and finding["space"] == "global"
     assert {(Path(a["file"]).name, a["line"]) for a in finding["accesses"]} == {("hip_histogram.hip", 21)}
+
+
+@pytest.mark.parametrize(
+    "cuda, hip_text",
+    [
+        ("cudaMemcpy (cudaMemcpyHostToDevice) writes", "hipMemcpy (hipMemcpyHostToDevice) writes"),
+        ("cudaFree of `cudaMallocHost#1`: free it with cudaFreeHost", "hipFree of `hipHostMalloc#1`: free it with hipHostFree"),
+        ("cudaHostAlloc#2 failed with cudaErrorLaunchFailure", "hipHostMalloc#2 failed with hipErrorLaunchFailure"),
+        ("__cudaPushCallConfiguration in cuda_runtime.h, CUDA C++", "__cudaPushCallConfiguration in cuda_runtime.h, CUDA C++"),
+    ],
+)
+def test_the_runtimes_names_are_spelt_as_hip_spells_them(cuda, hip_text):
+    assert hip.hip_spelling(cuda) == hip_text

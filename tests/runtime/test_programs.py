@@ -79,6 +79,17 @@ def test_device_code_calling_into_another_file_needs_relocatable_device_code():
     assert any("calls scaled, whose body is not in the PTX" in e and "--nvcc-flag=-rdc=true" in e for e in result.errors), result.errors
 
 
+HIP_HOST_FREE = PROGRAMS / "hip_host_free.hip"
+
+
+@pytest.mark.parametrize("path", [pytest.param(HIP_HOST_FREE, marks=hip_marks(HIP_HOST_FREE), id="hip_host_free")])
+def test_a_hip_programs_findings_name_hips_calls(path):
+    (finding,) = run(path).findings
+    assert finding.cause.startswith("hipFree of `hipHostMalloc#1`, memory that hipHostMalloc allocated at ")
+    assert finding.cause.endswith(": it must be freed with hipHostFree")
+    assert finding.sites[0].op == "hipFree" and finding.address.allocation == "hipHostMalloc#1"
+
+
 def test_every_program_states_its_expectations():
     for path in FILES:
         header = read_header(path)

@@ -181,8 +181,27 @@ def without_header_noise(log: str) -> str:
 
 def report_notes(modules) -> list[str]:
     """The notes a report on `modules` carries: `WARP_SIZE_NOTE` when one of them was compiled from a HIP source."""
-    hip_modules = [m for m in modules if m.compile_options is not None and m.compile_options.hip]
-    return [WARP_SIZE_NOTE] if hip_modules else []
+    return [WARP_SIZE_NOTE] if any_hip(modules) else []
+
+
+def any_hip(modules) -> bool:
+    """Whether one of `modules` was compiled from a HIP source."""
+    return any(m.compile_options is not None and m.compile_options.hip for m in modules)
+
+
+_HIP_NAMES = {"cudaMallocHost": "hipHostMalloc", "cudaHostAlloc": "hipHostMalloc", "cudaFreeHost": "hipHostFree"}
+"""CUDA runtime names whose HIP counterpart is not the same name with `hip` for `cuda`."""
+_CUDA_NAME_RE = re.compile(r"\bcuda([A-Z]\w*)")
+
+
+def hip_spelling(text: str) -> str:
+    """`text` with the CUDA runtime's names as a HIP program writes them (`cudaMemcpy` -> `hipMemcpy`,
+    `cudaErrorLaunchFailure` -> `hipErrorLaunchFailure`, `cudaMallocHost#1` -> `hipHostMalloc#1`).
+
+    On HIP's NVIDIA path every `hip*` call is the `cuda*` call of the same meaning, which is what gpurace's
+    runtime sees and names; a HIP programmer reads and searches for the names in their own source.
+    """
+    return _CUDA_NAME_RE.sub(lambda m: _HIP_NAMES.get(m.group(), "hip" + m.group(1)), text)
 
 
 def compiler_include_dirs(include_dir: Path) -> list[str]:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpurace.detect.findings import PERFORMANCE, Finding
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
-from gpurace.frontend.hip import compiled_as_cuda, report_notes
+from gpurace.frontend.hip import any_hip, compiled_as_cuda, hip_spelling, report_notes
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
@@ -204,9 +204,22 @@ def exec_program(
         finally:
             device.close()
         result.notes = report_notes(modules)
+        if any_hip(modules):
+            _spell_for_hip(result)
     if suppressions is not None:
         result.findings, result.suppressed = suppressions.split(result.findings, None)
     return result
+
+
+def _spell_for_hip(result: ExecResult) -> None:
+    """Name the CUDA runtime's calls, errors and allocations in `result` as a HIP program does (`hip_spelling`)."""
+    for f in result.findings:
+        f.cause = hip_spelling(f.cause)
+        f.sites = tuple(replace(site, op=hip_spelling(site.op)) for site in f.sites)
+        if f.address is not None:
+            f.address = replace(f.address, allocation=hip_spelling(f.address.allocation))
+        f.details = {k: hip_spelling(v) if isinstance(v, str) else v for k, v in f.details.items()}
+    result.errors = [hip_spelling(e) for e in result.errors]
 
 
 def _prebuilt(paths: list[Path], include_dirs: list, defines: list, nvcc_flags: list) -> Path | None:
