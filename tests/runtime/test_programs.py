@@ -15,6 +15,7 @@ from corpus import hip_marks, read_header
 from gpurace.check import check
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.ptx.debuginfo import display_path, user_frame
+from gpurace.limits import Limits
 from gpurace.runtime import ExecResult, exec_program
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
@@ -147,6 +148,13 @@ def test_an_in_place_launch_on_the_same_data_replays_with_its_findings():
         PROGRAMS / "repeated_in_place.cu", kernel="add_one", grid=2, block=128, args=["buf:256", "buf:1"]
     ).findings
     assert finding.count == 7 * one_launch.count and result.replayed == 7
+
+
+def test_what_is_kept_for_replays_goes_least_recently_launched_first():
+    path = PROGRAMS / "repeated_in_place_budget.cu"
+    result = exec_program([path], limits=Limits(max_memory=256 << 20), capture_output=True)
+    assert result.stdout == "8 8\n" and result.errors == []
+    assert (result.launches, result.replayed) == (15, 8)  # copy_big 1, restore 4, add_table 3
 
 
 def test_a_replayed_launch_races_with_a_copy_as_it_did_when_it_ran():

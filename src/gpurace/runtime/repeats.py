@@ -128,8 +128,9 @@ class RepeatedLaunches:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.replayed = 0
-        self._launches: OrderedDict[tuple, _Launch] = OrderedDict()
-        self._in_place: OrderedDict[tuple, _Bytes] = OrderedDict()  # what the last run read, where it wrote some
+        self._launches: dict[tuple, _Launch] = {}
+        self._in_place: dict[tuple, _Bytes] = {}  # what the last run read, where it wrote some
+        self._recent: OrderedDict[tuple, None] = OrderedDict()  # configurations with something kept, least recent first
         self._bytes = 0
         self._seen: set[tuple] = set()  # the configurations launched so far
 
@@ -173,7 +174,7 @@ class RepeatedLaunches:
         _write_values(device, earlier.written)
         if checked and footprint is not None:
             footprint.repeat(earlier.footprint)
-        self._launches.move_to_end(key)
+        self._recent.move_to_end(key)
         self.replayed += 1
         return [copy.copy(f) for f in earlier.findings], earlier.steps
 
@@ -207,11 +208,13 @@ class RepeatedLaunches:
             return
         self._launches[key] = launch
         self._bytes += launch.nbytes
+        self._recent[key] = None
         self._fit()
 
     def clear(self) -> None:
         self._launches.clear()
         self._in_place.clear()
+        self._recent.clear()
         self._seen.clear()
         self._bytes = 0
 
@@ -223,16 +226,18 @@ class RepeatedLaunches:
             return
         self._in_place[key] = reads
         self._bytes += reads.nbytes
+        self._recent[key] = None
+        self._recent.move_to_end(key)
         self._fit()
 
     def _fit(self) -> None:
-        """Forget the oldest of what is kept until the rest fits the budget (which bytes a run read first: it is
-        the cheaper to learn again)."""
+        """Forget what is kept of the configurations launched least recently until the rest fits the budget."""
         while self._bytes > self.budget:
-            self._forget(next(iter(self._in_place or self._launches)))
+            self._forget(next(iter(self._recent)))
 
     def _forget(self, key: tuple) -> None:
         """Forget what is kept of configuration `key`."""
+        self._recent.pop(key, None)
         for table in (self._launches, self._in_place):
             kept = table.pop(key, None)
             if kept is not None:
