@@ -289,6 +289,19 @@ def test_distinct_global_elements_are_clean():
     assert s.findings() == []
 
 
+def test_a_write_among_reads_of_every_block_races_only_with_the_reads():
+    s = Stream(grid=4)
+    r = s.pc("ld.global.u32", 50)
+    w = s.pc("st.global.u32", 51)
+    t = np.arange(256)
+    s.access(r, t, s.glob(4 * (t % 8)))  # every block reads words 0..7, one block's reads closing after another's
+    s.exit(t[:64])
+    s.access(w, [200], s.glob(12))  # block 3 writes word 3
+    s.exit(t[64:])
+    (f,) = s.findings()
+    assert lines(f) == [50, 51] and f.space == "global" and f.address.offset == 12
+
+
 def test_blocks_finishing_at_different_times_are_compared():
     s = Stream(grid=3)
     w = s.pc("st.global.u32", 20)

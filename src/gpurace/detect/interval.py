@@ -353,8 +353,9 @@ class IntervalDetector:
         block_of = self.geometry.block_of
         if not self._summary.rows and not (self._alive > 0).any():
             # the last interval, with nothing earlier to meet and nothing to remember: only ranges that
-            # several blocks touch can race, so the (exact) item building below needs no other records
-            several = shared_by_threads(block_of[thread], addr, size)
+            # several blocks touch, one of them writing, can race, so the (exact) item building below needs no
+            # other records
+            several = shared_by_threads(block_of[thread], addr, size, write=self.pcs.write[pc])
             if not several.any():
                 return
             thread, addr, size, pc, seq, val, known = (c[several] for c in (thread, addr, size, pc, seq, val, known))
@@ -389,14 +390,17 @@ class IntervalDetector:
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
         start, size, pc, n, tmin, tmax, seq, val, uni = both
         is_new = np.arange(len(start)) < len(new[0])
-        # only items that another block may overlap can race here; when some item spans blocks, the filter
-        # sees each item as both its lowest and its highest block, so that it keeps the single-block items
-        # such an item overlaps
+        # only items that another block may overlap, one of the two writing, can race here (the image a
+        # convolution reads, however many blocks read each pixel, has none); when some item spans blocks, the
+        # filter sees each item as both its lowest and its highest block, so that it keeps the single-block
+        # items such an item overlaps
         bmin, bmax = block_of[tmin], block_of[tmax]
+        write = self.pcs.write[pc]
         if (bmin != bmax).any():
-            maybe = shared_by_threads(np.concatenate([bmin, bmax]), np.tile(start, 2), np.tile(size, 2))[: len(start)]
+            twice = (np.concatenate([bmin, bmax]), np.tile(start, 2), np.tile(size, 2))
+            maybe = shared_by_threads(*twice, write=np.tile(write, 2))[: len(start)]
         else:
-            maybe = shared_by_threads(bmin, start, size)
+            maybe = shared_by_threads(bmin, start, size, write=write)
         if not maybe.any():
             self._remember(new)
             return
