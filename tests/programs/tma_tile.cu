@@ -6,28 +6,14 @@
 // @expect clean
 // TMA under exec: the host encodes a tensor map with cuTensorMapEncodeTiled, reached through
 // cudaGetDriverEntryPointByVersion, over a 40x100 float tensor whose rows are 112 floats apart (padded).
-// Each of 4 blocks loads a 16x32 box at column 32b - 8, row 24 (past the left, right and bottom edges:
-// zeros there), waits for the mbarrier phase, and copies it out; the host checks every element. The driver
-// refuses a box extent over 256 (CUDA_ERROR_INVALID_VALUE = 1).
+// The kernel is tests/kernels/bulk_copy/tma_load_wait.cu's: each of 4 blocks loads a 16x32 box at column
+// 32b - 8, row 24 (past the left, right and bottom edges: zeros there), waits for the mbarrier phase, and
+// copies it out; the host checks every element. The driver refuses a box extent over 256
+// (CUDA_ERROR_INVALID_VALUE = 1).
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <cstdio>
-#include "../kernels/bulk_copy/bulk_ptx.cuh"
-
-__global__ void tile_copy(const __grid_constant__ CUtensorMap map, float *out)
-{
-    __shared__ alignas(128) float tile[16][32];
-    __shared__ alignas(8) unsigned long long bar;
-    if (threadIdx.x == 0)
-        bar_init(&bar, 1);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        bar_arrive_expect_tx(&bar, sizeof(tile));
-        tma_load_2d(tile, &map, 32 * blockIdx.x - 8, 24, &bar);
-    }
-    bar_wait(&bar, 0);
-    out[512 * blockIdx.x + threadIdx.x] = tile[threadIdx.x / 32][threadIdx.x % 32];
-}
+#include "../kernels/bulk_copy/tma_load_wait.cu"  // tile_copy: each block's box, through the map, to `out`
 
 int main()
 {
@@ -50,7 +36,7 @@ int main()
     encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, tensor, dims, strides, box, element_strides,
            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    tile_copy<<<4, 512>>>(map, d_out);
+    tile_copy<<<4, 512>>>(map, d_out, tensor);
     cudaMemcpy(out, d_out, sizeof out, cudaMemcpyDeviceToHost);
     int wrong = 0;
     for (int b = 0; b < 4; b++)

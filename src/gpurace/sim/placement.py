@@ -45,7 +45,7 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
 
     def put(value: Value, write: Write) -> None:
         if isinstance(value, Buffer):
-            alloc = mem.allocate_global(value.name, value.array.nbytes, init=bytes_of(value.array), symbol=False)
+            alloc = mem.allocate_global(value.name, value.array.nbytes, init=bytes_of(value.array), symbol=False, isolated=True)
             allocations[value.name] = alloc
             write(0, int(alloc.base).to_bytes(8, "little"))
         elif isinstance(value, AutoBuffer):

@@ -158,19 +158,26 @@ class Memory:
         const: bool = False,
         align: int = 256,
         symbol: bool = True,
+        isolated: bool = False,
     ) -> Allocation:
         """Place a global (or, with `const`, a `.const`) allocation and optionally fill it.
 
         `symbol` registers `name` for `symbol()` (module-scope PTX variables);
         pass False for buffers made for kernel arguments, whose names are only
-        for reports and may repeat.
+        for reports and may repeat. An `isolated` global buffer (a kernel
+        argument's) is placed as automatic buffers are, after AUTO_SPREAD_BYTES
+        of unbacked address space, so that an out-of-bounds access through it
+        lands in no other allocation and is reported as out of bounds, never as
+        an access to (or a race on) a neighbour; the detectors' canonical
+        addresses leave the spread out.
         """
         space = Space.CONST if const else Space.GLOBAL
         if self.device is not None:
             raise RuntimeError("a launch on a device's memory places no allocations: the runtime does")
         if self._automatic and space is Space.GLOBAL:
             raise RuntimeError("global allocations must be placed before the automatic buffers")
-        alloc = self._tables[space].place(name, nbytes, align)
+        spread = AUTO_SPREAD_BYTES if isolated and space is Space.GLOBAL else 0
+        alloc = self._tables[space].place(name, nbytes, align, spread=spread)
         self._grow_region(space)
         if symbol:
             if name in self._symbols:
