@@ -38,7 +38,11 @@ from gpurace.frontend.hip import report_notes, set_hip_path
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
-from gpurace.frontend.numba_kernels import is_numba_file, load_numba_launch
+from gpurace.frontend.numba_kernels import compute_capability, is_numba_file, load_numba_launch
+from gpurace.frontend.triton_files import compile_file as compile_triton_file
+from gpurace.frontend.triton_files import is_triton_file, parse_meta, resolve_args
+from gpurace.frontend.triton_kernels import launch_args
+from gpurace.triton import drop_generated_same_value
 from gpurace.frontend.sandbox import mapped_bytes
 from gpurace.allocator import keep_freed_memory
 from gpurace.limits import (
@@ -687,11 +691,23 @@ def run(
     "the report gains a proof per memory object, alarms say whether the simulation found them, and a kernel "
     "proved race-free with uniform barriers runs one schedule (unless --schedules says otherwise).",
 )
+@click.option(
+    "--meta",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Triton kernels: a constexpr meta-parameter (an int, a float, true/false, else text), e.g. --meta BLOCK=256 (repeatable).",
+)
+@click.option(
+    "--num-warps",
+    default=None,
+    type=click.IntRange(1, 32),
+    help="Triton kernels: warps per program (a power of two); default 4, or an autotuned kernel's first configuration's.",
+)
 def check(
     file, linked_files, include_dirs, defines, arch, device_debug, kernel, grid, block, cluster, args, global_vars, shared_bytes, seed, max_steps, fmt,
     detector, model,
     shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record, cooperative,
-    prove,
+    prove, meta, num_warps,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -718,6 +734,17 @@ def check(
     if prove and search:
         raise UserError("--prove cannot be combined with --search: a proof covers one grid and block and every input; check with --grid and --block")
     limits = command_limits()
+    triton_file = not linked_files and is_triton_file(file)
+    if (meta or num_warps) and not triton_file:
+        raise UserError(f"{file}: --meta and --num-warps configure Triton kernels; this file does not import triton")
+    if triton_file:
+        if block is not None or search or cluster is not None or cooperative or prove or global_vars or shared_bytes is not None:
+            raise UserError("Triton kernels take --grid (programs), --arg, --meta and --num-warps; not --block, --search, "
+                            "--cluster, --cooperative, --prove, --global or --shared-bytes")  # fmt: skip
+        analysis = dict(detector=detector, model=model, shadow_cells=shadow_cells, redundant_barriers=redundant_barriers)
+        report = _check_triton_file(file, kernel, grid, list(args), meta, num_warps, arch, seed, max_steps, schedules, limits, analysis)
+        _emit_report(report, fmt, output, stats)
+        return
     grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
     numba_args = None  # a Numba kernel's arguments in its PTX parameters' layout (`frontend.numba_kernels`)
     if linked_files:
@@ -772,6 +799,24 @@ def check(
     if header is not None:
         report.launch["header_expect"] = header.expect
     _emit_report(report, fmt, output, stats)
+
+
+def _check_triton_file(file, kernel, grid, specs, meta, num_warps, arch, seed, max_steps, schedules, limits, analysis):
+    """The report of `gpurace check FILE.py` for a Triton file (`frontend.triton_files`): one launch of
+    `grid` programs of `num_warps` warps, with Triton's generated same-value shared-memory races dropped."""
+    if grid is None:
+        raise UserError(f"{file}: pass --grid, the launch's programs X[,Y[,Z]]")
+    programs = parse_dims(grid, "grid")
+    values = resolve_args(specs, np.random.default_rng(seed), limits, nthreads=1)
+    cc = int("".join(map(str, compute_capability(arch))))
+    compiled, num_warps = compile_triton_file(file, kernel, values, parse_meta(meta), num_warps=num_warps, cc=cc, limits=limits)
+    report = run_check(
+        compiled.module, kernel=compiled.name, grid=programs, block=(num_warps * 32, 1, 1),
+        args=launch_args(compiled, math.prod(programs)), shared_bytes=compiled.shared_bytes, seed=seed,
+        max_steps=max_steps, schedules=schedules, limits=limits, **analysis,
+    )  # fmt: skip
+    report.launch["args"], report.launch["num_warps"] = specs, num_warps
+    return drop_generated_same_value(report)
 
 
 @cli.command()

@@ -2,8 +2,8 @@
 
 The kernels are in tests/kernels/triton/, each with an `# @expect` header
 (the corpus format written with `#`: kind, memory space, both Python lines)
-and a comment giving its launch; there is no command line for Triton files,
-so these tests make the launches. They skip when Triton is not installed.
+and a comment giving its launch, which these tests make from Python (the
+command line's are in test_triton_cli.py). They skip when Triton is not installed.
 """
 
 from __future__ import annotations
@@ -262,18 +262,6 @@ def test_triton_is_an_optional_dependency(monkeypatch) -> None:
     monkeypatch.setattr(triton_kernels.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(UserError, match=r"install gpurace\[triton\]"):
         gpurace.triton.check(object(), 1)
-
-
-def test_the_command_line_points_triton_files_at_the_python_api():
-    pytest.importorskip("triton", reason="Triton is not installed (pip install -e '.[test,triton]')")
-    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[test,numba]')")
-    from click.testing import CliRunner
-
-    from gpurace.cli import cli
-
-    result = CliRunner().invoke(cli, ["check", str(KERNELS / "block_sum.py"), "--grid", "1", "--block", "32", "--arg", "f32:4"])
-    assert result.exit_code == 2 and "Traceback" not in result.output
-    assert "defines no @cuda.jit kernel (its Triton kernels are checked from Python: gpurace.triton.check)" in result.output
 
 
 def test_findings_name_the_file_the_kernel_was_loaded_from(kernels, tmp_path) -> None:

@@ -191,7 +191,7 @@ def serve(request: dict) -> dict:
         kernels = load_kernels(request["path"])
     name = request["kernel"]
     if not kernels:
-        triton = " (its Triton kernels are checked from Python: gpurace.triton.check)" if "triton" in sys.modules else ""
+        triton = " (gpurace reads a file as Triton's when it imports triton at the start of a line)" if "triton" in sys.modules else ""
         raise KernelError(f"{request['path']} defines no @cuda.jit kernel{triton}")
     if name is None:
         if len(kernels) > 1:

@@ -1,3 +1,4 @@
+# @launch --kernel histogram --grid 4 --arg i32:512:iota --arg i32:8 --arg 512 --meta NBINS=8 --meta BLOCK=128
 # @expect clean
 # Launch: gpurace.triton.check(histogram, (n // BLOCK,), values, bins, n, NBINS=..., BLOCK=...)
 # (tests/frontend/test_triton.py). Programs count into shared bins with

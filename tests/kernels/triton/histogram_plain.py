@@ -1,5 +1,6 @@
-# @expect data-race global 16 17
-# @expect data-race global 17 17
+# @launch --kernel histogram --grid 4 --arg i32:512:iota --arg i32:8 --arg 512 --meta NBINS=8 --meta BLOCK=128
+# @expect data-race global 17 18
+# @expect data-race global 18 18
 # Launch as histogram_atomic.py. The bins are read, incremented and stored
 # without atomics: programs (and the lanes of one program) that meet the same
 # bin race, and counts are lost.

@@ -1,4 +1,5 @@
-# @expect data-race global 16 16
+# @launch --kernel tag --grid 3 --arg f32:256:iota --arg f32:256 --arg 256 --meta BLOCK=128
+# @expect data-race global 17 17
 # Launch: gpurace.triton.check(tag, (n // (BLOCK // 2) - 1,), x, out, n, BLOCK=...)
 # (tests/frontend/test_triton.py). Each program stores x + its id over a
 # whole block but programs step by half a block, so neighbouring programs

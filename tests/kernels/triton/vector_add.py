@@ -1,3 +1,4 @@
+# @launch --kernel add --grid 4 --arg f32:1000:rand --arg f32:1000:rand --arg f32:1000 --arg 1000 --meta BLOCK=256
 # @expect clean
 # Launch: gpurace.triton.check(add, (triton.cdiv(n, BLOCK),), x, y, out, n, BLOCK=...)
 # (tests/frontend/test_triton.py). Each program adds its own block of elements.
