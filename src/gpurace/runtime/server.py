@@ -390,9 +390,7 @@ class DeviceServer:
         try:
             obj = read_object(kind is ObjectKind.SURFACE, r)
         except UserError as e:
-            site = r.site()
-            self.errors.append(f"{_prefix(self.device.source_lines.frame(site).where())}{site.call}: {e}")
-            return encode_reply(STOP)
+            return self._stop(r.site(), str(e))
         except ValueError:
             return encode_reply(CudaError.INVALID_VALUE)
         self.next_object += 1
@@ -419,11 +417,15 @@ class DeviceServer:
         try:
             encoded = encode_tiled(data_type, address, dims, strides, box, element_strides, interleave, swizzle, oob_fill)
         except UserError as e:
-            self.errors.append(f"{_prefix(self.device.source_lines.frame(site).where())}{site.call}: {e}; the program was stopped")
-            return encode_reply(STOP)
+            return self._stop(site, f"{e}; the program was stopped")
         if isinstance(encoded, int):
             return encode_reply(encoded)
         return encode_reply(CudaError.SUCCESS, encoded)
+
+    def _stop(self, site, message: str) -> bytes:
+        """Stop the program at the call `site` made, saying why (`message`): the shim then exits with status 2."""
+        self.errors.append(f"{_prefix(self.device.source_lines.frame(site).where())}{site.call}: {message}")
+        return encode_reply(STOP)
 
     def _unsupported(self, r: Reader) -> bytes:
         site = r.site()

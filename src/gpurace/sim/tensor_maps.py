@@ -149,8 +149,8 @@ def encode_tiled(
     """`cuTensorMapEncodeTiled`'s map (innermost first, as its arrays are), or the `CUresult` it fails with.
 
     What the driver refuses is refused alike (CUDA_ERROR_INVALID_VALUE): a rank outside 1..5, a global address
-    not 16-byte aligned, extents of 0 or past 2^32, strides that are not multiples of 16 or smaller than the
-    extent they step over, box extents outside 1..256, element strides outside 1..8, an innermost box row not
+    not 16-byte aligned, extents of 0 or past 2^32, strides that are not multiples of 16 or reach 2^40, box
+    extents outside 1..256, element strides outside 1..8, an innermost box row not
     a multiple of 16 bytes. Valid maps that the simulator cannot follow (types without a NumPy counterpart,
     interleaved layouts, swizzles, element strides other than 1, NaN fill) are a UserError naming the field.
     """
