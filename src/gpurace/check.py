@@ -26,6 +26,9 @@ kernel runs
 an atomic's address (a lock, a ticket), the `flip` schedule in which the other
 contender wins each contest (`sim.contention`): the default combination of
 detectors and schedules.
+`reverse` and `flip` pick as schedule 0 does until it first runs an instruction
+whose order matters, so they fork from schedule 0's run there instead of
+running from the start (`sim.shared_prefix`).
 
 With `prove`, verify first judges the kernel for the launch's grid and block
 (`verify.launch_proof`); a kernel proved race-free with uniform barriers then
@@ -64,6 +67,7 @@ from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.schedule import order_free, register_uses, synchronises
+from gpurace.sim.shared_prefix import FORKED_POLICIES, SharedPrefix, shareable
 from gpurace.words import plural
 
 DEFAULT_SCHEDULES = 3
@@ -121,6 +125,7 @@ def check(
     cooperative: bool = False,
     prove: bool = False,
     cluster=None,
+    share_prefix: bool = True,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`.
 
@@ -143,6 +148,8 @@ def check(
     `cluster` launches with thread-block clusters of that shape (`simulate`, `sim.clusters`).
     `prove` first verifies the kernel for this grid and block (`verify.launch_proof`): the report gains its proof
     section, and a kernel proved race-free with uniform barriers runs one schedule unless `schedules` says otherwise.
+    `share_prefix` False runs every schedule from the start instead of forking the later ones from schedule 0's
+    run (`sim.shared_prefix`; the same executions, for comparing their cost).
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
@@ -186,7 +193,7 @@ def check(
     if schedules == 1:
         report = _check_schedule(module, Policy(), args=args, global_vars=global_vars, **options)
     else:
-        report = _check_schedules(module, schedules, args=args, global_vars=global_vars, stop_at_livelock=chosen, **options)
+        report = _check_schedules(module, schedules, args=args, global_vars=global_vars, stop_at_livelock=chosen, share_prefix=share_prefix, **options)
     if proof is not None:
         attach_proof(report, proof, asked=asked)
     return report
@@ -220,7 +227,8 @@ def describe_schedule(index: int, policy: Policy) -> dict:
 
 
 def _check_schedules(
-    module: Module, schedules: int, *, args, global_vars, seed, redundant_barriers, kernel, stop_at_livelock=False, **options
+    module: Module, schedules: int, *, args, global_vars, seed, redundant_barriers, kernel, stop_at_livelock=False,
+    share_prefix=True, **options,
 ) -> Report:
     """The union of `schedules` checks of one launch, every one on the input `args` describes.
 
@@ -252,30 +260,51 @@ def _check_schedules(
         if watch is not None and watch.contended():
             yield schedules, Policy("flip", gates=watch.flip_gates())
 
-    for index, policy in policies():
-        if device is not None and index > 0:
-            left_by_first = left_by_first or device.snapshot()
-            device.restore(initial)
-        run_args = args if index == 0 or pristine is None else [copy_arg(a) for a in pristine]
-        run_vars = global_vars if index == 0 else copy_arg(pristine_vars)
-        run_options = {**options, "sinks": [*options["sinks"], watch]} if index == 0 and watch is not None else options
-        report = _check_schedule(
-            module, policy, args=run_args, global_vars=run_vars, seed=seed, redundant_barriers=redundant_barriers,
-            kernel=kernel, **run_options,
-        )  # fmt: skip
-        if first is None:
-            first = report
-        schedule = describe_schedule(index, policy)
-        new = union.add(report, schedule=schedule)
-        runs.append({**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new})
-        for key in totals:
-            totals[key] += report.stats[key]
-        if options["limits"].expired():
-            ended_by = "timeout"
-        elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
-            ended_by = "livelock"
-        if ended_by is not None:
-            break
+    # `reverse` and `flip` fork from schedule 0's run where their orders first differ (`sim.shared_prefix`).
+    prefix = SharedPrefix() if share_prefix and shareable(options["sinks"]) else None
+    try:
+        for index, policy in policies():
+            forks = index > 0 and prefix is not None and prefix.state != "declined" and policy.kind in FORKED_POLICIES
+            if forks:
+                # never forked: no instruction whose order matters ran, so every schedule is schedule 0's run
+                report = first if prefix.pending else prefix.run(policy, options["sinks"])
+            else:
+                if device is not None and index > 0:
+                    left_by_first = left_by_first or device.snapshot()
+                    device.restore(initial)
+                run_args = args if index == 0 or pristine is None else [copy_arg(a) for a in pristine]
+                run_vars = global_vars if index == 0 else copy_arg(pristine_vars)
+                run_options = {**options, "sinks": [*options["sinks"], watch]} if index == 0 and watch is not None else options
+                try:
+                    report = _check_schedule(
+                        module, policy, args=run_args, global_vars=run_vars, seed=seed, redundant_barriers=redundant_barriers,
+                        kernel=kernel, prefix=prefix if index == 0 else None, **run_options,
+                    )  # fmt: skip
+                except BaseException as error:
+                    if prefix is not None and prefix.role == "worker":
+                        prefix.finish(error=error)
+                    raise
+                if prefix is not None and prefix.role == "worker":
+                    prefix.finish(report, options["sinks"])
+            if first is None:
+                first = report
+            schedule = describe_schedule(index, policy)
+            new = union.add(report, schedule=schedule)
+            run = {**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new}
+            if forks:
+                run["shared_steps"] = prefix.steps if prefix.state == "forked" else report.stats["steps"]
+            runs.append(run)
+            for key in totals:
+                totals[key] += report.stats[key]
+            if options["limits"].expired():
+                ended_by = "timeout"
+            elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
+                ended_by = "livelock"
+            if ended_by is not None:
+                break
+    finally:
+        if prefix is not None:
+            prefix.close()
     if left_by_first is not None:
         device.restore(left_by_first)
     program = build_program(module, select_kernel(module, kernel)) if redundant_barriers else None
@@ -315,6 +344,7 @@ def _check_schedule(
     limits,
     cooperative,
     cluster=None,
+    prefix=None,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
     memory always: it costs little beside a race detector)."""
@@ -354,6 +384,7 @@ def _check_schedule(
         limits=limits,
         cooperative=cooperative,
         cluster=cluster,
+        prefix=prefix,
     )
     det = chosen[0]
     extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]

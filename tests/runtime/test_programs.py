@@ -196,3 +196,11 @@ def test_an_uninitialised_read_names_the_line_that_allocated_the_memory():
     where = f"{display_path(str(PROGRAMS / 'uninitialized_malloc.cu'))}:24"
     assert finding.details["allocated_at"] == where
     assert finding.cause.endswith(f"(`cudaMalloc#1` was allocated at {where})")
+
+
+def test_an_uninitialised_read_a_forked_schedule_makes_is_counted_with_the_others():
+    # lane 32 wins the claim under reverse (forked from schedule 0's run), random and flip (forked): three reads,
+    # the forked schedules' sent back from their processes (`GlobalInitCheck.absorb`)
+    (finding,) = run(PROGRAMS / "uninitialized_read_other_winner.cu").findings
+    assert (finding.kind, finding.space, finding.sites[0].loc.line, finding.count) == ("uninitialized-read", "global", 16, 3)
+    assert finding.sites[0].thread == (32, 0, 0)

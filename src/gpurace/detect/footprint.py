@@ -115,6 +115,7 @@ class LaunchFootprint:
     """
 
     name = "footprint"
+    first_run_only = True  # forked schedules need not report to it (`sim.shared_prefix`)
 
     def __init__(self, budget: int) -> None:
         self.budget = budget

@@ -270,6 +270,25 @@ class GlobalInitCheck:
         bad = unwritten > 0
         self.reads.add(ev, _at(lanes, np.flatnonzero(partly)[bad]), unwritten[bad])
 
+    def forked(self) -> None:
+        """A schedule forks from schedule 0's run here (`sim.shared_prefix`): from now on this worker's reads are
+        recorded apart, so that the parent counts the shared run's reads once."""
+        if self.reads is not None:
+            self.reads = _UnwrittenReads(self.reads.ctx, "global")
+
+    def fork_result(self):
+        """What a forked schedule read unwritten, for `absorb` in the parent."""
+        return None if self.reads is None else (self.reads.counts, self.reads.first)
+
+    def absorb(self, result) -> None:
+        """Take in a forked schedule's unwritten reads (`fork_result`), as if its run had followed this one's."""
+        if result is None or self.reads is None:
+            return
+        counts, first = result
+        for pc, n in counts.items():
+            self.reads.counts[pc] = self.reads.counts.get(pc, 0) + n
+            self.reads.first.setdefault(pc, first[pc])
+
     def commit(self) -> None:
         """The launch is over: what its first schedule wrote counts as written for every later launch."""
         self.writes.kernel_wrote(self.first_run or self.this_run)

@@ -63,6 +63,7 @@ class PrintWatch:
     """An event sink that notes whether a launch printed (`sim.printf` calls every `on_print` sink)."""
 
     name = "print-watch"
+    first_run_only = True  # forked schedules need not report to it (`sim.shared_prefix`)
 
     def __init__(self) -> None:
         self.printed = False

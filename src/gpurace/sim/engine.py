@@ -24,7 +24,10 @@ points; otherwise it runs the lowest pc as `min-pc` does. It keeps the rounds
 and yields, and so the same progress guarantees. The `reverse` policy is its
 fixed variant: highest warp first, no holds. The `flip` policy
 (`sim.contention`) is `min-pc` with the winner of every contended atomic of an
-earlier run held back until the runner-up has gone.
+earlier run held back until the runner-up has gone. `reverse` and `flip` pick
+as `min-pc` does until it first runs an instruction whose order between warps
+matters, so `check` forks them from schedule 0's run at that step
+(`sim.shared_prefix`; `Engine._at_fork_point`).
 
 Threads block at barriers (`bar.sync`) and warp-synchronising instructions
 (`bar.warp.sync`, `shfl.sync`, ...). When nothing can run, the engine decides
@@ -62,6 +65,7 @@ from gpurace.sim.program import Program
 from gpurace.sim.contention import FlipSchedule
 from gpurace.sim.parking import Parking
 from gpurace.sim.schedule import SeededSchedule
+from gpurace.sim.shared_prefix import SharedPrefix, order_matters
 from gpurace.sim.state import ThreadState
 
 RUN, BAR, WARP, DONE = 0, 1, 2, 3  # and PARKED (`sim.parking`)
@@ -137,6 +141,7 @@ class Engine:
         limits: Limits | None = None,
         grid_workspace: int = 0,
         first_seq: int = 0,
+        prefix: SharedPrefix | None = None,
     ):
         from gpurace.sim.execute import decode_all
 
@@ -144,18 +149,17 @@ class Engine:
         self.geo = geometry
         self.mem = memory
         self.sinks = sinks
-        self.policy = policy
-        if policy.kind == "min-pc":
-            self.schedule = None
-        elif policy.kind == "flip":
-            self.schedule = FlipSchedule(program, geometry, policy.gates)
-        else:
-            self.schedule = SeededSchedule(program, geometry, policy.seed, reverse=policy.kind == "reverse")
-        # Where the scheduler must pick again even when every eligible thread moved together.
-        self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
+        self._use_policy(policy)
+        # Schedule 0 of a check whose other schedules share its run up to the first instruction whose order
+        # matters (`sim.shared_prefix`): those pcs, until one is picked.
+        self.prefix = prefix
+        self._fork_pcs = None
+        if prefix is not None and prefix.pending and self.schedule is None:
+            self._fork_pcs = order_matters(program)
+            self.repick_at = self._fork_pcs
         self.max_steps = max_steps
         self.limits = limits or Limits()
-        self.progress_callback = progress
+        self.progress_callback = None if prefix is not None and prefix.role == "worker" else progress
         self.findings = FindingSet()
         self.stats = RunStats()
         n = geometry.nthreads
@@ -202,6 +206,28 @@ class Engine:
         self.proxy_fences = ProxyFences(self, reads_shared_async(program))  # unfenced generic writes (`sim.proxy_fences`)
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.handlers = decode_all(self)
+
+    def _use_policy(self, policy: Policy) -> None:
+        """Schedule from now on under `policy`."""
+        self.policy = policy
+        if policy.kind == "min-pc":
+            self.schedule = None
+        elif policy.kind == "flip":
+            self.schedule = FlipSchedule(self.program, self.geo, policy.gates)
+        else:
+            self.schedule = SeededSchedule(self.program, self.geo, policy.seed, reverse=policy.kind == "reverse")
+        # Where the scheduler must pick again even when every eligible thread moved together.
+        self.repick_at = self.schedule.sync_pcs if self.schedule is not None else None
+
+    def _at_fork_point(self) -> None:
+        """Schedule 0 picked its first instruction whose order matters: the other schedules fork from here
+        (`sim.shared_prefix`); in a worker, this engine goes on under the worker's policy."""
+        self._fork_pcs = None
+        self.repick_at = None
+        policy = self.prefix.reached(self)
+        if policy is not None:
+            self._use_policy(policy)
+            self.progress_callback = None
 
     # ------------------------------------------------------------------ events
 
@@ -277,6 +303,9 @@ class Engine:
                         return
                     continue
                 group_pc, group = self._pick(live)
+                if self._fork_pcs is not None and self._fork_pcs[group_pc]:
+                    self._at_fork_point()
+                    group_pc, group = self._pick(live)
             r = handlers[group_pc](group)
             if self.watching and self.parking.unsafe_pc[group_pc]:
                 self.parking.ran_unsafe(group)

@@ -43,6 +43,7 @@ from gpurace.sim.budget import (
 from gpurace.sim.dynamic_shared import SharedUsage, SharedUsageTracker, automatic_dynamic_bytes, has_extern_shared
 from gpurace.sim.device_vars import resolve_variables
 from gpurace.sim.geometry import Geometry, check_launch
+from gpurace.sim.shared_prefix import SharedPrefix
 from gpurace.sim.memory import Allocation, DeviceMemory, Memory, function_addresses
 from gpurace.sim.memory.layout import SharedLayout
 from gpurace.sim.placement import Placement, copy_back, place_inputs
@@ -184,6 +185,7 @@ def simulate(
     cooperative: bool = False,
     check_residency: bool = True,
     cluster=None,
+    prefix: SharedPrefix | None = None,
 ) -> RunResult:
     """Run one launch of a kernel and return what it did; arrays in `args` are updated in place.
 
@@ -219,6 +221,9 @@ def simulate(
 
     `cluster` (an int or 1 to 3 ints) launches with thread-block clusters of that shape, as `cudaLaunchKernelEx`
     with a cluster dimension does; None takes the kernel's `__cluster_dims__`, if any (`sim.clusters`).
+
+    `prefix` makes this `min-pc` run schedule 0 of a check whose other schedules fork from it at the first
+    instruction whose order between warps matters (`sim.shared_prefix`).
     """
     limits = (limits or Limits()).started()
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
@@ -287,14 +292,15 @@ def simulate(
     if per_wave is None:
         engine = Engine(
             program, geometry, mem, all_sinks, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
-            grid_workspace=workspace,
+            grid_workspace=workspace, prefix=prefix,
         )  # fmt: skip
         engine.run()
         findings, stats = engine.findings.sorted(), engine.stats
     else:
         findings, stats = run_waves(
-            program, geometry, mem, all_sinks, per_wave, policy=policy, max_steps=max_steps, progress=progress, limits=limits
-        )
+            program, geometry, mem, all_sinks, per_wave, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
+            prefix=prefix,
+        )  # fmt: skip
 
     usage = tracker.usage() if tracker else []
     if launch is not None:

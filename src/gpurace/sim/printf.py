@@ -130,6 +130,7 @@ class DeviceOutput:
     each print the same; the program sees the first's). A launch simulated without a check never binds it."""
 
     name = "device-output"
+    first_run_only = True  # forked schedules need not report to it (`sim.shared_prefix`)
 
     def __init__(self) -> None:
         self.parts: list[str] = []

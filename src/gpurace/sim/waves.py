@@ -40,6 +40,7 @@ from gpurace.sim.events import EventSink
 from gpurace.sim.geometry import Geometry
 from gpurace.sim.memory import Memory
 from gpurace.sim.program import Program
+from gpurace.sim.shared_prefix import SharedPrefix
 from gpurace.words import plural
 
 STUCK = ("livelock", "timeout")
@@ -74,9 +75,11 @@ def run_waves(
     max_steps: int,
     progress: Callable[[RunStats], None] | None,
     limits: Limits,
+    prefix: SharedPrefix | None = None,
 ) -> tuple[list[Finding], RunStats]:
     """Run the launch of `geometry` wave by wave on `mem` (created for `per_wave` blocks); its findings and
-    statistics."""
+    statistics. With a `prefix` (`sim.shared_prefix`), a worker that took over in one wave keeps its policy in
+    the waves after it."""
     findings = FindingSet()
     stats = RunStats()
     nblocks = geometry.nblocks
@@ -84,16 +87,19 @@ def run_waves(
         count = min(per_wave, nblocks - first)
         if first:
             mem.enter_wave(first, count)  # the first wave's stores are those `mem` was made with
+        if prefix is not None:
+            prefix.steps_before = stats.steps
         engine = Engine(
             program,
             geometry.wave(first, count),
             mem,
             sinks,
-            policy=wave_policy(policy, first),
+            policy=wave_policy(prefix.policy if prefix is not None and prefix.policy is not None else policy, first),
             max_steps=max_steps,
             progress=None if progress is None else _progress_after(stats, progress),
             limits=limits,
             first_seq=stats.events,
+            prefix=prefix,
         )
         engine.run()
         _add_stats(stats, engine.stats)

@@ -82,13 +82,14 @@ class DeviceMemory:
 
     def snapshot(self) -> tuple[np.ndarray, np.ndarray]:
         """A copy of every byte placed so far, for `restore` (each schedule of a launch starts from the same memory)."""
-        return tuple(store[: table.top - table.region_base].copy() for table, store in self._spaces())  # type: ignore[return-value]
+        return tuple(store[: table.top - table.region_base].copy() for table, store in self.spaces())  # type: ignore[return-value]
 
     def restore(self, saved: tuple[np.ndarray, np.ndarray]) -> None:
-        for (_table, store), data in zip(self._spaces(), saved):
+        for (_table, store), data in zip(self.spaces(), saved):
             store[: len(data)] = data
 
-    def _spaces(self):
+    def spaces(self):
+        """(table, store) of global and then constant memory."""
         return ((self.global_table, self.global_store), (self.const_table, self.const_store))
 
 
