@@ -41,6 +41,8 @@ def test_a_dense_map_made_for_check_has_the_strides_its_extents_give():
         dict(box=(2, 16)),  # an innermost row of 8 bytes
         dict(dims=(0, 40)),
         dict(element_strides=(9, 1)),
+        dict(swizzle=2),  # a 64-byte swizzle with 128-byte box rows
+        dict(swizzle=7),
     ],
 )
 def test_what_the_driver_refuses_fails_with_its_error(change):
@@ -49,9 +51,15 @@ def test_what_the_driver_refuses_fails_with_its_error(change):
 
 @pytest.mark.parametrize(
     "change, field",
-    [(dict(swizzle=3), "swizzle 3"), (dict(interleave=1), "interleave 1"), (dict(oob_fill=1), "oobFill 1"),
+    [(dict(swizzle=4), "swizzle 4"), (dict(interleave=1), "interleave 1"), (dict(oob_fill=1), "oobFill 1"),
      (dict(element_strides=(2, 1)), "element strides"), (dict(data_type=11), "data type 11")],
 )  # fmt: skip
 def test_valid_maps_the_simulator_cannot_follow_are_refused_by_name(change, field):
     with pytest.raises(UserError, match=field):
         tiled(**change)
+
+
+@pytest.mark.parametrize("swizzle, span", [(0, 0), (1, 32), (2, 64), (3, 128)])
+def test_a_swizzled_map_keeps_its_span(swizzle, span):
+    box = (span // 4 or 32, 16)
+    assert TensorMap.decode(tiled(swizzle=swizzle, box=box), "map").swizzle == span

@@ -96,6 +96,7 @@ class TensorMapArg:
     dims: tuple[int, ...]
     box: tuple[int, ...]
     arg: int
+    swizzle: int = 0  # the shared-memory swizzle span in bytes, 0 for none
     buffer: Buffer | None = None
 
 

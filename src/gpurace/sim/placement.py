@@ -76,7 +76,7 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
     for write, value in tensor_maps:
         esize, code = TYPES[value.type]
         base = int(allocations[value.buffer.name].base)
-        write(0, TensorMap(base, esize, code, value.dims, value.box).encode())
+        write(0, TensorMap(base, esize, code, value.dims, value.box, swizzle=value.swizzle).encode())
     return Placement(bytes(params), allocations, auto_allocs)
 
 

@@ -9,6 +9,8 @@ Forms simulated, tile mode, 1 to 5 dimensions:
 - `cp.async.bulk.tensor.Nd.global.shared::cta{.tile}.bulk_group [tensorMap, {c0, ...}], [src]`: the dense box
   in shared memory is written to the tensor, elements outside it left alone, in the thread's bulk group.
 
+With a swizzled tensor map the box's 16-byte chunks land at (and a store reads them from) the shared addresses
+the swizzle gives (`tensor_maps.swizzled`); the shared address must then be aligned to the pattern's repeat.
 Both are bulk copies as `sim.bulk_copies` describes them (in flight in `sim.async_copies`' table, completing
 through the mbarrier or `cp.async.bulk.wait_group`; the store's read of shared memory is an async-proxy read).
 Each global element is an access of its own (the box's elements lie apart in memory), one event per element
@@ -26,7 +28,7 @@ from gpurace.sim.async_copies import BULK_GROUP, BULK_MBARRIER, MAX_COPY
 from gpurace.sim.bulk_copies import COMPLETE_TX, SPACES, barrier_objects, copy_form, emit_by_piece, issue, pieces, read_pieces
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
-from gpurace.sim.tensor_maps import SIZE, TensorMap
+from gpurace.sim.tensor_maps import SIZE, TensorMap, swizzled
 
 _DIMS = {f"{n}d": n for n in range(1, 6)}
 _MODIFIERS = frozenset({"async", "bulk", "tensor", "tile", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES) | frozenset(_DIMS)
@@ -76,6 +78,21 @@ def _maps(dec, idx, addrs, rank: int):
     return out
 
 
+def _shared_offsets(dec, tm: TensorMap, base: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Shared addresses of the box's bytes at `offset` from the copies' shared addresses `base`: swizzled when
+    the map says so, which needs `base` aligned to the pattern's repeat (8 x the span)."""
+    if not tm.swizzle:
+        return base + offset
+    repeat = np.uint64(8 * tm.swizzle)
+    if (base % repeat).any():
+        raise UserError(
+            f"{dec.ins.where()}: `{dec.ins.text}` with a {tm.swizzle}-byte swizzle at a shared address that is not a "
+            f"multiple of {int(repeat)} bytes: not supported (the simulator follows a swizzled box only from a shared "
+            "address aligned to the pattern's repeat)"
+        )
+    return base + swizzled(offset, tm.swizzle)
+
+
 def _load(dec, rank, dst_space, dst_op, map_op, resolve_barrier):
     eng = dec.eng
     daddr = dec.address(dst_op)
@@ -102,7 +119,7 @@ def _load(dec, rank, dst_space, dst_op, map_op, resolve_barrier):
             npieces = tm.box_bytes // MAX_COPY
             rows = np.repeat(np.arange(len(sel)), npieces)
             offset = (np.tile(np.arange(npieces), len(sel)) * MAX_COPY).astype(np.uint64)
-            issue(dec, BULK_MBARRIER, threads[rows], dst_space, daddr(threads)[rows] + offset,
+            issue(dec, BULK_MBARRIER, threads[rows], dst_space, _shared_offsets(dec, tm, daddr(threads)[rows], offset),
                   np.ones(len(rows), dtype=np.bool_), np.zeros(len(rows), dtype=np.uint64), Space.GLOBAL,
                   tile.reshape(-1, MAX_COPY), barriers[sel][rows], src_size=0)  # fmt: skip
         return nxt
@@ -120,7 +137,8 @@ def _store(dec, rank, map_op, src_op):
         for sel, tm in _maps(dec, idx, maps, rank):
             threads = idx[sel]
             lane, offset, number = pieces(np.full(len(sel), tm.box_bytes, dtype=np.int64))
-            src_ok, src_canon, data = read_pieces(dec, Space.SHARED, saddr(threads)[lane] + offset, threads[lane], number)
+            shared = _shared_offsets(dec, tm, saddr(threads)[lane], offset.astype(np.uint64))
+            src_ok, src_canon, data = read_pieces(dec, Space.SHARED, shared, threads[lane], number)
             addrs, inside = tm.elements(coords[sel])
             per_piece = MAX_COPY // tm.esize
             # element e of lane l lies in piece l * npieces + e // per_piece, at byte (e % per_piece) * esize

@@ -7,21 +7,27 @@ under `exec` the program's own `cuTensorMapEncodeTiled` call does (`encode_tiled
 Either way the simulator writes it in its own layout (below), which it reads back at the TMA instruction: a map
 with another layout is refused by name.
 
-    tensormap:TYPE:DIMS:BOX:ARG
+    tensormap:TYPE:DIMS:BOX:ARG[:swizzle=SPAN]
 
 - TYPE: the element type (`f16`, `bf16`, `f32`, `f64`, `i8`..`i64`, `u8`..`u64`);
 - DIMS: the tensor's extents, outermost first as C writes arrays (`64x128`: 64 rows of 128 elements), 1 to 5;
 - BOX: the box one copy moves, in the same order (`16x32`); the innermost extent times the element size must be
   a multiple of 16 bytes, each extent at most 256, as `cuTensorMapEncodeTiled` requires;
-- ARG: the 0-based position of the kernel argument whose buffer holds the tensor (densely, row-major).
+- ARG: the 0-based position of the kernel argument whose buffer holds the tensor (densely, row-major);
+- SPAN: a shared-memory swizzle, `32B`, `64B` or `128B` (`CU_TENSOR_MAP_SWIZZLE_128B`, ...): the box's
+  innermost extent may then span at most that many bytes.
 
-The tensor map is tile mode without interleave or swizzle, element strides 1, out-of-bounds elements filled
+The tensor map is tile mode without interleave, element strides 1, out-of-bounds elements filled
 with zeros (`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`). TMA coordinates go innermost first (`{c0, c1}`: column,
 then row), as the PTX ISA writes them, and may be negative or past the extents: elements outside the tensor
-are zeros in a load and are not written by a store. The box lands in shared memory densely, innermost first.
+are zeros in a load and are not written by a store. The box lands in shared memory densely, innermost first,
+and with a swizzle its 16-byte chunks are then permuted (`swizzled`): in every SPAN bytes, chunk k moves to
+chunk k XOR ((address / 128) mod (SPAN / 16)), the pattern repeating every 8 x SPAN bytes (CuTe's
+Swizzle<1|2|3, 4, 3>: address bits 4.. XORed with bits 7..). The shared-memory end of a swizzled copy must be
+aligned to that repeat (256, 512 or 1024 bytes), where the pattern depends only on the offset in the box.
 
 The simulator's layout (little-endian): bytes 0-7 the magic `gpurTMAP`, 8-15 the global address, 16 the element
-size, 17 the rank, 18 a type code, 24-63 the extents (u64 each, innermost first), 64-83 the box (u32 each,
+size, 17 the rank, 18 a type code, 19 the swizzle span in 16-byte chunks (0: none), 24-63 the extents (u64 each, innermost first), 64-83 the box (u32 each,
 innermost first), 88-119 the byte strides of dimensions 1 and up (u64 each; a dense tensor's follow from the
 extents).
 """
@@ -44,6 +50,17 @@ TYPES = {
     "i64": (8, 7), "f16": (2, 8), "bf16": (2, 9), "f32": (4, 10), "f64": (8, 11),
 }  # fmt: skip
 """Element types: (size in bytes, code)."""
+SWIZZLES = {"32B": 32, "64B": 64, "128B": 128}
+"""Swizzle spans by name; `CUtensorMapSwizzle` 1, 2 and 3 in that order."""
+
+
+def swizzled(offsets: np.ndarray, span: int) -> np.ndarray:
+    """Byte `offsets` from an aligned base (8 x `span` bytes) with their 16-byte chunks permuted as a `span`-byte
+    swizzle permutes them: bits 4.. XOR bits 7.. (as many bits as `span` has 16-byte chunks, log2)."""
+    if not span:
+        return offsets
+    mask = offsets.dtype.type(span // 16 - 1)
+    return offsets ^ (((offsets >> offsets.dtype.type(7)) & mask) << offsets.dtype.type(4))
 
 
 @dataclass(frozen=True)
@@ -57,6 +74,8 @@ class TensorMap:
     box: tuple[int, ...]
     strides: tuple[int, ...] = ()
     """Bytes between consecutive indices of dimensions 1 and up; () for a dense tensor."""
+    swizzle: int = 0
+    """The shared-memory swizzle span in bytes (32, 64 or 128), 0 for none."""
 
     @property
     def rank(self) -> int:
@@ -69,7 +88,7 @@ class TensorMap:
     def encode(self) -> bytes:
         out = bytearray(SIZE)
         out[0:8] = MAGIC
-        struct.pack_into("<QBBB", out, 8, self.address, self.esize, self.rank, self.code)
+        struct.pack_into("<QBBBB", out, 8, self.address, self.esize, self.rank, self.code, self.swizzle // 16)
         struct.pack_into(f"<{self.rank}Q", out, 24, *self.dims)
         struct.pack_into(f"<{self.rank}I", out, 64, *self.box)
         struct.pack_into(f"<{self.rank - 1}Q", out, 88, *self.byte_strides()[1:])
@@ -85,11 +104,14 @@ class TensorMap:
     def decode(data: bytes, what: str) -> TensorMap:
         if data[0:8] != MAGIC:
             raise UserError(f"{what} is not a tensor map gpurace made (give it with --arg tensormap:TYPE:DIMS:BOX:ARG)")
-        address, esize, rank, code = struct.unpack_from("<QBBB", data, 8)
+        address, esize, rank, code, chunks = struct.unpack_from("<QBBBB", data, 8)
         dims = struct.unpack_from(f"<{rank}Q", data, 24)
         box = struct.unpack_from(f"<{rank}I", data, 64)
         strides = struct.unpack_from(f"<{rank - 1}Q", data, 88)
-        return TensorMap(address, esize, code, tuple(int(d) for d in dims), tuple(int(b) for b in box), tuple(int(v) for v in strides))
+        return TensorMap(
+            address, esize, code, tuple(int(d) for d in dims), tuple(int(b) for b in box), tuple(int(v) for v in strides),
+            16 * chunks,
+        )
 
     def elements(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(global addresses, in-bounds mask), each (lanes, box elements), of the boxes at `coords` (lanes, rank;
@@ -104,11 +126,20 @@ class TensorMap:
         return (np.uint64(self.address) + offset.astype(np.uint64)), inside
 
 
-def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, ...], int]:
-    """`TYPE:DIMS:BOX:ARG` -> (type, dims, box, argument index); dims and box innermost first."""
+def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, ...], int, int]:
+    """`TYPE:DIMS:BOX:ARG[:swizzle=SPAN]` -> (type, dims, box, argument index, swizzle span); dims and box
+    innermost first."""
     fields = rest.split(":")
+    swizzle = 0
+    if len(fields) == 5 and fields[4].startswith("swizzle="):
+        span = fields.pop()[len("swizzle=") :]
+        if span not in SWIZZLES:
+            raise UserError(f"{label}: tensor map swizzle {span!r}: one of {', '.join(SWIZZLES)}")
+        swizzle = SWIZZLES[span]
     if len(fields) != 4:
-        raise UserError(f"{label}: a tensor map is tensormap:TYPE:DIMS:BOX:ARG, e.g. tensormap:f32:64x128:16x32:1")
+        raise UserError(
+            f"{label}: a tensor map is tensormap:TYPE:DIMS:BOX:ARG[:swizzle=32B|64B|128B], e.g. tensormap:f32:64x128:16x32:1"
+        )
     type_, dims_text, box_text, arg_text = fields
     if type_ not in TYPES:
         raise UserError(f"{label}: tensor map element type {type_!r}: one of {', '.join(TYPES)}")
@@ -127,7 +158,10 @@ def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, 
         raise UserError(f"{label}: the box's innermost extent ({box[0]} x {esize} bytes) must be a multiple of 16 bytes")
     if any(d * esize % 16 for d in np.cumprod(dims[:-1])):
         raise UserError(f"{label}: the tensor's row strides must be multiples of 16 bytes (cuTensorMapEncodeTiled)")
-    return type_, dims, box, arg
+    if swizzle and box[0] * esize > swizzle:
+        raise UserError(f"{label}: with a {swizzle}-byte swizzle the box's innermost extent may span at most {swizzle} bytes "
+                        f"({box[0]} x {esize} given), as cuTensorMapEncodeTiled requires")  # fmt: skip
+    return type_, dims, box, arg, swizzle
 
 
 DRIVER_TYPES = {0: "u8", 1: "u16", 2: "u32", 3: "i32", 4: "u64", 5: "i64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16"}
@@ -151,8 +185,9 @@ def encode_tiled(
     What the driver refuses is refused alike (CUDA_ERROR_INVALID_VALUE): a rank outside 1..5, a global address
     not 16-byte aligned, extents of 0 or past 2^32, strides that are not multiples of 16 or reach 2^40, box
     extents outside 1..256, element strides outside 1..8, an innermost box row not
-    a multiple of 16 bytes. Valid maps that the simulator cannot follow (types without a NumPy counterpart,
-    interleaved layouts, swizzles, element strides other than 1, NaN fill) are a UserError naming the field.
+    a multiple of 16 bytes, or longer than the swizzle's span. Valid maps that the simulator cannot follow
+    (types without a NumPy counterpart, interleaved layouts, the 128B swizzles with 32- and 64-byte atoms,
+    element strides other than 1, NaN fill) are a UserError naming the field.
     """
     rank = len(dims)
     if data_type not in DRIVER_TYPES:
@@ -166,11 +201,16 @@ def encode_tiled(
         or any(not 1 <= b <= MAX_BOX for b in box)
         or any(not 1 <= e <= 8 for e in element_strides)
         or box[0] * esize % 16
+        or not 0 <= swizzle <= 6
+        or (interleave == 0 and 1 <= swizzle <= 3 and box[0] * esize > 16 << swizzle)
     ):
         return CUDA_ERROR_INVALID_VALUE
-    for what, value in (("interleave", interleave), ("swizzle", swizzle), ("oobFill", oob_fill)):
+    if swizzle > 3:
+        raise UserError(f"tensor maps with swizzle {swizzle} (a 128B swizzle of 32- or 64-byte atoms) are not supported (0 to 3)")
+    for what, value in (("interleave", interleave), ("oobFill", oob_fill)):
         if value:
             raise UserError(f"tensor maps with {what} {value} are not supported (only 0, none)")
     if any(e != 1 for e in element_strides):
         raise UserError("tensor maps with element strides other than 1 are not supported")
-    return TensorMap(address, esize, code, tuple(dims), tuple(box), tuple(strides)).encode()
+    span = 16 << swizzle if swizzle else 0
+    return TensorMap(address, esize, code, tuple(dims), tuple(box), tuple(strides), span).encode()
