@@ -95,6 +95,10 @@ def test_a_forked_schedule_that_fails_fails_the_check_and_leaves_no_process(monk
     with pytest.raises(RuntimeError, match="(?s)a schedule's process failed.*ZeroDivisionError"):
         check(TICKET, **TICKET_LAUNCH)
     assert children() == ""
+    monkeypatch.setattr(SeededSchedule, "__init__", lambda *a, **k: os._exit(5))  # dies without an answer
+    with pytest.raises(RuntimeError, match="the process of the reverse schedule ended with wait status 1280"):
+        check(TICKET, **TICKET_LAUNCH)
+    assert children() == ""
 
 
 def _corpus(paths) -> list:

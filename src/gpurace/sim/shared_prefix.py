@@ -164,7 +164,9 @@ class SharedPrefix:
                         if hasattr(sink, "forked"):
                             sink.forked()
                     return policy
-                os.waitpid(pid, 0)
+                _, status = os.waitpid(pid, 0)
+                if status:  # the worker died without its answer (a signal, the system's memory killer)
+                    _send(results, ("error", f"the process of the {policy.kind} schedule ended with wait status {status}"))
         except BaseException:  # the template must never run the parent's code on
             os._exit(3)
 
