@@ -701,13 +701,21 @@ def run(
     "--num-warps",
     default=None,
     type=click.IntRange(1, 32),
-    help="Triton kernels: warps per program (a power of two); default 4, or an autotuned kernel's first configuration's.",
+    help="Triton kernels: warps per program (a power of two); default 4, or the autotuning configuration's.",
+)
+@click.option(
+    "--config",
+    "autotune_config",
+    default=None,
+    type=int,
+    metavar="N",
+    help="Triton kernels: the @triton.autotune configuration to check, numbered from 0 in the configs list (default 0).",
 )
 def check(
     file, linked_files, include_dirs, defines, arch, device_debug, kernel, grid, block, cluster, args, global_vars, shared_bytes, seed, max_steps, fmt,
     detector, model,
     shadow_cells, redundant_barriers, search, population, generations, schedules, output, stats, record, cooperative,
-    prove, meta, num_warps,
+    prove, meta, num_warps, autotune_config,
 ) -> None:
     """Check one launch of a kernel in FILE for races and synchronisation bugs.
 
@@ -735,14 +743,15 @@ def check(
         raise UserError("--prove cannot be combined with --search: a proof covers one grid and block and every input; check with --grid and --block")
     limits = command_limits()
     triton_file = not linked_files and is_triton_file(file)
-    if (meta or num_warps) and not triton_file:
-        raise UserError(f"{file}: --meta and --num-warps configure Triton kernels; this file does not import triton")
+    if (meta or num_warps or autotune_config is not None) and not triton_file:
+        raise UserError(f"{file}: --meta, --num-warps and --config configure Triton kernels; this file does not import triton")
     if triton_file:
         if block is not None or search or cluster is not None or cooperative or prove or global_vars or shared_bytes is not None:
-            raise UserError("Triton kernels take --grid (programs), --arg, --meta and --num-warps; not --block, --search, "
+            raise UserError("Triton kernels take --grid (programs), --arg, --meta, --num-warps and --config; not --block, --search, "
                             "--cluster, --cooperative, --prove, --global or --shared-bytes")  # fmt: skip
         analysis = dict(detector=detector, model=model, shadow_cells=shadow_cells, redundant_barriers=redundant_barriers)
-        report = _check_triton_file(file, kernel, grid, list(args), meta, num_warps, arch, seed, max_steps, schedules, limits, analysis)
+        options = dict(meta=meta, num_warps=num_warps, config=autotune_config)
+        report = _check_triton_file(file, kernel, grid, list(args), options, arch, seed, max_steps, schedules, limits, analysis)
         _emit_report(report, fmt, output, stats)
         return
     grid_dims, block_dims, header = launch_dims(file, grid, block, required=not search)
@@ -801,21 +810,27 @@ def check(
     _emit_report(report, fmt, output, stats)
 
 
-def _check_triton_file(file, kernel, grid, specs, meta, num_warps, arch, seed, max_steps, schedules, limits, analysis):
+def _check_triton_file(file, kernel, grid, specs, options, arch, seed, max_steps, schedules, limits, analysis):
     """The report of `gpurace check FILE.py` for a Triton file (`frontend.triton_files`): one launch of
-    `grid` programs of `num_warps` warps, with Triton's generated same-value shared-memory races dropped."""
+    `grid` programs of `num_warps` warps, with Triton's generated same-value shared-memory races dropped.
+    `options` are the Triton ones: `meta` (the --meta texts), `num_warps` and `config` (None when not given)."""
     if grid is None:
         raise UserError(f"{file}: pass --grid, the launch's programs X[,Y[,Z]]")
     programs = parse_dims(grid, "grid")
     values = resolve_args(specs, np.random.default_rng(seed), limits, nthreads=1)
     cc = int("".join(map(str, compute_capability(arch))))
-    compiled, num_warps = compile_triton_file(file, kernel, values, parse_meta(meta), num_warps=num_warps, cc=cc, limits=limits)
+    compiled, num_warps, config = compile_triton_file(
+        file, kernel, values, parse_meta(options["meta"]), num_warps=options["num_warps"], config=options["config"],
+        cc=cc, limits=limits,
+    )  # fmt: skip
     report = run_check(
         compiled.module, kernel=compiled.name, grid=programs, block=(num_warps * 32, 1, 1),
         args=launch_args(compiled, math.prod(programs)), shared_bytes=compiled.shared_bytes, seed=seed,
         max_steps=max_steps, schedules=schedules, limits=limits, **analysis,
     )  # fmt: skip
     report.launch["args"], report.launch["num_warps"] = specs, num_warps
+    if config is not None:
+        report.launch["autotune_config"] = config
     return drop_generated_same_value(report)
 
 

@@ -19,6 +19,11 @@ gpurace's NVRTC path with the options it can honour
 `gpurace check`; NumPy arrays stand for `cupy.ndarray`s and are updated in
 place with what schedule 0 left.
 
+A `cupy.ElementwiseKernel` is checked as it is called,
+`check(kernel, x, y, out)`: CuPy's own code generator writes its source for
+those arrays' types and shapes, and it is launched as CuPy launches it
+(`frontend.cupy_elementwise`).
+
 Host code written for CuPy runs its launches in the simulator under
 `simulate()`: see there for what it intercepts and what not.
 """
@@ -32,8 +37,10 @@ from collections import OrderedDict
 
 from gpurace.check import check as check_launch
 from gpurace.errors import UserError
+from gpurace.frontend.cupy_elementwise import elementwise_launch, is_elementwise_kernel
 from gpurace.frontend.cupy_kernels import CupySource, describe, kernel_args, load_cupy_module, parse_options
 from gpurace.frontend.kernels import describe_kernel
+from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.python_values import describe_value
 from gpurace.report.model import Report
@@ -42,23 +49,33 @@ from gpurace.sim.launch import select_kernel
 __all__ = ["RawKernel", "RawModule", "Simulation", "check", "simulate"]
 
 _modules: OrderedDict[tuple, Module] = OrderedDict()
-"""Compiled modules by source, options and name expressions, the most recent last: a test suite launches one
-kernel often. At most `CACHED_MODULES` are kept."""
+"""Compiled modules by source, options and name expressions (an `ElementwiseKernel`'s by its generated source
+and compile options), the most recent last: a test suite launches one kernel often. At most `CACHED_MODULES`
+are kept."""
 CACHED_MODULES = 64
 
 
-def check(kernel, grid, block, args, *, shared_mem: int = 0, **options) -> Report:
-    """Check one launch `kernel(grid, block, args, shared_mem=shared_mem)` for races and synchronisation bugs.
+def check(kernel, *launch, **options) -> Report:
+    """Check one launch of a CuPy kernel for races and synchronisation bugs; `report.clean` when nothing was found.
 
-    `args` is a tuple as CuPy takes it: NumPy arrays (C-contiguous, updated in place) where the kernel takes
-    pointers, NumPy scalars typed as its parameters (Python ints pass for integer parameters; see
-    `frontend.cupy_kernels` for what CuPy would pass otherwise). `options` are those of `gpurace.check.check`
-    (`detector`, `model`, `schedules`, `seed`, `max_steps`, `limits`, ...). A kernel built with
-    `enable_cooperative_groups=True` is launched cooperatively, as CuPy does. Returns the `Report` that
-    `gpurace check` prints; `report.clean` when nothing was found.
+    `check(raw_kernel, grid, block, args, shared_mem=0, **options)` checks `raw_kernel(grid, block, args,
+    shared_mem=shared_mem)` (`_check_raw`). `check(elementwise_kernel, *args, size=None, block_size=None,
+    **options)` checks the call `elementwise_kernel(*args, size=size, block_size=block_size)` of a
+    `cupy.ElementwiseKernel` (`_check_elementwise`). `options` are those of `gpurace.check.check` (`detector`,
+    `model`, `schedules`, `seed`, `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints.
     """
     if "arch" in options:
         raise UserError("the architecture of a CuPy kernel is one of its options: -arch=sm_80")
+    if is_elementwise_kernel(kernel):
+        return _check_elementwise(kernel, launch, **options)
+    return _check_raw(kernel, *launch, **options)
+
+
+def _check_raw(kernel, grid, block, args, *, shared_mem: int = 0, **options) -> Report:
+    """A `RawKernel` launch. `args` is a tuple as CuPy takes it: NumPy arrays (C-contiguous, updated in place)
+    where the kernel takes pointers, NumPy scalars typed as its parameters (Python ints pass for integer
+    parameters; see `frontend.cupy_kernels` for what CuPy would pass otherwise). A kernel built with
+    `enable_cooperative_groups=True` is launched cooperatively, as CuPy does."""
     source = describe(kernel)
     module = _module(source, options.get("limits"))
     name = select_kernel(module, source.name)
@@ -69,6 +86,27 @@ def check(kernel, grid, block, args, *, shared_mem: int = 0, **options) -> Repor
     options.setdefault("cooperative", source.cooperative)
     report = check_launch(module, grid=grid, block=block, args=values, kernel=name, shared_bytes=shared_mem, **options)
     report.launch["args"] = [describe_value(a) for a in args]
+    return report
+
+
+def _check_elementwise(kernel, args: tuple, *, size: int | None = None, block_size: int | None = None, **options) -> Report:
+    """A call of a `cupy.ElementwiseKernel` (`frontend.cupy_elementwise`): every argument given, inputs then
+    outputs (NumPy arrays, updated in place, and numbers for inputs), launched as CuPy launches it: one thread
+    per element of the loop, `block_size` (default 128) threads per block. Findings in the operation name
+    lines of the operation string (line 1 is its first line)."""
+    launch = elementwise_launch(kernel, args, size, block_size)
+    key = (launch.source, launch.include_dirs, launch.defines, launch.arch)
+    if key in _modules:
+        _modules.move_to_end(key)
+    else:
+        _modules[key] = load_module(
+            launch.source, include_dirs=launch.include_dirs, defines=launch.defines, arch=launch.arch,
+            limits=options.get("limits"),
+        )  # fmt: skip
+        if len(_modules) > CACHED_MODULES:
+            _modules.popitem(last=False)
+    report = check_launch(_modules[key], grid=launch.grid, block=launch.block, args=launch.args, kernel=launch.name, **options)
+    report.launch["args"] = launch.shown
     return report
 
 
@@ -168,8 +206,8 @@ def simulate(**options):
     Findings raise nothing: read `simulation.reports` (or `simulation.findings`). When CuPy is importable,
     `cupy.RawKernel` and `cupy.RawModule` are replaced by the stand-ins for the block, so kernels the code
     creates inside it are intercepted. Not intercepted: kernels created before the block (CuPy's classes
-    cannot be patched), `ElementwiseKernel` and `ReductionKernel`, CuPy arrays and array functions
-    (pass NumPy arrays), streams and events. `options` are `check`'s.
+    cannot be patched), calls of an `ElementwiseKernel` (check one with `check`) and `ReductionKernel`,
+    CuPy arrays and array functions (pass NumPy arrays), streams and events. `options` are `check`'s.
     """
     simulation = Simulation(options)
     cupy = _import_cupy()

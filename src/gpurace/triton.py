@@ -59,7 +59,7 @@ def check(fn, grid, *args, num_warps: int | None = None, num_stages: int | None 
     )  # fmt: skip
     report.launch["args"] = [describe_value(bound[name]) for name in kernel.arg_names]
     report.launch["num_warps"] = num_warps
-    if kernel_fn.config_kwargs or kernel_fn.num_warps:
+    if kernel_fn.configs:
         report.launch["autotune_config"] = config
     return drop_generated_same_value(report)
 

@@ -170,9 +170,9 @@ def test_each_autotuning_configuration_is_a_program_to_check(kernels) -> None:
             assert report.launch["num_warps"] == warps and report.launch["autotune_config"] == config
             if n == 1000:
                 assert sites(report) == expected("autotuned_scale", f"expect_config{config}")
-            elif config == 1:  # line 23 despite Triton's asm line numbering (`inline_asm_lines`)
+            elif config == 1:  # line 26 despite Triton's asm line numbering (`inline_asm_lines`)
                 found = {(f.kind, s.loc.line) for f in report.findings for s in f.sites}
-                assert found == {("data-race", 23), ("out-of-bounds", 23)}
+                assert found == {("data-race", 26), ("out-of-bounds", 26)}
             assert np.array_equal(out, x * 2 + np.arange(n) // 128)
     with pytest.raises(UserError, match="2 autotuning configuration"):
         gpurace.triton.check(scale, 8, x, out, n, config=2)

@@ -79,16 +79,16 @@ class CupySource:
 
 def describe(kernel) -> CupySource:
     """The `CupySource` of a `RawKernel` (CuPy's or `gpurace.cupy.RawKernel`) or of a `(RawModule, name)` pair;
-    anything else (an `ElementwiseKernel`, a `ReductionKernel`, a function) is a UserError that says so."""
+    anything else (a `ReductionKernel`, a function) is a UserError that says so. (`gpurace.cupy.check` takes
+    CuPy's `ElementwiseKernel` elsewhere: `frontend.cupy_elementwise`.)"""
     if isinstance(kernel, tuple):
         if len(kernel) != 2 or not isinstance(kernel[1], str):
             raise UserError("a CuPy kernel is a RawKernel or a (RawModule, kernel name) pair")
         module, name = kernel
         return _source(module, name, getattr(module, "name_expressions", None) or ())
-    kind = type(kernel).__name__
-    if kind in ("ElementwiseKernel", "ReductionKernel"):
+    if type(kernel).__name__ == "ReductionKernel":
         raise UserError(
-            f"CuPy's {kind} is not supported yet: gpurace checks the CUDA source of RawKernel and RawModule kernels"
+            "CuPy's ReductionKernel is not supported yet: gpurace checks RawKernel, RawModule and ElementwiseKernel kernels"
         )
     name = getattr(kernel, "name", None)
     if not isinstance(name, str) or not hasattr(kernel, "code"):

@@ -182,9 +182,15 @@ def run_limited(cmd: list[str], limits: Limits, what: str) -> subprocess.Complet
 def call_limited(fn: Callable[[], T], limits: Limits, what: str) -> T:
     """`fn()` run in a forked child within the memory budget and the compile timeout.
 
-    The child sends back its result or the UserError it raised (pickled);
-    a child that dies (out of memory) or outlives the timeout (killed) is a
-    CompileError naming `what`.
+    The child sends back (pickled) its result, the UserError it raised, or
+    how it failed otherwise, so that the message says what happened: a
+    MemoryError is the memory budget's overrun, a child that outlives the
+    timeout (killed) the time limit's, both CompileErrors naming `what`. Any
+    other exception in `fn` is a bug of gpurace's and raised again here as
+    `ChildError` (internal, exit 3); `fn` that runs a user's code turns that
+    code's failures into UserErrors itself. A child that ends without an
+    answer (`os._exit`, a signal: a crash in native code, or a kill) is a
+    UserError saying its exit status or signal, not a guess at the cause.
     """
     timeout = compile_timeout(limits)
     read_end, write_end = os.pipe()
@@ -198,6 +204,10 @@ def call_limited(fn: Callable[[], T], limits: Limits, what: str) -> T:
                 payload = pickle.dumps(("ok", fn()))
             except UserError as e:
                 payload = pickle.dumps(("error", e))
+            except MemoryError:
+                payload = pickle.dumps(("memory", None))
+            except BaseException as e:
+                payload = pickle.dumps(("crash", _describe_crash(e)))
             with os.fdopen(write_end, "wb") as pipe:
                 pipe.write(payload)
         except BaseException:
@@ -215,11 +225,40 @@ def call_limited(fn: Callable[[], T], limits: Limits, what: str) -> T:
         raise _over_budget(what, limits, timeout)
     _, status = os.waitpid(pid, 0)
     if not data or status != 0:
-        raise _over_budget(what, limits)
+        raise UserError(f"{what}: the child process that ran it {_ended(status)} before it finished")
     kind, value = pickle.loads(data)
     if kind == "error":
         raise value
+    if kind == "memory":
+        raise _over_budget(what, limits)
+    if kind == "crash":
+        raise ChildError(f"{what}: {value}")
     return value
+
+
+class ChildError(RuntimeError):
+    """An exception that gpurace's own code raised in a `call_limited` child: a bug, reported as internal."""
+
+
+def _describe_crash(error: BaseException) -> str:
+    """`error` as the parent reports it: type, message and the line that raised it."""
+    import traceback
+
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    return f"{type(error).__name__} ({error}){where} in the child process"
+
+
+def _ended(status: int) -> str:
+    """How a child with wait status `status` ended: "exited with status 4", "was killed by signal 11 (SIGSEGV)"."""
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = f" ({signal.Signals(number).name})"
+        except ValueError:
+            name = ""
+        return f"was killed by signal {number}{name}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
 
 
 def _read_until(fd: int, deadline: float) -> bytes | None:

@@ -16,12 +16,24 @@ numbers floats, which Triton types as it would types them from Python.
 Constexpr meta-parameters come from `--meta NAME=VALUE` (an int, a float,
 `true`/`false`, else the text as a string) and the warps per program from
 `--num-warps`; a launch has `--grid` programs of `num_warps * 32` threads.
+An autotuned kernel (`@triton.autotune`) runs with the configuration that
+`--config N` numbers in its configs list (0 when not given), where a GPU
+would benchmark them all and keep the fastest; heuristics
+(`@triton.heuristics`) compute their meta-parameters from the arguments.
+
+Whatever the file's code does while it is imported is reported as what it
+did: an exception by its type and message, `sys.exit` by its status, a
+child that dies (`os._exit`, a signal) by its exit status or signal
+(`sandbox.call_limited`); only a MemoryError or the timeout reads as an
+overrun of the budget.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -101,10 +113,13 @@ def resolve_args(specs: list[str], rng: np.random.Generator, limits: Limits, nth
 
 
 def compile_file(
-    path: str, kernel: str | None, args: list, meta: dict, *, num_warps: int | None, cc: int, limits: Limits
-) -> tuple[TritonKernel, int]:
+    path: str, kernel: str | None, args: list, meta: dict, *, num_warps: int | None, config: int | None, cc: int,
+    limits: Limits,
+) -> tuple[TritonKernel, int, int | None]:
     """Kernel `kernel` of the Triton file `path` compiled for `args` and `meta` in a forked child (module
-    docstring), and its warps per program: `num_warps`, else an autotuned kernel's first configuration's, else 4."""
+    docstring); its warps per program (`num_warps`, else the autotuning configuration's, else 4); and the
+    autotuning configuration checked (`config`, 0 when not given; None when the kernel is not autotuned,
+    where a `config` given is a UserError)."""
     from gpurace.frontend.sandbox import call_limited
     from gpurace.frontend.triton_kernels import require_triton
 
@@ -112,10 +127,14 @@ def compile_file(
     source = Path(path)
     if not source.is_file():
         raise UserError(f"{path}: no such file" if not source.exists() else f"{path}: not a regular file")
-    return call_limited(lambda: _compile_in_child(source.resolve(), kernel, args, meta, num_warps, cc), limits, f"{path}: Triton")
+    return call_limited(
+        lambda: _compile_in_child(source.resolve(), kernel, args, meta, num_warps, config, cc),
+        limits,
+        f"{path}: importing the file and compiling its Triton kernel",
+    )
 
 
-def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, num_warps: int | None, cc: int):
+def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, num_warps: int | None, config: int | None, cc: int):
     """Runs in the child: import the file, find the kernel, compile it (its errors are UserErrors)."""
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
@@ -123,12 +142,7 @@ def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, nu
     from gpurace.frontend.triton_kernels import apply_heuristics, bind, compile_kernel, unwrap
     from gpurace.triton import DEFAULT_STAGES, DEFAULT_WARPS
 
-    spec = importlib.util.spec_from_file_location(f"gpurace_triton_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as e:
-        raise UserError(f"{path}: importing the file failed: {type(e).__name__}: {e}") from None
+    module = _import_file(path)
     kernels = {n: v for n, v in vars(module).items() if isinstance(v, (JITFunction, Autotuner, Heuristics))}
     if kernel is None:
         if len(kernels) != 1:
@@ -138,7 +152,9 @@ def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, nu
     if kernel not in kernels:
         names = ", ".join(sorted(kernels)) or "none"
         raise UserError(f"{path}: no Triton kernel {kernel!r} (the file's Triton kernels: {names})")
-    kernel_fn = unwrap(kernels[kernel], 0)
+    kernel_fn = unwrap(kernels[kernel], config or 0, "--config")
+    if config is not None and not kernel_fn.configs:
+        raise UserError(f"--config {config}: kernel {kernel} is not autotuned (@triton.autotune), so it has no configurations to choose from")
     meta = apply_heuristics(kernel_fn, tuple(args), {**kernel_fn.config_kwargs, **meta})
     missing = [p.name for p in kernel_fn.jit.params[len(args):] if p.is_constexpr and not p.has_default and p.name not in meta]
     if missing:
@@ -146,5 +162,24 @@ def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, nu
     bound = bind(kernel_fn.jit, tuple(args), meta)
     num_warps = num_warps or kernel_fn.num_warps or DEFAULT_WARPS
     compiled = compile_kernel(kernel_fn.jit, bound, num_warps=num_warps, num_stages=kernel_fn.num_stages or DEFAULT_STAGES, cc=cc)
-    return compiled, num_warps
+    return compiled, num_warps, (config or 0) if kernel_fn.configs else None
 
+
+def _import_file(path: Path):
+    """The user's file imported as a module. Whatever its code does to stop the import is a UserError
+    saying what: an exception (its type and message) or `sys.exit` (its status). Only a MemoryError
+    passes, for the child's caller to report as the memory budget's overrun. What the code prints goes
+    to stderr: stdout is the report's (`--format json` would not parse with the file's output in it)."""
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    spec = importlib.util.spec_from_file_location(f"gpurace_triton_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except MemoryError:
+        raise
+    except SystemExit as e:
+        raise UserError(f"{path}: importing the file failed: its code called sys.exit({e.code!r})") from None
+    except BaseException as e:  # the user's code: whatever it raised, named
+        raise UserError(f"{path}: importing the file failed: {type(e).__name__}: {e}") from None
+    return module

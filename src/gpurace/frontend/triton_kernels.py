@@ -130,22 +130,26 @@ class Unwrapped:
     num_warps: int | None
     num_stages: int | None
     heuristics: tuple[dict, ...]
+    configs: int
+    """How many configurations the autotuner has; 0 when the kernel is not autotuned."""
 
 
-def unwrap(fn, config: int) -> Unwrapped:
+def unwrap(fn, config: int, option: str = "config") -> Unwrapped:
     """The `@triton.jit` function under `fn`'s autotuning and heuristics, with configuration number `config`
     of an autotuned kernel (a GPU would benchmark them all and keep the fastest; each is a different
-    program, so each can be checked). Anything else is a UserError."""
+    program, so each can be checked). Anything else is a UserError; `option` names `config` in it (the
+    command line's `--config`)."""
     require_triton()
     from triton.runtime.autotuner import Autotuner, Heuristics
     from triton.runtime.jit import JITFunction
 
-    chosen, heuristics = None, []
+    chosen, heuristics, configs = None, [], 0
     while not isinstance(fn, JITFunction):
         if isinstance(fn, Autotuner) and chosen is None:
             if not (isinstance(config, int) and 0 <= config < len(fn.configs)):
                 count = len(fn.configs)
-                raise UserError(f"config: the kernel has {count} autotuning configuration(s), 0 to {count - 1}; got {config!r}")
+                raise UserError(f"{option}: the kernel has {count} autotuning configuration(s), 0 to {count - 1}; got {config!r}")
+            configs = len(fn.configs)
             chosen = fn.configs[config]
             if chosen.pre_hook is not None:
                 raise UserError(f"autotuning configuration {config} ({chosen}) has a pre_hook, which is not supported yet")
@@ -155,8 +159,8 @@ def unwrap(fn, config: int) -> Unwrapped:
             raise UserError(f"{fn!r} is not a @triton.jit kernel")
         fn = fn.fn
     if chosen is None:
-        return Unwrapped(fn, {}, None, None, tuple(heuristics))
-    return Unwrapped(fn, dict(chosen.kwargs), chosen.num_warps, chosen.num_stages, tuple(heuristics))
+        return Unwrapped(fn, {}, None, None, tuple(heuristics), 0)
+    return Unwrapped(fn, dict(chosen.kwargs), chosen.num_warps, chosen.num_stages, tuple(heuristics), configs)
 
 
 def apply_heuristics(unwrapped: Unwrapped, args: tuple, meta: dict) -> dict:

@@ -365,6 +365,8 @@ class Resolver:
             return self.spec(a, p, label)
         if isinstance(a, dict):
             return self.struct(a, p, label)
+        if isinstance(a, StructArg):
+            return self.built_struct(a, p, label)
         if isinstance(a, np.ndarray):
             return self._buffer(_array_buffer(a, p, label), p)
         if isinstance(a, (bool, int, float, np.generic)):
@@ -465,6 +467,19 @@ class Resolver:
                 values[f.name] = self.value(given[f.name], field_param(p, f, p.cpp_name), f"{label}, field {f.name} ({f.type})")
         return assemble(_name(p), layout, values)
 
+    def built_struct(self, given: StructArg, p: ParamInfo, label: str) -> StructArg:
+        """A struct whose layout its maker knew (a front end that generates the kernel, such as CuPy's
+        `ElementwiseKernel`, lays out its `CArray`s itself): its bytes must be the parameter's size, its arrays
+        are checked as arrays given for pointers are, and counted against the memory budget."""
+        if is_pointer(p) or len(given.data) != p.size:
+            raise UserError(f"{label}: a {len(given.data)}-byte struct was given for a {p.size}-byte {p.type or p.ptx_type}")
+        for offset, buffer in given.pointers:
+            if not isinstance(buffer, Buffer) or not 0 <= offset <= len(given.data) - 8:
+                raise UserError(f"{label}: a struct's pointer fields hold buffers, inside its {len(given.data)} bytes")
+            _check_array(buffer.array, f"{label}, {buffer.name}")
+            self.buffered += buffer.array.nbytes
+        return given
+
     def _layout(self, p: ParamInfo) -> StructLayout:
         """The layout of struct `p`, which must be as large as PTX says the value is; LayoutUnknown otherwise."""
         layout = self.types.struct_layout(p.type)
@@ -536,12 +551,14 @@ def resolve_args(
 
 
 def copy_arg(a):
-    """An argument as given, with its arrays copied (in dicts of fields too): for a run whose outputs must not
+    """An argument as given, with its arrays copied (in dicts of fields and built structs too): for a run whose outputs must not
     reach the caller's arrays (another schedule of the same input, a first run)."""
     if isinstance(a, np.ndarray):
         return a.copy()
     if isinstance(a, dict):
         return {k: copy_arg(v) for k, v in a.items()}
+    if isinstance(a, StructArg):
+        return replace(a, pointers=[(offset, replace(b, array=b.array.copy())) for offset, b in a.pointers])
     return a
 
 
@@ -549,6 +566,11 @@ def _array_buffer(a: np.ndarray, p: ParamInfo, label: str) -> np.ndarray:
     """A NumPy array given for a pointer, checked: its bytes are the buffer and it is updated in place."""
     if not is_pointer(p):
         raise UserError(f"{label}: an array was given for a non-pointer parameter")
+    return _check_array(a, label)
+
+
+def _check_array(a: np.ndarray, label: str) -> np.ndarray:
+    """An array that can be a buffer: C-contiguous, not of Python objects, writeable (it is updated in place)."""
     if not a.flags.c_contiguous:
         raise UserError(f"{label}: arrays must be C-contiguous")
     if a.dtype.hasobject:
