@@ -190,6 +190,12 @@ def test_a_file_that_stops_its_import_is_named_for_what_it_did(tmp_path, code, m
     assert result.stdout == ""
 
 
+def test_an_abort_names_the_memory_budget_as_what_ends_native_code_so(tmp_path) -> None:
+    result = run_cli(write_kernel_file(tmp_path, "import os\nos.abort()"), *COPY)
+    assert result.exit_code == 2, result.output
+    assert "was killed by signal 6 (SIGABRT) before it finished; native code that outgrows the memory budget" in result.stderr
+
+
 def test_memory_overrun_while_importing_is_named_as_one(tmp_path) -> None:
     result = run_cli(write_kernel_file(tmp_path, "hoard = bytearray(1 << 50)"), *COPY)
     assert result.exit_code == 2, result.output

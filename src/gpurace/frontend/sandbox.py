@@ -225,7 +225,10 @@ def call_limited(fn: Callable[[], T], limits: Limits, what: str) -> T:
         raise _over_budget(what, limits, timeout)
     _, status = os.waitpid(pid, 0)
     if not data or status != 0:
-        raise UserError(f"{what}: the child process that ran it {_ended(status)} before it finished")
+        hint = ""
+        if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGABRT:  # what C++ does when an allocation fails
+            hint = f"; native code that outgrows the memory budget ({format_size(limits.max_memory)}, --max-memory) ends so"
+        raise UserError(f"{what}: the child process that ran it {_ended(status)} before it finished{hint}")
     kind, value = pickle.loads(data)
     if kind == "error":
         raise value
