@@ -2,7 +2,7 @@
 // @atomics produce_consume 21:exch.gpu 23:add.gpu
 // @fences produce_consume 20:gpu
 // @launch --grid 2 --block 32 --arg buf:1 --arg buf:1 --arg buf:1
-// @expect data-race global 19 25
+// @expect data-race global 19 25 error
 // @expect_ptx data-race global 19 25
 // @expect_scord data-race global 19 25 error
 // Block 0 publishes a value: it writes the data, fences, and raises a flag

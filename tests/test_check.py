@@ -200,3 +200,11 @@ def test_a_name_shared_by_several_instantiations_is_an_error_that_lists_them(tmp
         check(source, kernel="reduce", grid=1, block=32, args=["buf:256"])
     with pytest.raises(UserError, match="no kernel named 'reduce<int,255,true>'"):
         check(source, kernel="reduce<int,255,true>", grid=1, block=32, args=["buf:256"])
+
+
+def test_a_template_never_instantiated_is_refused_saying_why(tmp_path):
+    source = tmp_path / "template.cu"
+    source.write_text("template <class T> __global__ void k(T* y) { y[threadIdx.x] = y[threadIdx.x + 1]; }\n")
+    result = CliRunner().invoke(cli, ["check", str(source), "--grid", "1", "--block", "32"])
+    assert result.exit_code == 2
+    assert "defines no kernel (a template kernel exists only where it is instantiated" in result.output

@@ -239,6 +239,17 @@ def test_only_named_parameters_comments_and_macros_do_not_count():
     assert simple_requirements(src, ["n", None]) == {"n": (5, 5)}
 
 
+def test_an_assumption_bounds_a_parameter_as_a_precondition_does():
+    src = """
+    __global__ void k(int n, int m, int *out) {
+        __assume(n == 2);
+        __assume(m < 100 && m > 3);
+        out[n * threadIdx.x] = m;
+    }
+    """
+    assert simple_requirements(src, ["n", "m", "out"], kernel="k") == {"n": (2, 2), "m": (4, 99)}
+
+
 def test_contradictions_give_an_empty_range():
     src = "__global__ void k(int n) { __requires(n > 10 && n < 5); }"
     assert simple_requirements(src, ["n"]) == {"n": (11, 4)}

@@ -18,6 +18,8 @@ from gpurace.frontend.ptx.ir import SourceLoc
 ERROR = "error"
 WARNING = "warning"
 PERFORMANCE = "performance"
+_RANK = {ERROR: 0, WARNING: 1, PERFORMANCE: 2}
+"""Severities, worst first (reports list errors first; a merged finding takes its worst instance)."""
 
 SAME_VALUE = "both threads wrote the same value"
 """The cause of a write-write race whose two stores wrote equal bytes where they overlap: still a race under the
@@ -124,13 +126,15 @@ class FindingSet:
         self._by_key: dict[tuple, Finding] = {}
 
     def add(self, finding: Finding, count: int = 1) -> None:
-        """Add `count` instances of `finding`; an instance that is not a same-value race turns a same-value
-        finding of the same key into an ordinary one, with that instance as its example."""
+        """Add `count` instances of `finding`. The worst instance of a key is its example: one that is not a
+        same-value race turns a same-value finding into an ordinary one, and an error turns a warning into an
+        error (a pair of lines can race for a reason that is only a warning in one instance, such as the
+        consumer's missing fence after a flag read, and for a worse one in another)."""
         existing = self._by_key.get(finding.key)
         if existing is None:
             finding.count = count
             self._by_key[finding.key] = finding
-        elif existing.same_value and not finding.same_value:
+        elif (existing.same_value and not finding.same_value) or _RANK.get(finding.severity, 3) < _RANK.get(existing.severity, 3):
             finding.count = existing.count + count
             self._by_key[finding.key] = finding
         else:
@@ -152,11 +156,9 @@ class FindingSet:
         The order is total, so a report lists its findings in the same order
         whichever order the detectors produced them in.
         """
-        rank = {ERROR: 0, WARNING: 1, PERFORMANCE: 2}
-
         def sort_key(f: Finding) -> tuple:
             first = position_key(f.sites[0].loc, f.sites[0].pc) if f.sites else ("", -1, -1)
             kind, where, space = f.key
-            return (rank.get(f.severity, 3), first, kind, space or "", where)
+            return (_RANK.get(f.severity, 3), first, kind, space or "", where)
 
         return sorted(self._by_key.values(), key=sort_key)

@@ -426,7 +426,7 @@ class GwcpDetector(HappensBeforeDetector):
     def _happens_before_knowledge(self) -> list:
         return self.hknow
 
-    def _cause_text(self, cause, t: int, u: int, pc_u: int, ev) -> str:
+    def _cause_text(self, cause, t: int, u: int, pc_u: int, ev, earlier=None, unacquired: bool = False) -> str:
         if (t, u) in self._lock_ordered and cause != Cause.NOT_STRONG:
             pc = next((int(p) for p in (self.lock_pc[t], self.lock_pc[u], self.last_lock_pc) if p >= 0), -1)
             lock = f" at {self.ctx.program.instructions[pc].where()}" if pc >= 0 else ""
@@ -434,4 +434,4 @@ class GwcpDetector(HappensBeforeDetector):
                 "predictable race: another schedule of the same path runs the two accesses concurrently "
                 f"(the lock{lock} orders them only in this schedule)"
             )
-        return super()._cause_text(cause, t, u, pc_u, ev)
+        return super()._cause_text(cause, t, u, pc_u, ev, earlier, unacquired)

@@ -12,6 +12,12 @@ takes a lock only with the fence after it (ScoRD infers locks that way); and
 pairs with a plain access are ordered only by barriers, warp syncs and
 program order (`rules.fence_blind`).
 
+A thread that read a released flag and has not fenced since keeps what it
+read as *pending*. A race whose earlier access that pending release carries
+is one the consumer's fence after the flag read would have ordered: the cause
+names that fence, and `rules.unacquired_severity` decides how bad it is
+(a warning under `cuda` between strong accesses).
+
 Vector clocks never exist as n x n matrices. Following PreDataR's compression,
 a thread's knowledge is split by the thread hierarchy:
 
@@ -61,6 +67,7 @@ from gpurace.detect.rules import (
     fence_blind,
     scoped_op_name,
     severity_of,
+    unacquired_severity,
 )
 from gpurace.detect.shadow import WORD, PageTable, Shadow, grown_size
 from gpurace.detect.shared_slots import SharedSlots
@@ -140,8 +147,9 @@ class HappensBeforeDetector:
         # one per scope class (None: gpu/sys scope; a block id: cta-scoped releases from that block).
         self.released: dict[int, dict[int | None, Release]] = {}
         self._released_keys = np.zeros(0, dtype=np.uint64)
-        # Why expected synchronisation did not happen, per acquiring thread: (releaser block, cause text).
-        self.missed: dict[int, list[tuple[int, str]]] = {}
+        # Why expected synchronisation did not happen, per acquiring thread: (cause text, the release it missed,
+        # joined over the repeats of one text and releasing block, whether the consumer's side fell short).
+        self.missed: dict[int, list[tuple[str, Release, bool]]] = {}
         self.shadows: dict[int, Shadow] = {}
         self.shared_slots = SharedSlots(ctx.memory)  # shared shadow of the blocks alive at once
         # What the releasing arrivals of each cluster barrier phase published, by phase (`sim.clusters.phase_key`).
@@ -326,7 +334,7 @@ class HappensBeforeDetector:
     def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
         rel: Release = self.pend[g]
         if not self._block_covers(np.array(fence_rank), np.array(rel.block), self.geo.block_of[g]):
-            self._note_missed(g, rel.block, self._scope_text("the acquire fence", fence_pc, "membar.cta"))
+            self._note_missed(g, rel, self._scope_text("the acquire fence", fence_pc, "membar.cta"), acquiring=True)
             return
         self._absorb(g, rel)
         self.pend[g] = None
@@ -365,10 +373,29 @@ class HappensBeforeDetector:
         where = ins.where()
         return f"insufficient scope of {what} `{ins.text.split()[0] or default}` at {where}"
 
-    def _note_missed(self, g: int, block: int, text: str) -> None:
+    def _note_missed(self, g: int, rel: Release, text: str, acquiring: bool) -> None:
+        """Thread g met release `rel` without synchronising with it, for the reason `text`; `acquiring`: the
+        scope that fell short is g's own (its flag read or acquire fence), not the release's."""
         notes = self.missed.setdefault(g, [])
-        if (block, text) not in notes:
-            notes.append((block, text))
+        for i, (seen, old, _) in enumerate(notes):
+            if seen == text and old.block == rel.block:
+                notes[i] = (text, rel.including(old), acquiring)
+                return
+        notes.append((text, rel, acquiring))
+
+    def _carries(self, rel: Release, u: int, c: int, ph: int) -> bool:
+        """Whether acquiring `rel` would make u's access, made at clock c in phase ph, happen before."""
+        return rel.knowledge.knows(u, c, int(self.geo.block_of[u]), ph, int(self.phase[u]))
+
+    def _unacquired(self, t: np.ndarray, u: np.ndarray, c: np.ndarray, ph: np.ndarray) -> np.ndarray:
+        """Pairs (t's access, u's earlier one at clock c, phase ph) that nothing orders but that a fence of
+        covering scope after t's last flag read would order: t read a release that carries u's access and
+        never completed the acquire pattern. Such a race is the consumer's missing fence, whatever else the
+        pair lacks (`rules.unacquired_severity`)."""
+        out = np.zeros(len(t), dtype=np.bool_)
+        for i in np.flatnonzero(self.pend_has[t]).tolist():
+            out[i] = self._carries(self.pend[int(t[i])], int(u[i]), int(c[i]), int(ph[i]))
+        return out
 
     # ------------------------------------------------------------------ release / acquire
 
@@ -406,13 +433,15 @@ class HappensBeforeDetector:
         """Strong reads of released locations: acquire now (acquire op, or scord except a lock's CAS) or at the next fence.
 
         Each lane meets the releases of its location's sequence (one per scope class) in turn; lanes are
-        distinct threads, so the lanes are handled together, one release of each location at a time."""
+        distinct threads, so the lanes are handled together, one release of each location at a time. A lane
+        waiting for its fence waits for every release it read, of whichever scope class."""
         cluster = SCOPE_RANK["cluster"]
         read_rank = np.array(SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]))
         addrs, threads = ev.addrs[lanes], ev.threads[lanes]
         blocks = self.geo.block_of[threads]
         locations, inv = np.unique(addrs, return_inverse=True)
         seqs = [list(self.released[a].values()) for a in locations.tolist()]
+        waiting: dict[int, Release] = {}  # lane -> the releases it read, for its acquire fence
         for k in range(max(map(len, seqs))):
             at = [s[k] if k < len(s) else None for s in seqs]
             rel = _objects(at)[inv]
@@ -426,13 +455,21 @@ class HappensBeforeDetector:
             for i in np.flatnonzero(narrow).tolist():
                 r = rel[i]
                 what, pc = ("the release", r.pc) if r.scope <= cluster else ("the flag read", ev.pc)
-                self._note_missed(int(threads[i]), r.block, self._scope_text(what, pc, "membar.cta"))
+                self._note_missed(int(threads[i]), r, self._scope_text(what, pc, "membar.cta"), acquiring=r.scope > cluster)
             take = np.flatnonzero(m & ~narrow)
             if acquire_op or (self.model == "scord" and ev.atomic_op != "cas"):
                 for g, r in zip(threads[take].tolist(), rel[take].tolist()):
                     self._absorb(g, r)
-            elif len(take) and not self.arrival_pc[ev.pc]:
-                self._set_pending(threads[take], rel[take], addrs[take], ev.pc)
+            elif not self.arrival_pc[ev.pc]:
+                for i in take.tolist():
+                    prev = waiting.get(i)
+                    # the joined release keeps a block other than the reader's where it has one, so that an
+                    # acquire fence too narrow for any part of it completes none of it
+                    r = rel[i]
+                    waiting[i] = r if prev is None else r.including(prev) if r.block != blocks[i] else prev.including(r)
+        if waiting:
+            pos = np.fromiter(waiting, dtype=np.int64, count=len(waiting))
+            self._set_pending(threads[pos], _objects(list(waiting.values())), addrs[pos], ev.pc)
 
     def _set_pending(self, gs: np.ndarray, rels: np.ndarray, addrs: np.ndarray, pc: int) -> None:
         """Remember the release each thread (`gs`, distinct) read until its acquire fence: a newer read of the
@@ -446,10 +483,16 @@ class HappensBeforeDetector:
         self.pend_loc[gs] = addrs
         self.pend_pc[gs] = pc
 
+    def _is_cas(self, pc: int) -> bool:
+        """Whether the read at `pc` is an `atomicCAS`: one that takes a lock wants its fence under ScoRD's rules
+        too, so a race its missing fence leaves is never only the consumer's fence after a flag read."""
+        ins = self.ctx.program.instructions[pc]
+        return ins.opcode == "atom" and "cas" in ins.modifiers
+
     def _missing_fence_text(self, pc: int) -> str:
         ins = self.ctx.program.instructions[pc]
         where = ins.where()
-        if self.model == "scord" and ins.opcode == "atom" and "cas" in ins.modifiers:
+        if self.model == "scord" and self._is_cas(pc):
             return f"missing fence after the atomicCAS at {where}: under ScoRD's rules a lock is held only once a fence follows its atomicCAS"
         return f"missing fence after the flag read at {where}: a strong read acquires only when a fence follows it"
 
@@ -707,17 +750,18 @@ class HappensBeforeDetector:
             idx = idx[~ordered]
         if len(idx) == 0:
             return
+        unacquired = self._unacquired(t[idx], u[idx], c[idx], ph[idx])
         pos, addr = self._racing_bytes(space, byte, width, idx)
-        idx = idx[pos]
+        idx, unacquired = idx[pos], unacquired[pos]
         same = self._same_values(ev, idx, addr, flags_u, flags_t, same_value)
-        # one finding per (pc pair, cause, same value); count the dynamic pairs
-        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), same.astype(np.int64)], axis=1)
+        # one finding per (pc pair, cause, same value, consumer fence missing); count the dynamic pairs
+        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), same.astype(np.int64), unacquired.astype(np.int64)], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-        for (pcu, cz, sv), f, n in zip(uk, first, counts):
+        for (pcu, cz, sv, ua), f, n in zip(uk, first, counts):
             i = idx[f]
             self._report(
                 ev, space, int(addr[f]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
-                same=bool(sv),
+                same=bool(sv), earlier=(int(c[i]), int(ph[i])), unacquired=bool(ua),
             )
 
     def _fence_blind_ordered(self, cause: np.ndarray, i: np.ndarray, t, u, c, ph) -> np.ndarray:
@@ -734,30 +778,47 @@ class HappensBeforeDetector:
         """The per-thread sparse knowledge of the full scoped happens-before (lock edges included)."""
         return self.know
 
-    def _report(self, ev, space: int, canonical: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int, same: bool = False) -> None:
+    def _report(
+        self, ev, space: int, canonical: int, t: int, u: int, pc_u: int, cause: Cause, fu: AccessFlags, count: int,
+        same: bool = False, earlier: tuple[int, int] | None = None, unacquired: bool = False,
+    ) -> None:
+        """Add the finding of one racing pair: t's access in `ev` and u's earlier one at `pc_u`, made at
+        (clock, phase) `earlier` (None: not known, as for lock-set races); `unacquired`: a fence after t's
+        last flag read would order the pair (`_unacquired`)."""
         program, geo = self.ctx.program, self.geo
         op_u = _op_name(program.instructions[pc_u], bool(fu.write[0]))
         op_t = _op_name(program.instructions[ev.pc], ev.kind != AccessKind.READ)
         first = make_site(program, geo, pc_u, u, op_u, _scope_name(int(fu.scope[0])))
         second = make_site(program, geo, ev.pc, t, op_t, ev.scope if ev.strong else None)
-        text = SAME_VALUE if same else self._cause_text(cause, t, u, pc_u, ev)
+        text = SAME_VALUE if same else self._cause_text(cause, t, u, pc_u, ev, earlier, unacquired)
         address = describe_address(self.mem, canonical)
         space_name = "shared" if space == Space.SHARED else "global"
-        severity = WARNING if same else severity_of(cause)
+        if same:
+            severity = WARNING
+        elif unacquired and not self._is_cas(int(self.pend_pc[t])):
+            _, atomic, volatile, _ = batch_flags(ev)
+            strong = bool(fu.atomic[0] or fu.volatile[0]) and (atomic or volatile)
+            severity = unacquired_severity(cause, strong, self.model)
+        else:
+            severity = severity_of(cause)
         finding = Finding("data-race", severity, text, (first, second), space=space_name, address=address, same_value=same)
         self.findings.add(finding, count)
 
-    def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:
+    def _cause_text(
+        self, cause: Cause, t: int, u: int, pc_u: int, ev, earlier: tuple[int, int] | None = None, unacquired: bool = False
+    ) -> str:
+        """Why the pair races, in words. A release, flag read or acquire fence whose scope fell short is named
+        only when the release it missed carries u's access (a flag's release sequence mixes releases of several
+        threads); when a fence after t's flag read would order the pair (`unacquired`), the consumer's side is
+        named: its acquire fence if one fell short, else the fence it lacks."""
         program, geo = self.ctx.program, self.geo
         if cause == Cause.NOT_STRONG:
             return cause_message(cause)
-        for block, text in self.missed.get(t, ()):
-            if block == int(geo.block_of[u]):
-                return text
-        if self.pend_has[t] and (self.pend[t].block == int(geo.block_of[u]) or self.pend[t].knowledge.clock_of(u) > 0):
-            # The flag t read was released by u's block, or by a later link of a release sequence that carries
-            # what u did (read-modify-writes of a counter, as in the last-block reduction).
-            return self._missing_fence_text(int(self.pend_pc[t]))
+        notes = [] if earlier is None else [(text, acq) for text, rel, acq in self.missed.get(t, ()) if self._carries(rel, u, *earlier)]
+        if unacquired:
+            return next((text for text, acq in notes if acq), None) or self._missing_fence_text(int(self.pend_pc[t]))
+        if notes:
+            return notes[0][0]
         if cause == Cause.INSUFFICIENT_SCOPE:
             narrow = pc_u if _is_cta(program.instructions[pc_u]) else ev.pc
             ins = program.instructions[narrow]

@@ -341,24 +341,27 @@ class LocksetDetector(HappensBeforeDetector):
         if len(keep) == 0:
             return
         idx, ls_u, ls_t, locked = idx[keep], ls_u[keep], ls_t[keep], locked[keep]
+        # a race between locksets is the locks' doing, whatever fence the consumer of a flag left out
+        unacquired = ~locked & self._unacquired(t[idx], u[idx], c[idx], ph[idx])
         pos, addr = self._racing_bytes(space, byte, width, idx)
-        idx, ls_u, ls_t, locked = idx[pos], ls_u[pos], ls_t[pos], locked[pos]
+        idx, ls_u, ls_t, locked, unacquired = idx[pos], ls_u[pos], ls_t[pos], locked[pos], unacquired[pos]
         same = self._same_values(ev, idx, addr, flags_u, flags_t, same_value)
-        keys = np.stack([pc_u[idx].astype(np.int64), cause[idx].astype(np.int64), locked.astype(np.int64), same.astype(np.int64)], axis=1)
+        columns = (pc_u[idx], cause[idx], locked, same, unacquired)
+        keys = np.stack([col.astype(np.int64) for col in columns], axis=1)
         uk, first, counts = np.unique(keys, axis=0, return_index=True, return_counts=True)
-        for (pcu, cz, lk, sv), f, n in zip(uk, first, counts):
+        for (pcu, cz, lk, sv, ua), f, n in zip(uk, first, counts):
             i = idx[f]
             self._race = _LocksetRace(int(ls_u[f]), int(ls_t[f]), int(pcu)) if lk else None
             self._report(
                 ev, space, int(addr[f]), int(t[i]), int(u[i]), int(pcu), Cause(int(cz)), flags_u.take(np.array([i])), int(n),
-                same=bool(sv),
+                same=bool(sv), earlier=(int(c[i]), int(ph[i])), unacquired=bool(ua),
             )
         self._race = None
 
-    def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev) -> str:
+    def _cause_text(self, cause: Cause, t: int, u: int, pc_u: int, ev, earlier=None, unacquired: bool = False) -> str:
         race = self._race
         if race is None:
-            return super()._cause_text(cause, t, u, pc_u, ev)
+            return super()._cause_text(cause, t, u, pc_u, ev, earlier, unacquired)
         where = self.ctx.program.instructions[race.pc].where()
         text = f"no common lock: the access at {where} holds {self._describe(race.earlier, u)}, this one holds {self._describe(race.later, t)}"
         shared = {h.addr for h in self.locksets.sets[race.earlier]} & {h.addr for h in self.locksets.sets[race.later]}

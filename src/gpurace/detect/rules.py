@@ -217,6 +217,22 @@ def severity_of(cause: Cause | int) -> str:
     return SEVERITY[Cause(int(cause))]
 
 
+def unacquired_severity(cause: Cause | int, strong_pair: bool, model: str) -> str:
+    """The severity of a race that a fence after the consumer's flag read would order (the producer's release
+    carries the earlier access; the consumer read the flag and never completed the acquire pattern).
+
+    The PTX model calls it a race; ScoRD's rules, like the flag protocols people write, need no consumer
+    fence. So `cuda` reports it as a warning when both accesses are strong (atomic or volatile: not served
+    from a non-coherent cached copy, and issued only once the flag value they depend on has been read); a
+    plain load behind an unfenced flag read may return a stale cached value, so a pair with a plain access
+    keeps its cause's severity, as every pair does under `ptx` (the model to the letter) and `scord` (where
+    only a lock's `atomicCAS` wants a fence, and the detectors never call this for one).
+    """
+    if model == "cuda" and strong_pair:
+        return WARNING
+    return severity_of(cause)
+
+
 _ATOMIC_BUILTIN = {
     "add": "atomicAdd", "exch": "atomicExch", "cas": "atomicCAS", "min": "atomicMin", "max": "atomicMax",
     "inc": "atomicInc", "dec": "atomicDec", "and": "atomicAnd", "or": "atomicOr", "xor": "atomicXor",

@@ -245,7 +245,7 @@ def _grid_from_global_size(where: str, total: Dims, block: Dims | None) -> Dims:
 # Simple preconditions
 # --------------------------------------------------------------------------
 
-_REQUIRES_RE = re.compile(r"\b__(?:global_)?requires\s*\(")
+_REQUIRES_RE = re.compile(r"\b__(?:(?:global_)?requires|assume)\s*\(")
 _DIRECTIVE_RE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*"
 _NAME = r"[A-Za-z_]\w*"
@@ -256,9 +256,11 @@ Bounds = tuple[int | None, int | None]
 
 
 def simple_requirements(source_text: str, param_names, *, kernel: str | None = None) -> dict[str, Bounds]:
-    """Inclusive bounds `(lo, hi)` on parameters that the `__requires` of `source_text` state.
+    """Inclusive bounds `(lo, hi)` on parameters that the `__requires` and `__assume` of `source_text` state.
 
-    Reads `__requires(...)` and `__global_requires(...)` whose argument is a
+    Reads `__requires(...)`, `__global_requires(...)` and `__assume(...)` (an
+    assumption about a parameter bounds its values as a precondition does,
+    Faial's examples state theirs that way) whose argument is a
     comparison of a parameter with an integer constant (`x == C`, `x >= C`,
     `x > C`, `x <= C`, `x < C`, or the constant first, `C <= x`), or a
     conjunction of such comparisons with `&&` (or `&`, as GPUVerify kernels
@@ -268,7 +270,9 @@ def simple_requirements(source_text: str, param_names, *, kernel: str | None = N
     skipped); a side without a bound is None, and lo > hi means the
     preconditions contradict each other. With `kernel` (its name), only
     preconditions inside that `__global__` function's body are read, since a
-    device function's `__requires` constrains its own parameters.
+    device function's `__requires` or `__assume` constrains its own parameters.
+    The bounds only choose values (automatic scalars, search candidates): every
+    `__requires` and `__assume` is still checked where the kernel runs it.
     """
     names = {n for n in param_names if n}
     text = _DIRECTIVE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), strip_comments(source_text))

@@ -5,7 +5,9 @@ schedules of one input; the user wants every bug any of them exposed, once.
 Findings merge by `Finding.key` (kind, memory space and source positions),
 their counts add up, and the first instance, the one from the earliest run
 that showed it, is kept with what identifies that run (its `input`, its
-`schedule`, or both when a search checks several schedules of each input).
+`schedule`, or both when a search checks several schedules of each input),
+unless a later run shows a worse one (`FindingSet.add`: an error where the
+first was a warning), which is then kept with its own run.
 
 Redundant barriers are the exception: a barrier is redundant only if *no*
 input needs it, so a per-launch verdict cannot simply be merged. The union
@@ -44,9 +46,10 @@ class FindingUnion:
         for f in report.findings:
             target = self._barriers if f.kind == REDUNDANT_BARRIER else self._findings
             if f.key not in target:
-                f = replace(f, **origin)  # a copy: merging later ones updates its count
                 new += f.kind != REDUNDANT_BARRIER
-            target.add(f, f.count)
+            # a copy (merging later ones updates its count) that says where it is from, should it become
+            # the example of its key (`FindingSet.add`)
+            target.add(replace(f, **origin), f.count)
         barriers = report.stats.get("barriers")
         if barriers is not None:
             self._barriers_checked = True

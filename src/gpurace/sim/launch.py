@@ -106,6 +106,13 @@ def as_dims(value, what: str) -> Dims:
     return tuple(int(d) for d in dims + (1, 1))[:3]  # type: ignore[return-value]
 
 
+NO_KERNEL_HINT = (
+    "a template kernel exists only where it is instantiated: add an explicit instantiation such as "
+    "`template __global__ void k<float>(float*);`"
+)
+"""Why a file may compile to no kernel at all, for the messages of every command that needs one."""
+
+
 def select_kernel(module: Module, name: str | None) -> str:
     """The mangled name of the kernel to run: by mangled name, by demangled name as a user types it (spaces and
     integer literal suffixes do not matter: `reduce<int,256,true>` names `reduce<int, 256u, true>`), by its
@@ -113,7 +120,7 @@ def select_kernel(module: Module, name: str | None) -> str:
     are an error that lists them."""
     kernels = module.kernels
     if not kernels:
-        raise UserError(f"{module.source_path or 'the input'} defines no kernel")
+        raise UserError(f"{module.source_path or 'the input'} defines no kernel ({NO_KERNEL_HINT})")
     infos = [(k.name, describe_kernel(module, k)) for k in kernels]
     listing = ", ".join(info.name for _, info in infos)
     if name is None:

@@ -6,7 +6,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.ptx.ir import Module
 from gpurace.sim.geometry import check_dims
-from gpurace.sim.launch import select_kernel
+from gpurace.sim.launch import NO_KERNEL_HINT, select_kernel
 from gpurace.verify.confirm import confirm_alarms
 from gpurace.verify.launch_scope import launch_scope
 from gpurace.verify.verdicts import KernelVerdict, verify_kernel
@@ -24,10 +24,7 @@ def verify_module(
     """
     check_dims(grid or (1, 1, 1), block or (1, 1, 1))
     if not module.kernels:
-        raise UserError(
-            f"{module.source_path}: defines no kernel to verify (a template kernel exists only where it is instantiated: "
-            "add an explicit instantiation such as `template __global__ void k<float>(float*);`)"
-        )
+        raise UserError(f"{module.source_path}: defines no kernel to verify ({NO_KERNEL_HINT})")
     chosen = [module.functions[select_kernel(module, kernel)]] if kernel is not None else module.kernels
     verdicts, notes = [], {}
     for fn in chosen:
