@@ -92,7 +92,7 @@ if mode == "run":
 else:
     report = check(ptx, grid=launch["grid"], block=launch["block"], args=launch["args"], limits=limits,
                    max_steps=10**9, share_prefix=mode == "forked")
-    shared = max((r.get("shared_steps", 0) for r in report.stats["schedules"]), default=0)
+    shared = max((r.get("min_pc_steps", 0) for r in report.stats["schedules"]), default=0)
     steps = report.stats["schedules"][0]["steps"]
 seconds = time.perf_counter() - start
 print(json.dumps({"seconds": seconds, "shared": f"{shared}/{steps}" if mode != "run" else "",

@@ -148,8 +148,8 @@ def check(
     `cluster` launches with thread-block clusters of that shape (`simulate`, `sim.clusters`).
     `prove` first verifies the kernel for this grid and block (`verify.launch_proof`): the report gains its proof
     section, and a kernel proved race-free with uniform barriers runs one schedule unless `schedules` says otherwise.
-    `share_prefix` False runs every schedule from the start instead of forking the later ones from schedule 0's
-    run (`sim.shared_prefix`; the same executions, for comparing their cost).
+    `share_prefix` False runs every schedule from the start instead of forking `reverse` and `flip` from schedule
+    0's run (`sim.shared_prefix`; the same runs and report, for comparing their cost).
     """
     if model not in MODELS:
         raise UserError(f"--model: unknown memory model {model!r} (choose from {', '.join(MODELS)})")
@@ -264,10 +264,11 @@ def _check_schedules(
     prefix = SharedPrefix() if share_prefix and shareable(options["sinks"]) else None
     try:
         for index, policy in policies():
-            forks = index > 0 and prefix is not None and prefix.state != "declined" and policy.kind in FORKED_POLICIES
-            if forks:
-                # never forked: no instruction whose order matters ran, so every schedule is schedule 0's run
+            follows = index > 0 and policy.kind in FORKED_POLICIES
+            if follows and prefix is not None and prefix.state != "declined":
+                # never forked: no instruction whose order matters ran, so every such schedule is schedule 0's run
                 report = first if prefix.pending else prefix.run(policy, options["sinks"])
+                min_pc_steps = prefix.steps if not prefix.pending else report.stats["steps"]
             else:
                 if device is not None and index > 0:
                     left_by_first = left_by_first or device.snapshot()
@@ -275,10 +276,12 @@ def _check_schedules(
                 run_args = args if index == 0 or pristine is None else [copy_arg(a) for a in pristine]
                 run_vars = global_vars if index == 0 else copy_arg(pristine_vars)
                 run_options = {**options, "sinks": [*options["sinks"], watch]} if index == 0 and watch is not None else options
+                # a follower runs as the forked worker would: min-pc up to the fork point, then its policy
+                run_prefix = SharedPrefix(follow=policy) if follows else prefix if index == 0 else None
                 try:
                     report = _check_schedule(
-                        module, policy, args=run_args, global_vars=run_vars, seed=seed, redundant_barriers=redundant_barriers,
-                        kernel=kernel, prefix=prefix if index == 0 else None, **run_options,
+                        module, Policy() if follows else policy, args=run_args, global_vars=run_vars, seed=seed,
+                        redundant_barriers=redundant_barriers, kernel=kernel, prefix=run_prefix, **run_options,
                     )  # fmt: skip
                 except BaseException as error:
                     if prefix is not None and prefix.role == "worker":
@@ -286,13 +289,14 @@ def _check_schedules(
                     raise
                 if prefix is not None and prefix.role == "worker":
                     prefix.finish(report, options["sinks"])
+                min_pc_steps = run_prefix.steps if follows and not run_prefix.pending else report.stats["steps"]
             if first is None:
                 first = report
             schedule = describe_schedule(index, policy)
             new = union.add(report, schedule=schedule)
             run = {**schedule, "steps": report.stats["steps"], "findings": len(report.findings), "new": new}
-            if forks:
-                run["shared_steps"] = prefix.steps if prefix.state == "forked" else report.stats["steps"]
+            if follows:
+                run["min_pc_steps"] = min_pc_steps
             runs.append(run)
             for key in totals:
                 totals[key] += report.stats[key]

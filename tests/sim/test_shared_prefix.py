@@ -17,6 +17,7 @@ import gpurace.cli
 from gpurace.check import check
 from gpurace.cli import cli
 from gpurace.errors import UserError
+from gpurace.frontend.load import load_module
 from gpurace.limits import Limits
 from gpurace.report.json_format import to_json
 from gpurace.sim.schedule import SeededSchedule
@@ -45,18 +46,25 @@ def children() -> str:
     return Path(f"/proc/{pid}/task/{pid}/children").read_text().strip()
 
 
-def test_reverse_and_flip_fork_after_the_work_and_find_what_runs_from_the_start_find():
-    shared = check(TICKET, **TICKET_LAUNCH)
-    fresh = check(TICKET, **TICKET_LAUNCH, share_prefix=False)
+def test_reverse_and_flip_fork_after_the_work_and_report_what_runs_from_the_start_report(monkeypatch):
+    module = load_module(TICKET)  # compiled first: a compile forks too
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    shared = check(module, **TICKET_LAUNCH)
+    assert forks == [1]  # the template, in this process; the workers are the template's
+    fresh = check(module, **TICKET_LAUNCH, share_prefix=False)
+    assert forks == [1]
     assert shared.findings == []
     by_policy = runs(shared)
     assert list(by_policy) == ["min-pc", "reverse", "random", "flip"]
-    fork = by_policy["reverse"]["shared_steps"]
-    assert by_policy["flip"]["shared_steps"] == fork
-    assert by_policy["min-pc"]["steps"] / 3 < fork < by_policy["reverse"]["steps"]  # the reductions are shared
-    assert "shared_steps" not in by_policy["random"] and "shared_steps" not in by_policy["min-pc"]
-    assert all("shared_steps" not in r for r in fresh.stats["schedules"])
-    assert findings_json(shared) == findings_json(fresh)
+    fork_point = by_policy["reverse"]["min_pc_steps"]
+    assert by_policy["flip"]["min_pc_steps"] == fork_point
+    assert by_policy["min-pc"]["steps"] / 3 < fork_point < by_policy["reverse"]["steps"]  # the reductions are shared
+    assert "min_pc_steps" not in by_policy["random"] and "min_pc_steps" not in by_policy["min-pc"]
+    # run from the start, reverse and flip follow min-pc up to the same step: the same runs, the same report
+    assert to_json(shared) == to_json(fresh) | {"stats": to_json(shared)["stats"]}
+    assert shared.stats["schedules"] == fresh.stats["schedules"]
     assert children() == ""
 
 
@@ -66,7 +74,7 @@ def test_a_race_only_the_forked_reverse_schedule_shows():
     assert (f.kind, f.space, tuple(sorted(s.loc.line for s in f.sites))) == ("data-race", "global", (16, 19))
     assert f.schedule == {"index": 1, "policy": "reverse", "seed": None}
     assert check(CLAIM, **claim_launch(64), schedules=1).findings == []  # lane 0 wins: one thread's two writes
-    assert runs(report)["reverse"]["shared_steps"] > 0
+    assert runs(report)["reverse"]["min_pc_steps"] > 0
     assert findings_json(report) == findings_json(check(CLAIM, **claim_launch(64), share_prefix=False))
 
 
@@ -75,7 +83,7 @@ def test_a_run_that_never_reaches_a_fork_point_is_the_shared_schedules_run():
     assert report.findings == []
     by_policy = runs(report)
     assert list(by_policy) == ["min-pc", "reverse", "random"]  # nothing contended: no flip
-    assert by_policy["reverse"]["shared_steps"] == by_policy["reverse"]["steps"] == by_policy["min-pc"]["steps"]
+    assert by_policy["reverse"]["min_pc_steps"] == by_policy["reverse"]["steps"] == by_policy["min-pc"]["steps"]
     assert children() == ""
 
 
@@ -136,9 +144,8 @@ def test_a_launch_in_waves_forks_in_its_first_wave_and_keeps_the_policy_in_the_n
     shared = check(TICKET, **TICKET_LAUNCH, limits=waves)
     fresh = check(TICKET, **TICKET_LAUNCH, limits=waves, share_prefix=False)
     by_policy = runs(shared)
-    assert 0 < by_policy["reverse"]["shared_steps"] < by_policy["min-pc"]["steps"] / 2  # in the first wave
-    # Before the fork `reverse` differs from min-pc only in the order barrier arrivals are picked (7 steps here);
-    # the later waves run under reverse, as in a fresh run (under min-pc they would take 33 steps fewer).
-    fresh_reverse = runs(fresh)["reverse"]["steps"]
-    assert fresh_reverse - 10 <= by_policy["reverse"]["steps"] <= fresh_reverse
+    assert 0 < by_policy["reverse"]["min_pc_steps"] < by_policy["min-pc"]["steps"] / 2  # in the first wave
+    # the later waves run under reverse in both (under min-pc they would take 33 steps fewer)
+    assert shared.stats["schedules"] == fresh.stats["schedules"]
+    assert by_policy["reverse"]["steps"] > by_policy["min-pc"]["steps"] + 20
     assert shared.findings == [] and findings_json(shared) == findings_json(fresh)

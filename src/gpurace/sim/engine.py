@@ -227,7 +227,8 @@ class Engine:
         policy = self.prefix.reached(self)
         if policy is not None:
             self._use_policy(policy)
-            self.progress_callback = None
+            if self.prefix.role == "worker":
+                self.progress_callback = None
 
     # ------------------------------------------------------------------ events
 

@@ -37,7 +37,9 @@ start, so with them nothing forks.
 When schedule 0 never reaches a fork point, `reverse` and `flip` would run
 exactly its run, and are not run again. Where `fork` is not available, or
 this process's resident memory exceeds what the machine has available
-(`fits_twice`), they run from the start, as the `random` ones do.
+(`fits_twice`), they run from the start as *followers*: `min-pc` up to the
+fork point and their own policy after it, the same run a worker makes, so a
+report does not depend on whether a fork was made.
 """
 
 from __future__ import annotations
@@ -96,12 +98,15 @@ class SharedPrefix:
     returns from `reached`), a *worker* (continues the launch under `policy`; `_check_schedules` sends its
     report with `finish` and exits)."""
 
-    def __init__(self):
-        self.role = "parent"
-        self.state = "pending"  # "forked", "declined" (no fork: run schedules from the start) or "worker"
+    def __init__(self, follow=None):
+        """With a policy to `follow`, a run from the start that takes that policy at the fork point without
+        forking (role "follower"): the same run a worker makes, where no fork is made."""
+        self.role = "parent" if follow is None else "follower"
+        self.state = "pending"  # "forked", "declined" (no fork: run schedules from the start), "worker" or "followed"
         self.steps = 0  # schedule 0's steps at the fork point
         self.steps_before = 0  # the steps of the waves of blocks before the running one (`sim.waves`)
-        self.policy = None  # a worker's policy
+        self.policy = None  # a worker's or follower's policy, once it took it
+        self._follow = follow
         self._pid = 0
         self._commands = -1  # parent -> template: pickled policies
         self._results = -1  # workers -> parent: pickled reports
@@ -114,8 +119,11 @@ class SharedPrefix:
 
     def reached(self, engine) -> object | None:
         """Schedule 0 is about to run an instruction whose order matters: fork the template. Returns None in the
-        parent, and in a worker the policy it runs from here on (the template never returns)."""
+        parent, and in a worker or follower the policy it runs from here on (the template never returns)."""
         self.steps = self.steps_before + engine.stats.steps
+        if self.role == "follower":
+            self.state, self.policy = "followed", self._follow
+            return self.policy
         if not hasattr(os, "fork") or not fits_twice():
             self.state = "declined"
             return None
