@@ -23,13 +23,13 @@ then row), as the PTX ISA writes them, and may be negative or past the extents: 
 are zeros in a load and are not written by a store. The box lands in shared memory densely, innermost first,
 and with a swizzle its 16-byte chunks are then permuted (`swizzled`): in every SPAN bytes, chunk k moves to
 chunk k XOR ((address / 128) mod (SPAN / 16)), the pattern repeating every 8 x SPAN bytes (CuTe's
-Swizzle<1|2|3, 4, 3>: address bits 4.. XORed with bits 7..). The shared-memory end of a swizzled copy must be
+Swizzle<1|2|3, 4, 3>: address bits 4.. XORed with bits 7..). A swizzled copy's shared-memory address must be
 aligned to that repeat (256, 512 or 1024 bytes), where the pattern depends only on the offset in the box.
 
 The simulator's layout (little-endian): bytes 0-7 the magic `gpurTMAP`, 8-15 the global address, 16 the element
-size, 17 the rank, 18 a type code, 19 the swizzle span in 16-byte chunks (0: none), 24-63 the extents (u64 each, innermost first), 64-83 the box (u32 each,
-innermost first), 88-119 the byte strides of dimensions 1 and up (u64 each; a dense tensor's follow from the
-extents).
+size, 17 the rank, 18 a type code, 19 the swizzle span in 16-byte chunks (0: none), 24-63 the extents (u64
+each, innermost first), 64-83 the box (u32 each, innermost first), 88-119 the byte strides of dimensions 1
+and up (u64 each; a dense tensor's follow from the extents).
 """
 
 from __future__ import annotations
