@@ -266,7 +266,7 @@ def _check_schedules(
         for index, policy in policies():
             follows = index > 0 and policy.kind in FORKED_POLICIES
             if follows and prefix is not None and prefix.state != "declined":
-                # never forked: no instruction whose order matters ran, so every such schedule is schedule 0's run
+                # still pending: schedule 0 ran no instruction whose order matters, so this schedule is its run
                 report = first if prefix.pending else prefix.run(policy, options["sinks"])
                 min_pc_steps = prefix.steps if not prefix.pending else report.stats["steps"]
             else:
