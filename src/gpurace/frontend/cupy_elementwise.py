@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.cupy_kernels import parse_options
+from gpurace.frontend.cupy_kernels import parse_options, write_once
 from gpurace.frontend.sandbox import c_string
 from gpurace.runtime.shim_build import cache_dir
 from gpurace.sim.arg_values import Buffer, StructArg
@@ -246,10 +245,6 @@ def _write_source(name: str, code: str, operation: str) -> Path:
     opening = f"{before}\n#line 1 {c_string(str(operation_path))}\n{operation}\n"
     resume = opening.count("\n") + 2  # the line after the closing directive, in the file written
     text = f"{opening}#line {resume} {c_string(str(path))}\n{after}"
-    for target, content in ((operation_path, operation), (path, text)):
-        if not target.is_file():
-            folder.mkdir(parents=True, exist_ok=True)
-            partial = folder / f".{target.name}.{os.getpid()}"
-            partial.write_text(content, encoding="utf-8")
-            partial.replace(target)  # two processes writing the same file both leave it whole
+    write_once(operation_path, operation)
+    write_once(path, text)
     return path

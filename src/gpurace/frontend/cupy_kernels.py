@@ -194,14 +194,19 @@ def source_file(source: CupySource) -> Path:
     )
     digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     stem = re.sub(r"\W", "_", source.name.split("<")[0])[:64] or "kernel"
-    folder = cache_dir() / "cupy"
-    path = folder / f"{stem}-{digest}.cu"
-    if not path.is_file():
-        folder.mkdir(parents=True, exist_ok=True)
-        partial = folder / f".{path.name}.{os.getpid()}"
-        partial.write_text(text, encoding="utf-8")
-        partial.replace(path)  # two processes writing the same file both leave it whole
+    path = cache_dir() / "cupy" / f"{stem}-{digest}.cu"
+    write_once(path, text)
     return path
+
+
+def write_once(path: Path, text: str) -> None:
+    """Write `text` to `path` in the cache unless it is there already (its name carries a digest of what it holds)."""
+    if path.is_file():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.parent / f".{path.name}.{os.getpid()}"
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)  # two processes writing the same file both leave it whole
 
 
 def kernel_args(kernel: KernelInfo, args) -> list:
