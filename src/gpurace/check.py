@@ -268,7 +268,7 @@ def _check_schedules(
             if follows and prefix is not None and prefix.state != "declined":
                 # still pending: schedule 0 ran no instruction whose order matters, so this schedule is its run
                 report = first if prefix.pending else prefix.run(policy, options["sinks"])
-                min_pc_steps = prefix.steps if not prefix.pending else report.stats["steps"]
+                min_pc_steps = prefix.min_pc_steps(report.stats["steps"])
             else:
                 if device is not None and index > 0:
                     left_by_first = left_by_first or device.snapshot()
@@ -289,7 +289,7 @@ def _check_schedules(
                     raise
                 if prefix is not None and prefix.role == "worker":
                     prefix.finish(report, options["sinks"])
-                min_pc_steps = run_prefix.steps if follows and not run_prefix.pending else report.stats["steps"]
+                min_pc_steps = run_prefix.min_pc_steps(report.stats["steps"]) if follows else None
             if first is None:
                 first = report
             schedule = describe_schedule(index, policy)

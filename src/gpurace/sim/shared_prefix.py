@@ -115,6 +115,10 @@ class SharedPrefix:
     def pending(self) -> bool:
         return self.state == "pending"
 
+    def min_pc_steps(self, run_steps: int) -> int:
+        """The steps a run of `run_steps` made as `min-pc`: up to the fork point, or all of them when it never came."""
+        return run_steps if self.pending else self.steps
+
     # ------------------------------------------------------------------ at the fork point (in the engine)
 
     def reached(self, engine) -> object | None:
@@ -252,7 +256,7 @@ _libc = None
 def _privatise(mem) -> None:
     """Replace the shared mappings of a program's device memory by private copies at the same addresses, so
     that views of them stay valid and writes stay in this process."""
-    device = getattr(mem, "device", None)
+    device = mem.device
     if device is None:
         return
     global _libc
@@ -260,13 +264,12 @@ def _privatise(mem) -> None:
         _libc = ctypes.CDLL(None, use_errno=True)
         _libc.mmap.restype = ctypes.c_void_p
         _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
-    for table, store in device.spaces():
-        used = min(table.top - table.region_base, store.size)
-        saved = store[:used].copy()
+    saved = device.snapshot()
+    for _table, store in device.spaces():
         address = store.ctypes.data
         length = -(-store.size // mmap.PAGESIZE) * mmap.PAGESIZE
         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x10  # MAP_FIXED
         got = _libc.mmap(address, length, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0)
         if got != address:
             raise OSError(ctypes.get_errno(), "could not map the device memory privately")
-        store[:used] = saved
+    device.restore(saved)
