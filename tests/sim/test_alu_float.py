@@ -6,7 +6,10 @@ independently of the implementation, by `ref_round`.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import math
+import platform
 import random
 import struct
 from fractions import Fraction
@@ -16,6 +19,7 @@ import pytest
 
 from gpurace.frontend.ptx.ir import Instruction, PredPair, Reg
 from gpurace.sim.alu import compile_alu
+from gpurace.sim.native import array_fma
 
 FORMATS = {  # precision (bits incl. hidden), min exponent, max finite
     "f16": (11, -14, 65504.0),
@@ -107,7 +111,7 @@ def test_f32_arith_rounding_is_exact(kind, mode):
 
 
 @pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
-def test_fma_f32_rounds_once(mode):
+def test_fma_f32_rounds_once(mode, fma_path):
     rng = random.Random(5)
     a, b, c = random_f32(rng, 300), random_f32(rng, 300), random_f32(rng, 300)
     # products near -c exercise cancellation; tiny c exercises the sticky bit
@@ -120,7 +124,7 @@ def test_fma_f32_rounds_once(mode):
     same(got, want)
 
 
-def test_fma_f32_double_rounding_corner():
+def test_fma_f32_double_rounding_corner(fma_path):
     # exact = 1 + 2^-24 + 2^-60: a float64 detour rounds to the tie 1 + 2^-24, then to even 1.0
     a, b, c = 1.0 + 2**-23, 1.0 + 2**-23, 2**-60
     exact = Fraction(a) * Fraction(b) + Fraction(c)
@@ -160,7 +164,14 @@ def test_sqrt_directed_brackets_the_root(fmt):
                 assert abs(G * G - X) <= min(abs(L * L - X), abs(H * H - X))
 
 
-def test_fma_f64_round_to_nearest_matches_exact():
+@pytest.fixture(params=["emulated", "compiled"])
+def fma_path(request, monkeypatch):
+    """Round-to-nearest fma through the NumPy emulation, or LLVM's fma from the first element."""
+    monkeypatch.setattr(array_fma, "EMULATED_BEFORE_COMPILING", 10**15 if request.param == "emulated" else 0)
+    return request.param
+
+
+def test_fma_f64_round_to_nearest_matches_exact(fma_path):
     rng = random.Random(21)
     a = [rng.uniform(-1, 1) * 2.0 ** rng.randint(-40, 40) for _ in range(300)]
     b = [rng.uniform(-1, 1) * 2.0 ** rng.randint(-40, 40) for _ in range(300)]
@@ -170,6 +181,54 @@ def test_fma_f64_round_to_nearest_matches_exact():
     c += [-1e308, 1e-320, -1.0]
     got = alu("fma.rn.f64").fn(f64(*a), f64(*b), f64(*c)).view(np.float64).tolist()
     same(got, [ref_round(Fraction(x) * Fraction(y) + Fraction(z), "f64") for x, y, z in zip(a, b, c)])
+
+
+@pytest.mark.parametrize("fmt", ["f32", "f64", "ftz.f32"])
+def test_compiled_fma_gives_the_emulated_bits(fmt, monkeypatch):
+    """Any bit patterns (NaNs, infinities, subnormals, overflow): LLVM's fma and the emulation agree bit for bit."""
+    raw = np.uint32 if fmt.endswith("f32") else np.uint64
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.integers(0, np.iinfo(raw).max, 5000, dtype=raw, endpoint=True) for _ in range(3))
+    c[::2] = (a[::2].view(_VIEW[raw]) * b[::2].view(_VIEW[raw]) * -1).view(raw)  # cancellation
+    op = alu(f"fma.rn.{fmt}")
+    results = []
+    for emulated_first in (10**15, 0):
+        monkeypatch.setattr(array_fma, "EMULATED_BEFORE_COMPILING", emulated_first)
+        with np.errstate(all="ignore"):
+            results.append(op.fn(a, b, c))
+    assert results[0].dtype == results[1].dtype == raw
+    assert np.array_equal(results[0], results[1])
+
+
+_VIEW = {np.uint32: np.float32, np.uint64: np.float64}
+_X86_ROUNDING = {"rn": 0x000, "rm": 0x400, "rp": 0x800, "rz": 0xC00}  # <fenv.h> FE_* on x86-64
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the FE_* rounding constants are x86-64's")
+@pytest.mark.parametrize("fmt", ["f32", "f64"])
+@pytest.mark.parametrize("mode", ["rn", "rz", "rm", "rp"])
+def test_fma_matches_the_host_libm(fmt, mode):
+    """The C library's fma under fesetround is an independent reference for every bit pattern and mode."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fn = libm.fma if fmt == "f64" else libm.fmaf
+    scalar = ctypes.c_double if fmt == "f64" else ctypes.c_float
+    fn.restype, fn.argtypes = scalar, [scalar] * 3
+    raw = np.uint64 if fmt == "f64" else np.uint32
+    view = _VIEW[raw]
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.integers(0, np.iinfo(raw).max, 1500, dtype=raw, endpoint=True) for _ in range(3))
+    with np.errstate(all="ignore"):
+        c[::2] = (a[::2].view(view) * b[::2].view(view) * -1).view(raw)  # cancellation, exact zeros
+        c[1::4] = 0  # products alone, underflowing ones included
+    with np.errstate(all="ignore"):
+        got = alu(f"fma.{mode}.{fmt}").fn(a, b, c).view(view)
+    libm.fesetround(_X86_ROUNDING[mode])
+    try:
+        want = np.array([fn(x, y, z) for x, y, z in zip(a.view(view).tolist(), b.view(view).tolist(), c.view(view).tolist())], view)
+    finally:
+        libm.fesetround(0)
+    same_bits = got.view(raw) == want.view(raw)
+    assert (same_bits | (np.isnan(got) & np.isnan(want))).all()
 
 
 # ------------------------------------------------------------------ ftz / sat / specials

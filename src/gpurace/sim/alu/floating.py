@@ -5,7 +5,8 @@ Round-to-nearest f32 operations other than fma run in float32 directly (IEEE
 correct in NumPy). Everything else goes through `rounding`: an exact float64
 pair rounded once in the requested direction. f64 results in directed modes,
 and fma.f64, use error-free transformations on scaled mantissas, falling back
-to exact rationals for the few elements near overflow or underflow.
+to exact rationals for the few elements near overflow or underflow. Long fma
+arrays in round to nearest run LLVM's fma (`native.array_fma`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gpurace.sim.alu.rounding import (
     two_prod,
     two_sum,
 )
+from gpurace.sim.native import array_fma
 
 _VIEW = {"f32": np.float32, "f64": np.float64}
 _RAW = {"f32": np.uint32, "f64": np.uint64}
@@ -159,10 +161,17 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str) -> np.ndarray:
 
     Round to nearest uses Boldo & Melquiond's emulation (TwoProduct, TwoSum,
     one addition rounded to odd), exact while nothing overflows or underflows;
-    other elements, and the directed modes, use exact rationals.
+    other elements, and the directed modes, use exact rationals. Long arrays
+    in round to nearest take LLVM's fma instead (`array_fma`), with the same
+    bits.
     """
-    finite = np.isfinite(a) & np.isfinite(b) & np.isfinite(c)
-    out = a * b + c  # right for non-finite operands (inf/NaN propagate the same way)
+    if mode == "rn" and array_fma.wanted(a, b, c):
+        return array_fma.fma(a, b, c)
+    finite_product = np.isfinite(a) & np.isfinite(b)
+    finite = finite_product & np.isfinite(c)
+    # Right for non-finite operands (inf/NaN propagate the same way), except that
+    # the exact product of finite operands never overflows: it meets an infinite c as c.
+    out = np.where(finite_product & np.isinf(c), c, a * b + c)
     if mode == "rn":
         uh, ul = two_prod(a, b)
         th, tl = two_sum(c, uh)
@@ -171,7 +180,7 @@ def fma64(a: np.ndarray, b: np.ndarray, c: np.ndarray, mode: str) -> np.ndarray:
         v = np.where(inexact, np.where(e > 0, np.nextafter(s, np.inf), np.nextafter(s, -np.inf)), s)
         z = th + v
         p = np.abs(a * b)
-        safe = finite & ((p == 0) | ((p > 2.0**-900) & (p < 2.0**990))) & (np.abs(c) < 2.0**990) & np.isfinite(z)
+        safe = finite & ((a == 0) | (b == 0) | ((p > 2.0**-900) & (p < 2.0**990))) & (np.abs(c) < 2.0**990) & np.isfinite(z)
         safe &= (np.abs(a) < 2.0**990) & (np.abs(b) < 2.0**990)
         out = np.where(safe, z, out)
         slow = finite & ~safe
@@ -195,6 +204,8 @@ def build_fma(instr, mods: Mods, opcode: str = "fma") -> AluOp:
         # (s, e) to odd first, so the single f32 rounding is the correct one.
         @quiet
         def fma32(a, b, c):
+            if mode == "rn" and array_fma.wanted(a, b, c):
+                return finish(array_fma.fma(load(a), load(b), load(c)))
             p = load(a).astype(np.float64) * load(b)  # exact product
             s, e = two_sum(p, load(c).astype(np.float64))
             return finish(round_pair(s, e, "f32", mode).view(np.float32))

@@ -9,8 +9,9 @@ entry starts with the SHA-256 of its object code: a damaged entry is compiled
 again. A cache directory that cannot be written only costs the compile next
 time.
 
-llvmlite is imported here and only here, when the first compiled run
-executes, so `import gpurace` and interpreted launches never load LLVM.
+llvmlite is imported here and only here, when the first compiled run or
+large fused multiply-add executes (`array_fma`), so `import gpurace` and
+small interpreted launches never load LLVM.
 """
 
 from __future__ import annotations
@@ -90,8 +91,8 @@ class _Llvm:
         return {name: engine.get_function_address(name) for name in names}
 
 
-def load(ir_text: str, names: list[str]) -> dict[str, object]:
-    """The functions `names` of the module `ir_text`, as ctypes callables (compiled or from the cache)."""
+def load(ir_text: str, names: list[str], signature=RUN_SIGNATURE) -> dict[str, object]:
+    """The functions `names` of the module `ir_text`, as ctypes callables of `signature` (compiled or from the cache)."""
     start = time.perf_counter()
     llvm = _Llvm.get()
     key = hashlib.sha256(f"{llvm.identity}\n{ir_text}".encode()).hexdigest()
@@ -105,7 +106,7 @@ def load(ir_text: str, names: list[str]) -> dict[str, object]:
         obj = llvm.compile(ir_text)
         _store(path, obj)
     addresses = llvm.load(obj, names)
-    functions = LOADED[key] = {name: RUN_SIGNATURE(address) for name, address in addresses.items()}
+    functions = LOADED[key] = {name: signature(address) for name, address in addresses.items()}
     LAST.cache_hit, LAST.seconds = hit, time.perf_counter() - start
     return functions
 
