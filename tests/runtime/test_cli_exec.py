@@ -45,3 +45,13 @@ def test_an_unsupported_call_stops_the_program_with_status_2():
     run = gpurace("exec", "unsupported_call.cu", cwd=PROGRAMS)
     assert run.returncode == 2
     assert "gpurace: error: unsupported_call.cu:" in run.stderr and "is not supported" in run.stderr
+
+
+def test_a_read_before_the_first_allocation_names_it():
+    """The first allocation sits just above the device function addresses; a read below it is still
+    described by the allocation it missed, not as a function pointer read as data."""
+    run = gpurace("exec", "stencil_reads_before_start.cu", "--format", "json", cwd=PROGRAMS)
+    assert run.returncode == 1
+    (finding,) = json.loads(run.stderr)["findings"]
+    assert finding["kind"] == "out-of-bounds" and finding["space"] == "global"
+    assert finding["cause"].endswith("128 bytes before the start of `cudaMalloc#1` (512 bytes)")

@@ -37,6 +37,7 @@ from gpurace.sim.memory.layout import (
     CONST_BASE,
     CONST_LIMIT,
     FUNCTION_BASE,
+    FUNCTION_STRIDE,
     GLOBAL_BASE,
     GLOBAL_LIMIT,
     MAX_LOCAL_BYTES_PER_THREAD,
@@ -565,7 +566,8 @@ class Memory:
         if kind is ErrorKind.WRITE_TO_CONST:
             loc = self.describe(int(acc.canonical[lane]))
             return f"write to read-only {space.name.lower()} memory `{loc.allocation}` by {where}"
-        if kind is ErrorKind.OUT_OF_BOUNDS and space is Space.GLOBAL and FUNCTION_BASE <= int(acc.address[lane]) < GLOBAL_BASE:
+        functions_end = FUNCTION_BASE + FUNCTION_STRIDE * len(self.functions)
+        if kind is ErrorKind.OUT_OF_BOUNDS and space is Space.GLOBAL and FUNCTION_BASE <= int(acc.address[lane]) < functions_end:
             return f"out-of-bounds {where}: among device function addresses (a function pointer used as a data pointer)"
         if kind is ErrorKind.OUT_OF_BOUNDS:
             near = self.nearest(int(acc.space_address[lane]), space)
