@@ -882,6 +882,15 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     raise SystemExit(verify_exit_status(verdicts))
 
 
+def _print_library_dir(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from gpurace.runtime.shim_build import shim_directory
+
+    click.echo(shim_directory(Limits()))
+    ctx.exit(0)
+
+
 @cli.command("exec")
 @click.argument("sources", nargs=-1, required=True, metavar="SOURCES...|PROGRAM", type=click.Path(dir_okay=False, path_type=str))
 @click.option("-I", "include_dirs", multiple=True, metavar="DIR", help="Add DIR to the include path.")
@@ -908,6 +917,15 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
 @click.option("--kernel-exclude", metavar="REGEX", default=None, help="Do not check launches of kernels whose name REGEX matches.")
 @click.option("--launch-skip", metavar="N", default=0, type=click.IntRange(min=0), help="Do not check the first N launches that the kernel filters let through.")
 @click.option("--launch-count", metavar="N", default=None, type=click.IntRange(min=0), help="Check only N launches (after the skipped ones) of those the kernel filters let through.")
+@click.option(
+    "--library-dir",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_print_library_dir,
+    help="Print the folder of gpurace's libcudart.so.13 and libcuda.so (built first if needed) and exit: a program "
+    "built to run prebuilt that links the driver links with -L<that folder> -lcuda.",
+)
 def exec_command(
     sources, include_dirs, defines, arch, nvcc_flags, fmt, detector, model, shadow_cells, output, stats, schedules, seed,
     max_steps, leak_check, error_exitcode, kernel_name, kernel_exclude, launch_skip, launch_count,

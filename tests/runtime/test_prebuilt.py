@@ -38,6 +38,7 @@ BUILDS = {
     ),
     "memcpy_past_end": (["memcpy_past_end.cu"], DOCUMENTED),
     "rdc_counter": (["rdc_counter.cu", "parts/rdc_device.cu"], [*DOCUMENTED, "-rdc=true"]),
+    "driver_linked": (["driver_linked.cu"], [*DOCUMENTED, "-L{library_dir}", "-lcuda"]),
     "no_line_info": (["repeated_race.cu"], ["-cudart", "shared", "-gencode", "arch=compute_75,code=compute_75"]),
     "static": (["exit_code.cu"], ["-gencode", "arch=compute_75,code=compute_75"]),
     "sass_only": (["exit_code.cu"], ["-cudart", "shared", "-gencode", "arch=compute_75,code=sm_75"]),
@@ -50,9 +51,11 @@ def built(tmp_path_factory) -> dict[str, Path]:
     nvcc = find_nvcc()
     assert nvcc is not None, "nvcc comes with the nvidia-cuda-nvcc package"
     out = tmp_path_factory.mktemp("prebuilt")
+    # where the README sends a Makefile for -lcuda: gpurace's libcuda.so
+    library_dir = subprocess.run([GPURACE, "exec", "--library-dir"], capture_output=True, text=True, check=True).stdout.strip()
     runs = {
         name: subprocess.Popen(
-            [str(nvcc), *flags, *(str(PROGRAMS / s) for s in sources), "-o", str(out / name)],
+            [str(nvcc), *(f.format(library_dir=library_dir) for f in flags), *(str(PROGRAMS / s) for s in sources), "-o", str(out / name)],
             cwd=out,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -84,7 +87,7 @@ def gpurace(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([GPURACE, *args], cwd=cwd, capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("name", ["repeated_race", "two_units", "memcpy_past_end", "rdc_counter"])
+@pytest.mark.parametrize("name", ["repeated_race", "two_units", "memcpy_past_end", "rdc_counter", "driver_linked"])
 def test_a_prebuilt_program_behaves_as_its_header_says(built, name):
     path = PROGRAMS / f"{name}.cu"
     header = read_header(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,19 @@ def test_every_call_of_nvidias_runtime_is_defined(library):
     ours, theirs = exported(library), exported(NVIDIA_RUNTIME)
     wanted = {name for name in theirs if re.match(r"^_?_?cuda", name)}
     assert wanted <= set(ours), sorted(wanted - set(ours))
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs objdump")
+def test_the_driver_library_defines_every_function_of_cuda_h(library):
+    """cuda.h as the nvidia-cuda-nvcc package ships it: what a program linking -lcuda may call. Those not
+    implemented stop the program naming the call (shim/driver_calls.h); nothing but cu* names is exported."""
+    header = Path(sysconfig.get_paths()["purelib"]) / "nvidia" / "cu13" / "include" / "cuda.h"
+    declared = set(re.findall(r"CUresult CUDAAPI (cu\w+)\(", header.read_text()))
+    ours = exported(library.parent / shim_build.DRIVER_NAME)
+    assert {"cuInit", "cuMemAlloc", "cuTensorMapEncodeTiled", "cuLaunchKernel"} <= declared
+    assert declared <= set(ours), sorted(declared - set(ours))
+    assert all(name.startswith("cu") for name in ours)
+    assert (library.parent / "libcuda.so").resolve() == (library.parent / shim_build.DRIVER_NAME).resolve()
 
 
 def test_a_call_no_runtime_defines_is_noticed_on_stderr(capfd):

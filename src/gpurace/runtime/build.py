@@ -5,7 +5,8 @@ so that at run time it loads gpurace's `libcudart.so.13` instead of
 NVIDIA's; it carries PTX for the chosen virtual architecture (`-arch
 compute_XX`, no machine code, which nothing here would run), device line
 information (`-lineinfo`) and host debug information (`-g`), from which
-`sites.py` turns call sites into source lines.
+`sites.py` turns call sites into source lines. A program that links the
+driver (`--nvcc-flag=-lcuda`) finds gpurace's `libcuda.so` (`library_dirs`).
 
 nvcc hands its arguments to a shell, so what reaches its command line is
 shell-safe (`frontend.sandbox`): paths through `CompilerDir.reach` or a
@@ -69,10 +70,12 @@ def build_program(
     defines: Iterable[str] = (),
     arch: str = DEFAULT_ARCH,
     nvcc_flags: Iterable[str] = (),
+    library_dirs: Iterable[str | os.PathLike] = (),
     limits: Limits | None = None,
 ) -> Path:
     """Compile and link `sources` into an executable in `workdir` (which owns it: it goes when the directory does).
 
+    `library_dirs` are searched for the libraries the program links (`-L`): gpurace's own, for `-lcuda`.
     `include_dirs` and `defines` (`NAME`, `NAME=VALUE`) apply to host and
     device code alike; `arch` is `compute_XX` or `sm_XX`. nvcc runs within
     `limits` (memory budget, time); its diagnostics are the CompileError's
@@ -120,7 +123,8 @@ def build_program(
     if macros:
         cmd += ["-include", workdir.write("defines.h", defines_header(macros))]
     cmd += pre_includes
-    cmd += [*flags, *(f"-I{d}" for d in includes), *inputs, "-o", str(executable)]
+    cmd += [*flags, *(f"-I{d}" for d in includes), *(f"-L{workdir.reach(Path(d))}" for d in library_dirs)]
+    cmd += [*inputs, "-o", str(executable)]
     proc = run_limited(cmd, limits, "nvcc (building the program)")
     if proc.returncode != 0 or not executable.is_file():
         log = (proc.stderr + proc.stdout).strip()

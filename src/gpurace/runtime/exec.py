@@ -179,7 +179,14 @@ def exec_program(
             executable, modules = load_prebuilt(prebuilt, arch=arch, limits=limits)
         else:
             executable = build_program(
-                paths, workdir=workdir, include_dirs=include_dirs, defines=defines, arch=arch, nvcc_flags=nvcc_flags, limits=limits
+                paths,
+                workdir=workdir,
+                include_dirs=include_dirs,
+                defines=defines,
+                arch=arch,
+                nvcc_flags=nvcc_flags,
+                library_dirs=[shim],
+                limits=limits,
             )
             device_sources = [p for p in paths if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))]
             compile_options = dict(include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)

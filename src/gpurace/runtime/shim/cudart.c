@@ -2032,3 +2032,10 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }
 #include "unsupported_calls.h"
+
+/* Called by gpurace's libcuda.so.1 (cuda_driver.c) for a driver function it does not implement. */
+EXPORT void __cudaGpuraceUnsupportedDriverCall(const char *name) {
+    char what[256];
+    snprintf(what, sizeof what, "%.160s (a CUDA driver call)", name);
+    unsupported(what, NULL);
+}

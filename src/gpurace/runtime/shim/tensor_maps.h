@@ -1,10 +1,11 @@
 /* Tensor maps for TMA copies (sm_90; included by cudart.c; see `gpurace/sim/tensor_maps.py`).
  *
  * Programs make a CUtensorMap with the driver's cuTensorMapEncodeTiled, which they reach through the runtime's
- * cudaGetDriverEntryPoint(ByVersion) so as not to link the driver library. Here that entry point hands out
- * gpurace's own cuTensorMapEncodeTiled, which asks the server (TENSOR_MAP) to encode the map in the
- * simulator's layout: the kernel's TMA instructions read it back from their parameter. Every other driver
- * symbol stops the program, naming it.
+ * cudaGetDriverEntryPoint(ByVersion) so as not to link the driver library, or call directly when they link it
+ * (gpurace's libcuda.so.1 asks this entry point too). Here that entry point hands out gpurace's own
+ * cuTensorMapEncodeTiled, which asks the server (TENSOR_MAP) to encode the map in the simulator's layout: the
+ * kernel's TMA instructions read it back from their parameter. Every other driver symbol stops the program,
+ * naming it.
  */
 
 enum { OP_TENSOR_MAP = 42 };
