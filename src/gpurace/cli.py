@@ -50,6 +50,7 @@ from gpurace.limits import (
     DEFAULT_MAX_THREADS,
     DEFAULT_RESIDENT_THREADS,
     DEFAULT_TIMEOUT_S,
+    EXEC_TIMEOUT_S,
     Limits,
     default_max_memory,
     format_size,
@@ -217,7 +218,7 @@ def _size(ctx: click.Context, param: click.Parameter, value: str | None) -> None
     _store_limit(ctx, param, None if value is None else parse_size(value, "--max-memory"))
 
 
-def limit_options(*, launch: bool) -> Callable:
+def limit_options(*, launch: bool, timeout: float = DEFAULT_TIMEOUT_S) -> Callable:
     """--max-memory and --timeout for every command; --max-threads and --max-call-depth for those that launch.
 
     They do not appear in the commands' signatures: `command_limits()` reads them, since every layer below
@@ -235,7 +236,7 @@ def limit_options(*, launch: bool) -> Callable:
         click.option(
             "--timeout",
             type=click.FloatRange(min=0),
-            default=DEFAULT_TIMEOUT_S,
+            default=timeout,
             show_default=True,
             expose_value=False,
             callback=_store_limit,
@@ -899,7 +900,7 @@ def _print_library_dir(ctx: click.Context, _param, value: bool) -> None:
 @click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG", help="An extra nvcc option for building the program.")
 @hip_path_option
 @warp_size_option
-@limit_options(launch=True)
+@limit_options(launch=True, timeout=EXEC_TIMEOUT_S)
 @executor_option
 @analysis_options
 @click.option("--schedules", default=None, type=click.IntRange(1, MAX_SCHEDULES), help="Schedules per launch (as for check).")

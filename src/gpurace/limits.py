@@ -40,6 +40,10 @@ DEFAULT_RESIDENT_THREADS = 1 << 20
 operation runs at full speed."""
 
 DEFAULT_TIMEOUT_S = 300.0
+EXEC_TIMEOUT_S = 3600.0
+"""`gpurace exec`'s default: a whole program makes many launches at the sizes it really runs (a molecular-dynamics
+benchmark's usual command line takes about nine minutes here), so it gets an hour where one launch gets five
+minutes."""
 DEFAULT_MAX_CALL_DEPTH = 1024
 MAX_MEMORY_FRACTION = 0.5
 """The default memory budget is this fraction of the machine's physical memory."""

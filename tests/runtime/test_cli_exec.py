@@ -55,3 +55,10 @@ def test_a_read_before_the_first_allocation_names_it():
     (finding,) = json.loads(run.stderr)["findings"]
     assert finding["kind"] == "out-of-bounds" and finding["space"] == "global"
     assert finding["cause"].endswith("128 bytes before the start of `cudaMalloc#1` (512 bytes)")
+
+
+def test_a_whole_program_gets_an_hour_by_default_and_one_launch_five_minutes():
+    exec_help = " ".join(gpurace("exec", "--help", cwd=PROGRAMS).stdout.split())
+    check_help = " ".join(gpurace("check", "--help", cwd=PROGRAMS).stdout.split())
+    assert "is spent ends with a timeout finding. [default: 3600.0; x>=0]" in exec_help
+    assert "is spent ends with a timeout finding. [default: 300.0; x>=0]" in check_help

@@ -34,7 +34,7 @@ from gpurace.frontend.hip import any_hip, compiled_as_cuda, hip_spelling, report
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
 from gpurace.frontend.sandbox import CompilerDir
-from gpurace.limits import Limits
+from gpurace.limits import EXEC_TIMEOUT_S, Limits
 from gpurace.report.model import Report
 from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
@@ -166,7 +166,7 @@ def exec_program(
     simulated device's memory (half the budget), and `timeout` for
     everything, after which the program is stopped.
     """
-    limits = (limits or Limits()).started()
+    limits = (limits or Limits(timeout=EXEC_TIMEOUT_S)).started()
     launch_filter = LaunchFilter(kernel_name, kernel_exclude, launch_skip, launch_count)
     paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
     include_dirs, defines, nvcc_flags = list(include_dirs), list(defines), list(nvcc_flags)
