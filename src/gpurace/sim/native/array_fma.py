@@ -72,6 +72,8 @@ def wanted(*operands: np.ndarray) -> bool:
 
 def fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     """a*b + c rounded once to nearest, element by element (float32 or float64 arrays of one dtype)."""
+    if not a.dtype == b.dtype == c.dtype:
+        raise TypeError(f"fma of {a.dtype}, {b.dtype} and {c.dtype} arrays: the compiled loop reads one type")
     ty = _LLVM_TYPES[a.dtype]
     name = f"gpurace_fma_{ty}"
     function = load(_ir(ty, name), [name], _SIGNATURE)[name]
