@@ -357,14 +357,16 @@ class Engine:
             return
         pos = np.minimum(np.searchsorted(live, idx), max(len(live) - 1, 0))
         new = idx[live[pos] != idx] if len(live) else idx
-        self._live = np.sort(np.concatenate((live, new)))
+        self._live = np.sort(np.concatenate((live, new)), kind="stable")  # two ascending runs: timsort merges them
 
     def _between_rounds(self) -> bool:
         """No eligible thread: start a new round, resolve waits, or finish. False ends the run.
 
         Every thread still running has yielded this round, so the yield log names them all."""
         log = self.yield_log  # handlers hold this list: emptied in place
-        running = np.sort(np.concatenate(log)) if log else np.zeros(0, dtype=np.int64)
+        # The log is the round's groups, each ascending: timsort ("stable") merges such runs in linear time,
+        # where the default quicksort costs n log n (a tenth of a second per round at 1M threads).
+        running = np.sort(np.concatenate(log), kind="stable") if log else np.zeros(0, dtype=np.int64)
         log.clear()
         running = running[self.status[running] == RUN]
         parking = self.parking
@@ -436,8 +438,11 @@ class Engine:
         self._last_look = _ThreadsSeen(idx, pcs, slots, h)
         if last is None or last.slots != slots or not len(idx) or not len(last.idx):
             return False, np.zeros(len(idx), dtype=np.bool_)
-        at = np.minimum(np.searchsorted(last.idx, idx), len(last.idx) - 1)
-        same = (last.idx[at] == idx) & (last.pcs[at] == pcs) & (last.hash[at] == h)
+        if len(idx) == len(last.idx) and np.array_equal(idx, last.idx):  # the same threads (the common case)
+            same = (last.pcs == pcs) & (last.hash == h)
+        else:
+            at = np.minimum(np.searchsorted(last.idx, idx), len(last.idx) - 1)
+            same = (last.idx[at] == idx) & (last.pcs[at] == pcs) & (last.hash[at] == h)
         return len(idx) == len(last.idx) and bool(same.all()), same
 
     def _livelocked(self, idx: np.ndarray) -> None:

@@ -101,8 +101,13 @@ def _resolve_space(
     """(in-bounds, store index, canonical) for accesses at space addresses `a` that all lie in `space`
     (`cluster`: shared offsets may name a block of the cluster, `sim.clusters`)."""
     if space is Space.GLOBAL:
-        canon = lim.global_table.canonical(a)
-        return lim.global_table.contains(a, size), (canon - np.uint64(GLOBAL_BASE)).view(np.int64), canon
+        table = lim.global_table
+        one = table.holding_all(a, size)
+        if one is not None:
+            canon = a - table.shifts[one] if table.shift else a
+            return np.ones(len(a), dtype=np.bool_), (canon - np.uint64(GLOBAL_BASE)).view(np.int64), canon
+        canon = table.canonical(a)
+        return table.contains(a, size), (canon - np.uint64(GLOBAL_BASE)).view(np.int64), canon
     if space is Space.CONST:
         return lim.const_table.contains(a, size), (a - np.uint64(CONST_BASE)).view(np.int64), a
     if space is Space.PARAM:

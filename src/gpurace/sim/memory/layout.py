@@ -303,6 +303,17 @@ class AllocationTable:
         i = np.maximum(np.searchsorted(self.bases, addrs, side="right") - 1, 0)
         return addrs - self.shifts[i]
 
+    def holding_all(self, addrs: np.ndarray, size: int) -> int | None:
+        """The index of the one allocation holding every [addr, addr+size) of `addrs`, when one does.
+
+        The common access (a warp or a whole group reading one array) needs two reductions here, not a search
+        per address (`contains`, `canonical`)."""
+        if not len(addrs) or not len(self.bases):
+            return None
+        low, high = int(addrs.min()), int(addrs.max())
+        i = int(np.searchsorted(self.bases, np.uint64(low), side="right")) - 1
+        return i if i >= 0 and high + size <= int(self.ends[i]) else None
+
     def find_canonical(self, canonical: int) -> Allocation | None:
         """The allocation holding the byte at canonical address `canonical`, if any."""
         i = bisect.bisect_right(self.allocations, canonical, key=lambda a: a.canonical_base) - 1
