@@ -35,6 +35,7 @@ SHIM_FILES = (
     "libcudart.map",
     "cuda_driver.c",
     "driver_calls.h",
+    "driver_errors.h",
     "libcuda.map",
 )
 LIBRARY_NAME = "libcudart.so.13"

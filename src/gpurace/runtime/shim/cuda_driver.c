@@ -30,6 +30,11 @@ static void *runtime(const char *name) {
     return fn;
 }
 
+static void __attribute__((noreturn)) unsupported(const char *name) {
+    ((void (*)(const char *))runtime("__cudaGpuraceUnsupportedDriverCall"))(name);
+    _exit(2); /* not reached: the runtime stops the program */
+}
+
 EXPORT CUresult cuInit(unsigned int flags) { return flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
 EXPORT CUresult cuDriverGetVersion(int *version) {
@@ -50,6 +55,40 @@ EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal) {
     return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuGetErrorName(CUresult error, const char **name) {
+    if (!name) return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+#define DRIVER_ERROR(number, text) \
+    case number:                   \
+        *name = #text;             \
+        return CUDA_SUCCESS;
+#include "driver_errors.h"
+#undef DRIVER_ERROR
+    }
+    *name = NULL; /* as the driver answers a number that is no CUresult */
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The driver's descriptions of the results this library returns; of any other result the description is not
+   known here, and asking for it stops the program rather than print a wrong one. */
+EXPORT CUresult cuGetErrorString(CUresult error, const char **text) {
+    if (!text) return CUDA_ERROR_INVALID_VALUE;
+    switch (error) {
+    case CUDA_SUCCESS:
+        *text = "no error";
+        return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE:
+        *text = "invalid argument";
+        return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_DEVICE:
+        *text = "invalid device ordinal";
+        return CUDA_SUCCESS;
+    }
+    char what[96];
+    snprintf(what, sizeof what, "cuGetErrorString of CUresult %d", error);
+    unsupported(what);
+}
+
 typedef CUresult (*encode_tiled_fn)(void *, int, unsigned int, void *, const unsigned long long *,
                                     const unsigned long long *, const unsigned int *, const unsigned int *, int, int,
                                     int, int);
@@ -64,11 +103,6 @@ EXPORT CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned int ra
     entry_point("cuTensorMapEncodeTiled", &fn, 0, NULL);
     return ((encode_tiled_fn)fn)(map, data_type, rank, address, dims, strides, box, element_strides, interleave,
                                  swizzle, l2_promotion, fill);
-}
-
-static void __attribute__((noreturn)) unsupported(const char *name) {
-    ((void (*)(const char *))runtime("__cudaGpuraceUnsupportedDriverCall"))(name);
-    _exit(2); /* not reached: the runtime stops the program */
 }
 
 #define UNSUPPORTED(name) \
