@@ -366,11 +366,9 @@ class GwcpDetector(HappensBeforeDetector):
         know = self.know[g]
         count = hist.count
         if count <= scalar_paths.MAX_TAKERS:
-            pairs = zip(hist.takers[:count].tolist(), hist.latest[:count].tolist())
-            if know is None:
-                return [(t1, -1) for t1, last in pairs if t1 != g and last > -1]
-            clock_of = know.clock_of
-            return [(t1, known) for t1, last in pairs if t1 != g and last > (known := clock_of(t1))]
+            takers = hist.takers[:count].tolist()
+            known = [-1] * count if know is None else know.clock_list(takers)
+            return [(t1, k) for t1, last, k in zip(takers, hist.latest[:count].tolist(), known) if t1 != g and last > k]
         takers = hist.takers[:count]
         known = np.full(count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
         behind = np.flatnonzero((hist.latest[:count] > known) & (takers != g))

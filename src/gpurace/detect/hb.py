@@ -452,7 +452,10 @@ class HappensBeforeDetector:
         read_rank = np.array(SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]))
         addrs, threads = ev.addrs[lanes], ev.threads[lanes]
         blocks = self.geo.block_of[threads]
-        locations, inv = np.unique(addrs, return_inverse=True)
+        if len(addrs) == 1:  # np.unique's answer for one lane, without its sort
+            locations, inv = addrs, np.zeros(1, dtype=np.intp)
+        else:
+            locations, inv = np.unique(addrs, return_inverse=True)
         seqs = [list(self.released[a].values()) for a in locations.tolist()]
         waiting: dict[int, Release] = {}  # lane -> the releases it read, for its acquire fence
         for k in range(max(map(len, seqs))):
