@@ -4,7 +4,9 @@ Each lock or atomic kernel below is checked by `hb` and by `gwcp` twice: with
 the thresholds at zero (every step on arrays) and at their largest (every step
 that has one on plain Python), and the two reports must be the same finding
 for finding. The kernels include racy and race-free ones, locks of one lane
-per block and of every lane, flags with and without fences.
+per block and of every lane, flags with and without fences. The helpers that
+have both paths (pair classification, flag unpacking, scope coverage, clock lookup) are also
+compared directly, over every input they can meet.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import itertools
 import re
 import shlex
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -20,6 +23,8 @@ from test_expectations import run_check
 
 from corpus import read_header
 from gpurace.detect import rules, scalar_paths
+from gpurace.detect.hb import HappensBeforeDetector, _unpack_flag_arrays, _unpack_flags
+from gpurace.detect.knowledge import Knowledge
 from gpurace.detect.rules import AccessFlags, classify
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels"
@@ -97,3 +102,30 @@ def test_classify_pair_by_pair_matches_the_array_path(model: str) -> None:
         for i in range(len(combos))
     ]
     assert np.concatenate(pairs).tolist() == expected.tolist()
+
+
+def test_clock_list_matches_clocks_of_for_sparse_and_dense_knowledge() -> None:
+    sparse = Knowledge({3: 5, 9: 2})
+    dense = Knowledge({}, {}, np.array([4, -1, 7, 1], dtype=np.int32), lo=10, known=3)
+    ids = [0, 3, 9, 10, 11, 12, 13, 14, 100]
+    for know in (sparse, dense):
+        assert know.clock_list(ids) == know.clocks_of(np.array(ids, dtype=np.int64)).tolist()
+
+
+def test_one_scope_check_matches_the_array_one() -> None:
+    """`_covers` (one release or acquire) against `_block_covers` (arrays), for every scope and pair of blocks of
+    a launch of two clusters of two blocks."""
+    detector = SimpleNamespace(geo=SimpleNamespace(block_cluster=np.array([0, 0, 1, 1])))
+    cases = list(itertools.product(range(4), range(4), range(4)))
+    rank, block, other = (np.array(c) for c in zip(*cases))
+    expected = HappensBeforeDetector._block_covers(detector, rank, block, other)
+    assert [HappensBeforeDetector._covers(detector, *c) for c in cases] == expected.tolist()
+
+
+def test_unpacked_flags_match_for_every_flag_word() -> None:
+    words = np.arange(64, dtype=np.int16)
+    expected = _unpack_flag_arrays(words)
+    for i in range(0, 64, 3):
+        few = _unpack_flags(words[i : i + 3])
+        for got, want in zip((few.write, few.atomic, few.volatile, few.scope), (expected.write, expected.atomic, expected.volatile, expected.scope)):
+            assert got.dtype == want.dtype and got.tolist() == want[i : i + 3].tolist()

@@ -80,17 +80,37 @@ from gpurace.sim.memory import GLOBAL_BASE, Space
 F_WRITE, F_ATOMIC, F_VOLATILE = 1, 2, 4
 SCOPE_SHIFT = 3  # scope rank + 1 in bits 3..5 (0 = weak)
 
+# Plain ints for comparisons with arrays: NumPy compares an array with an IntEnum member several times slower.
+NO_CAUSE, SHARED = int(Cause.NONE), int(Space.SHARED)
+
 def _flags_word(write: bool, atomic: bool, volatile: bool, scope: int) -> int:
     return (F_WRITE if write else 0) | (F_ATOMIC if atomic else 0) | (F_VOLATILE if volatile else 0) | ((scope + 1) << SCOPE_SHIFT)
 
 
 def _unpack_flags(words: np.ndarray) -> AccessFlags:
+    """The flags packed in shadow flag words; a few words through a table of every packing (`scalar_paths`)."""
+    if 0 < len(words) <= scalar_paths.MAX_LANES:
+        write, atomic, volatile, scope = zip(*(_FLAG_ROWS[w] for w in words.tolist()))
+        return AccessFlags(np.array(write), np.array(atomic), np.array(volatile), np.array(scope, dtype=np.int8))
+    return _unpack_flag_arrays(words)
+
+
+def _unpack_flag_arrays(words: np.ndarray) -> AccessFlags:
     return AccessFlags(
         (words & F_WRITE) != 0,
         (words & F_ATOMIC) != 0,
         (words & F_VOLATILE) != 0,
         ((words >> SCOPE_SHIFT) & 7).astype(np.int8) - 1,
     )
+
+
+def _flag_rows() -> list[tuple[bool, bool, bool, int]]:
+    """(write, atomic, volatile, scope) of every flag word, by the word: the array path's own answers."""
+    every = _unpack_flag_arrays(np.arange(1 << (SCOPE_SHIFT + 3), dtype=np.int16))
+    return list(zip(every.write.tolist(), every.atomic.tolist(), every.volatile.tolist(), every.scope.tolist()))
+
+
+_FLAG_ROWS = _flag_rows()
 
 
 def _is_mbarrier_arrival(ins) -> bool:
@@ -534,7 +554,7 @@ class HappensBeforeDetector:
         space = ev.space
         idx = np.empty(len(a), dtype=np.int64)
         wide = np.zeros(len(a), dtype=np.bool_)
-        shared = space == Space.SHARED
+        shared = space == SHARED
         if shared.any():
             idx[shared], fresh = self.shared_slots.index(a[shared])
             if len(fresh):
@@ -768,7 +788,7 @@ class HappensBeforeDetector:
         same_block = geo.block_of[t] == geo.block_of[u]
         same_warp = geo.warp_of[t] == geo.warp_of[u]
         cause = classify(flags_u, flags_t, same_block, same_warp, self.model, self._same_cluster(t, u))
-        racy = cause != Cause.NONE
+        racy = cause != NO_CAUSE
         if not racy.any():
             return
         idx = np.flatnonzero(racy)
