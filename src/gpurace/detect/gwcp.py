@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpurace.detect import scalar_paths
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.hb import HappensBeforeDetector, Release
 from gpurace.detect.knowledge import Knowledge, join_all
@@ -250,7 +251,7 @@ class GwcpDetector(HappensBeforeDetector):
             acquires = (ev.values == ev.compare) & (ev.values != ev.stored)
         elif ev.atomic_op == "exch" and ev.values is not None and self.locks:
             # only on known locks: an exchange that changes a value is also how flags are raised
-            acquires = (ev.values != ev.stored) & np.isin(ev.addrs, np.fromiter(self.locks, dtype=np.uint64, count=len(self.locks)))
+            acquires = (ev.values != ev.stored) & self._on_locks(ev.addrs)
         else:
             acquires = np.zeros(n, dtype=np.bool_)
         lanes = np.flatnonzero(acquires | self.has_open[ev.threads])
@@ -261,6 +262,12 @@ class GwcpDetector(HappensBeforeDetector):
                 self._release_or_abandon(ev, i, g, cs, acquire)
             elif acquire:
                 self._open(ev, i, g, addr)
+
+    def _on_locks(self, addrs: np.ndarray) -> np.ndarray:
+        """Which of `addrs` are known locks: a few looked up in the dict (`scalar_paths`), many at once."""
+        if len(addrs) <= scalar_paths.MAX_LANES:
+            return np.array([a in self.locks for a in addrs.tolist()], dtype=np.bool_)
+        return np.isin(addrs, np.fromiter(self.locks, dtype=np.uint64, count=len(self.locks)))
 
     def _open_section(self, g: int, lock: int) -> CriticalSection | None:
         for cs in self.open.get(g, ()):
@@ -331,14 +338,10 @@ class GwcpDetector(HappensBeforeDetector):
 
         Only sections released after the clock g already knows of their thread are candidates
         (the module docstring says why), and of each thread only the latest ordered one is joined."""
-        know = self.know[g]
-        takers = hist.takers[: hist.count]
-        known = np.full(hist.count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
         cands: list[DoneSection] = []
-        for j in np.flatnonzero((hist.latest[: hist.count] > known) & (takers != g)):
-            t1 = int(takers[j])
+        for t1, clock in self._unknown_takers(g, hist):
             done = hist.done[t1]
-            for d in done[bisect.bisect_right(done, int(known[j]), key=_release_clock) :]:
+            for d in done[bisect.bisect_right(done, clock, key=_release_clock) :]:
                 if _overlap(d.block, d.wide, cs.block, cs.wide):
                     cands.append(d)
         if not cands:
@@ -356,6 +359,20 @@ class GwcpDetector(HappensBeforeDetector):
                 latest[d.thread] = d
         for d in latest.values():
             self.know[g] = d.released.join(self.know[g])
+
+    def _unknown_takers(self, g: int, hist: LockHistory) -> list[tuple[int, int]]:
+        """(thread, the clock g knows of it) for each other thread that took the lock and whose last release g
+        does not know: thread by thread for a lock of few takers (`scalar_paths`), over the arrays for many."""
+        know = self.know[g]
+        count = hist.count
+        if count <= scalar_paths.MAX_TAKERS:
+            takers = hist.takers[:count].tolist()
+            known = [-1] * count if know is None else know.clock_list(takers)
+            return [(t1, k) for t1, last, k in zip(takers, hist.latest[:count].tolist(), known) if t1 != g and last > k]
+        takers = hist.takers[:count]
+        known = np.full(count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
+        behind = np.flatnonzero((hist.latest[:count] > known) & (takers != g))
+        return list(zip(takers[behind].tolist(), known[behind].tolist()))
 
     def _critical_accesses(self, ev: AccessBatch) -> None:
         """Rule (a) for the lanes inside critical sections: become GWCP-after the earlier sections that conflict."""

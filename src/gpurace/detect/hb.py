@@ -55,6 +55,7 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+from gpurace.detect import scalar_paths
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
 from gpurace.detect.knowledge import Knowledge, join_all
@@ -79,17 +80,37 @@ from gpurace.sim.memory import GLOBAL_BASE, Space
 F_WRITE, F_ATOMIC, F_VOLATILE = 1, 2, 4
 SCOPE_SHIFT = 3  # scope rank + 1 in bits 3..5 (0 = weak)
 
+# Plain ints for comparisons with arrays: NumPy compares an array with an IntEnum member several times slower.
+NO_CAUSE, SHARED = int(Cause.NONE), int(Space.SHARED)
+
 def _flags_word(write: bool, atomic: bool, volatile: bool, scope: int) -> int:
     return (F_WRITE if write else 0) | (F_ATOMIC if atomic else 0) | (F_VOLATILE if volatile else 0) | ((scope + 1) << SCOPE_SHIFT)
 
 
 def _unpack_flags(words: np.ndarray) -> AccessFlags:
+    """The flags packed in shadow flag words; a few words through a table of every packing (`scalar_paths`)."""
+    if 0 < len(words) <= scalar_paths.MAX_LANES:
+        write, atomic, volatile, scope = zip(*(_FLAG_ROWS[w] for w in words.tolist()))
+        return AccessFlags(np.array(write), np.array(atomic), np.array(volatile), np.array(scope, dtype=np.int8))
+    return _unpack_flag_arrays(words)
+
+
+def _unpack_flag_arrays(words: np.ndarray) -> AccessFlags:
     return AccessFlags(
         (words & F_WRITE) != 0,
         (words & F_ATOMIC) != 0,
         (words & F_VOLATILE) != 0,
         ((words >> SCOPE_SHIFT) & 7).astype(np.int8) - 1,
     )
+
+
+def _flag_rows() -> list[tuple[bool, bool, bool, int]]:
+    """(write, atomic, volatile, scope) of every flag word, by the word: the array path's own answers."""
+    every = _unpack_flag_arrays(np.arange(1 << (SCOPE_SHIFT + 3), dtype=np.int16))
+    return list(zip(every.write.tolist(), every.atomic.tolist(), every.volatile.tolist(), every.scope.tolist()))
+
+
+_FLAG_ROWS = _flag_rows()
 
 
 def _is_mbarrier_arrival(ins) -> bool:
@@ -331,9 +352,19 @@ class HappensBeforeDetector:
             np.where(rank == SCOPE_RANK["cluster"], cluster_of[block] == cluster_of[other], True),
         )
 
+    def _covers(self, rank: int, block: int, other: int) -> bool:
+        """`_block_covers` for one release or acquire: the per-thread steps (a fence completing each waiting
+        thread's acquire) would pay three array constructions for one comparison."""
+        if rank == SCOPE_RANK["cta"]:
+            return block == other
+        if rank == SCOPE_RANK["cluster"]:
+            cluster_of = self.geo.block_cluster
+            return bool(cluster_of[block] == cluster_of[other])
+        return True
+
     def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
         rel: Release = self.pend[g]
-        if not self._block_covers(np.array(fence_rank), np.array(rel.block), self.geo.block_of[g]):
+        if not self._covers(fence_rank, rel.block, int(self.geo.block_of[g])):
             self._note_missed(g, rel, self._scope_text("the acquire fence", fence_pc, "membar.cta"), acquiring=True)
             return
         self._absorb(g, rel)
@@ -363,6 +394,8 @@ class HappensBeforeDetector:
                 if u != g:
                     threads[u] = int(row[lane])
         phase = int(self.phase[g])
+        if base is not None and not threads and not phase:
+            return base  # what the join below returns, without building and walking an empty object
         # Phase 0 orders nothing (`Knowledge.knows` wants a phase above the access's): leaving it out lets a
         # thread that learns nothing new publish the very object it holds.
         own = Knowledge(threads, {int(self.geo.block_of[g]): phase} if phase else {})
@@ -439,7 +472,10 @@ class HappensBeforeDetector:
         read_rank = np.array(SCOPE_RANK.get(ev.scope or "sys", SCOPE_RANK["sys"]))
         addrs, threads = ev.addrs[lanes], ev.threads[lanes]
         blocks = self.geo.block_of[threads]
-        locations, inv = np.unique(addrs, return_inverse=True)
+        if len(addrs) == 1:  # np.unique's answer for one lane, without its sort
+            locations, inv = addrs, np.zeros(1, dtype=np.intp)
+        else:
+            locations, inv = np.unique(addrs, return_inverse=True)
         seqs = [list(self.released[a].values()) for a in locations.tolist()]
         waiting: dict[int, Release] = {}  # lane -> the releases it read, for its acquire fence
         for k in range(max(map(len, seqs))):
@@ -450,7 +486,7 @@ class HappensBeforeDetector:
             # other threads' releases head, and an acquire that reads its own write synchronises with them
             # (PTX observation order runs through atomic read-modify-writes: cg grid.sync's arrival counter).
             m = who[:, 0] >= 0
-            covered = self._block_covers(who[:, 2], who[:, 1], blocks) & self._block_covers(read_rank, blocks, who[:, 1])
+            covered = self._release_covers(who, read_rank, blocks)
             narrow = m & ~covered
             for i in np.flatnonzero(narrow).tolist():
                 r = rel[i]
@@ -470,6 +506,15 @@ class HappensBeforeDetector:
         if waiting:
             pos = np.fromiter(waiting, dtype=np.int64, count=len(waiting))
             self._set_pending(threads[pos], _objects(list(waiting.values())), addrs[pos], ev.pc)
+
+    def _release_covers(self, who: np.ndarray, read_rank: np.ndarray, blocks: np.ndarray) -> np.ndarray:
+        """Whether each release `who` (thread, block, scope rank) and a read of `read_rank` by a thread of
+        `blocks` cover each other's thread; a few lanes one by one (`_covers`)."""
+        if len(blocks) <= scalar_paths.MAX_LANES:
+            rank = int(read_rank)
+            pairs = zip(who.tolist(), blocks.tolist())
+            return np.array([self._covers(s, b, o) and self._covers(rank, o, b) for (_, b, s), o in pairs], dtype=np.bool_)
+        return self._block_covers(who[:, 2], who[:, 1], blocks) & self._block_covers(read_rank, blocks, who[:, 1])
 
     def _set_pending(self, gs: np.ndarray, rels: np.ndarray, addrs: np.ndarray, pc: int) -> None:
         """Remember the release each thread (`gs`, distinct) read until its acquire fence: a newer read of the
@@ -509,7 +554,7 @@ class HappensBeforeDetector:
         space = ev.space
         idx = np.empty(len(a), dtype=np.int64)
         wide = np.zeros(len(a), dtype=np.bool_)
-        shared = space == Space.SHARED
+        shared = space == SHARED
         if shared.any():
             idx[shared], fresh = self.shared_slots.index(a[shared])
             if len(fresh):
@@ -551,7 +596,7 @@ class HappensBeforeDetector:
         if ev.strong:
             self._sync_effects(ev, write, scope)
         elif write and len(self._released_keys):
-            hit = np.isin(ev.addrs, self._released_keys)
+            hit = self._released_at(ev.addrs)
             for i in np.flatnonzero(hit):
                 self.released.pop(int(ev.addrs[i]), None)
             if hit.any():
@@ -569,10 +614,10 @@ class HappensBeforeDetector:
         if write:
             publishing = np.arange(len(ev.threads)) if release_op else np.flatnonzero(self.fence_scope[ev.threads] >= 0)
         serial = np.zeros(len(ev.threads), dtype=np.bool_)
-        if ev.kind == AccessKind.ATOMIC and len(publishing):
+        if ev.kind == AccessKind.ATOMIC and len(publishing) and len(ev.threads) > 1:
             # Read-modify-writes of one batch take effect lane by lane: a lane reads what the lane before it
             # on the same address wrote, so where a lane releases on an address that other lanes access too,
-            # go in batch order.
+            # go in batch order (a lane alone never needs to).
             serial = _shared_release_addresses(ev.addrs, publishing)
             publishes = np.zeros(len(ev.threads), dtype=np.bool_)
             publishes[publishing] = True
@@ -585,11 +630,18 @@ class HappensBeforeDetector:
             publishing = publishing[~serial[publishing]]
         reads = ev.kind in (AccessKind.READ, AccessKind.ATOMIC)
         if reads and len(self._released_keys):
-            lanes = np.flatnonzero(~serial & np.isin(ev.addrs, self._released_keys))
+            lanes = np.flatnonzero(~serial & self._released_at(ev.addrs))
             if len(lanes):
                 self._observe(ev, lanes, acquire_op)
         if len(publishing):
             self._publish(ev, publishing, scope, release_op)
+
+    def _released_at(self, addrs: np.ndarray) -> np.ndarray:
+        """Which of `addrs` are released locations: a few looked up in the dict, many in its key array."""
+        if len(addrs) <= scalar_paths.MAX_LANES:
+            released = self.released
+            return np.array([a in released for a in addrs.tolist()], dtype=np.bool_)
+        return np.isin(addrs, self._released_keys)
 
     def _check_space(
         self, ev, space: int, lanes: np.ndarray, first: np.ndarray, wide: np.ndarray, write: bool, scope: int, flags_word: int
@@ -736,7 +788,7 @@ class HappensBeforeDetector:
         same_block = geo.block_of[t] == geo.block_of[u]
         same_warp = geo.warp_of[t] == geo.warp_of[u]
         cause = classify(flags_u, flags_t, same_block, same_warp, self.model, self._same_cluster(t, u))
-        racy = cause != Cause.NONE
+        racy = cause != NO_CAUSE
         if not racy.any():
             return
         idx = np.flatnonzero(racy)

@@ -83,6 +83,15 @@ class Knowledge:
             out[:] = [get(u, -1) for u in ids.tolist()] if len(ids) < 4 * len(self.threads) else self._sparse_lookup(ids)
         return out
 
+    def clock_list(self, ids: list[int]) -> list[int]:
+        """`clock_of` for a few thread ids given as a list, as a list: what `clocks_of` gives, without its arrays."""
+        d = self.dense
+        if d is None:
+            get = self.threads.get
+            return [get(u, -1) for u in ids]
+        lo, n = self.lo, len(d)
+        return [int(d[u - lo]) if 0 <= u - lo < n else -1 for u in ids]
+
     def _sparse_lookup(self, ids: np.ndarray) -> np.ndarray:
         keys = np.fromiter(self.threads.keys(), dtype=np.int64, count=len(self.threads))
         vals = np.fromiter(self.threads.values(), dtype=np.int64, count=len(self.threads))

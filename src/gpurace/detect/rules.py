@@ -28,11 +28,13 @@ decide that, as they decide ordering).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
+from gpurace.detect import scalar_paths
 from gpurace.detect.findings import ERROR, WARNING
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind
 
@@ -180,7 +182,32 @@ def classify(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str
     thread, then volatile-is-not-atomic (model `cuda`) or a missing fence
     (model `scord`), then atomic against plain, then lanes of one warp, else
     no synchronisation at all.
+
+    A few pairs (`scalar_paths.MAX_LANES`, given as 1-d arrays) are looked up pair by pair in a memo of this same
+    classification: the inputs of one pair take few distinct values, and the array path costs some twenty
+    NumPy calls whatever the number of pairs.
     """
+    pairs = [fa.write, fa.atomic, fa.volatile, fa.scope, fb.write, fb.atomic, fb.volatile, fb.scope, same_block, same_warp]
+    if same_cluster is not None:
+        pairs.append(same_cluster)
+    n = len(fa.write) if isinstance(fa.write, np.ndarray) and fa.write.ndim == 1 else -1
+    if 0 < n <= scalar_paths.MAX_LANES and all(isinstance(a, np.ndarray) and a.shape == (n,) for a in pairs):
+        columns = [a.tolist() for a in pairs]
+        if same_cluster is None:
+            columns.append(columns[8])
+        return np.array([_classify_pair(*key, model) for key in zip(*columns)], dtype=np.int8)
+    return _classify_arrays(fa, fb, same_block, same_warp, model, same_cluster)
+
+
+@functools.lru_cache(maxsize=4096)
+def _classify_pair(wa, aa, va, sa, wb, ab, vb, sb, same_block, same_warp, same_cluster, model) -> int:
+    """`classify` of one pair, by its values."""
+    fa, fb = AccessFlags.of([wa], [aa], [va], [sa]), AccessFlags.of([wb], [ab], [vb], [sb])
+    return int(_classify_arrays(fa, fb, np.array([same_block]), np.array([same_warp]), model, np.array([same_cluster]))[0])
+
+
+def _classify_arrays(fa: AccessFlags, fb: AccessFlags, same_block, same_warp, model: str, same_cluster) -> np.ndarray:
+    """`classify` over arrays of pairs."""
     same_block = np.asarray(same_block, dtype=np.bool_)
     same_warp = np.asarray(same_warp, dtype=np.bool_)
     atomic_a, atomic_b = model_strong(fa, model), model_strong(fb, model)
