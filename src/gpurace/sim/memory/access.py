@@ -138,6 +138,13 @@ def _present(spaces: np.ndarray) -> list[Space]:
 
 _WINDOW_BASE = {Space.SHARED: SHARED_WINDOW, Space.LOCAL: LOCAL_WINDOW, Space.PARAM: PARAM_BASE}
 
+# Plain ints for the comparisons and fills over lanes below: NumPy compares an array with an IntEnum member
+# an order of magnitude slower than with an int.
+_CONST, _PARAM = int(Space.CONST), int(Space.PARAM)
+_OK, _OUT_OF_BOUNDS, _MISALIGNED, _WRITE_TO_CONST = (
+    int(ErrorKind.OK), int(ErrorKind.OUT_OF_BOUNDS), int(ErrorKind.MISALIGNED), int(ErrorKind.WRITE_TO_CONST)
+)
+
 
 def resolve(
     space: Space,
@@ -163,14 +170,14 @@ def resolve(
         spaces = space_of(addrs)
         a = addrs.copy()
         for s, base in _WINDOW_BASE.items():
-            sel = spaces == s
+            sel = spaces == int(s)
             a[sel] -= np.uint64(base)
     else:
         a = addrs
-        spaces = np.full(n, space, dtype=np.int8)
+        spaces = np.full(n, int(space), dtype=np.int8)
         if space is Space.GLOBAL:
             # ld.global of a const address reads the const data, as on hardware
-            spaces[(addrs >= np.uint64(CONST_BASE)) & (addrs < np.uint64(CONST_LIMIT))] = Space.CONST
+            spaces[(addrs >= np.uint64(CONST_BASE)) & (addrs < np.uint64(CONST_LIMIT))] = _CONST
 
     index = np.zeros(n, dtype=np.int64)
     canonical = np.empty(n, dtype=np.uint64)
@@ -180,16 +187,16 @@ def resolve(
         inb[:], index[:], canonical[:] = _resolve_space(present[0], a, threads, blocks, size, lim, cluster)
     else:
         for s in present:
-            sel = np.flatnonzero(spaces == s)
+            sel = np.flatnonzero(spaces == int(s))
             inb[sel], index[sel], canonical[sel] = _resolve_space(s, a[sel], threads[sel], blocks[sel], size, lim, cluster)
 
     error = np.zeros(n, dtype=np.int8)
     if write:
-        read_only = (spaces == Space.CONST) | (spaces == Space.PARAM)
-        error[read_only] = ErrorKind.WRITE_TO_CONST
-    error[~inb] = ErrorKind.OUT_OF_BOUNDS
-    error[(addrs & np.uint64(size - 1)) != 0] = ErrorKind.MISALIGNED
-    bad = error != ErrorKind.OK
+        read_only = (spaces == _CONST) | (spaces == _PARAM)
+        error[read_only] = _WRITE_TO_CONST
+    error[~inb] = _OUT_OF_BOUNDS
+    error[(addrs & np.uint64(size - 1)) != 0] = _MISALIGNED
+    bad = error != _OK
     if bad.any():
         index[bad] = 0
         ok_spaces = _present(spaces[~bad])
