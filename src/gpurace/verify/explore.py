@@ -160,6 +160,11 @@ class Exploration:
     their line and whether they are inside a loop;
     `local_escaped` is set once the address of local memory is stored to
     other memory, after which a call may write the thread's local slots.
+    `choices` are the pointers that select their object (`c ? A : B`, or a
+    pointer assigned on two paths): each name a `Value.base` may hold here
+    stands for its objects, each with the condition under which the pointer
+    is that object's; an access through it is an access of each object
+    under its condition.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -176,6 +181,7 @@ class Exploration:
     local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
+    choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
 
 
 class Explorer:
@@ -284,7 +290,7 @@ class Explorer:
         regs = {}
         for name in sorted(names):
             values = [s.regs[name] if name in s.regs else self._undefined(name) for s in states]
-            regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"))
+            regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"), self._choose)
         return State(regs, _join_condition(conds))
 
     # ------------------------------------------------------------------ loops
@@ -470,7 +476,7 @@ class Explorer:
             return z3.substitute(term, *subst) if subst else term
 
         def exit_state(s: State) -> State:
-            return State({n: Value(sub(v.term), v.base) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
+            return State({n: Value(sub(v.term), self._rechoose(v.base, sub)) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
@@ -546,7 +552,7 @@ class Explorer:
         if guard is None:
             return value
         old = state.regs.get(name) or self._undefined(name)
-        return merge([guard, z3.Not(guard)], [value, old], lambda: self._approx(name, "a pointer written under a guard"))
+        return merge([guard, z3.Not(guard)], [value, old], lambda: self._approx(name, "a pointer written under a guard"), self._choose)
 
     def _compute(self, state: State, ins: Instruction, srcs) -> Value | None:
         op = ins.opcode
@@ -569,10 +575,10 @@ class Explorer:
         if op == "selp":
             a, b = (self._operand(state, s, ins) for s in srcs[:2])
             c = self._predicate(state, srcs[2])
-            if a.base != b.base or z3.is_bool(a.term) or int_type(ins) is None:
+            if z3.is_bool(a.term) or int_type(ins) is None:
                 return None
             width = int_type(ins)[0]
-            return Value(z3.If(c, fit(a.term, width), fit(b.term, width)), a.base)
+            return merge([z3.Not(c), c], [Value(fit(b.term, width), b.base), Value(fit(a.term, width), a.base)], lambda: None, self._choose)
         if op in ("and", "or", "xor", "not") and ins.types == ("pred",):
             vals = [self._predicate(state, s) for s in srcs]
             if op == "not":
@@ -700,11 +706,10 @@ class Explorer:
         if ins.opcode in ("st", "atom") and len(ins.operands) > 1:
             self._note_escape(state, ins.operands[-1], ins)
         untraced = len(self.out.unknown_pointers)
-        where = self._locate(state, addr, ins)
+        places = self._locate(state, addr, ins)
         if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
             state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
-        if where is not None and space != "local":
-            obj, offset = where
+        for obj, offset, chosen in places if space != "local" else ():
             size = _access_size(ins)
             scope = (ins.scope or "gpu") if atomic else None
             self.out.accesses.append(
@@ -713,7 +718,8 @@ class Explorer:
                     write=ins.opcode in ("st", "atom", "red"),
                     read=ins.opcode in ("ld", "ldu", "atom"),
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
-                    cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
+                    cond=z3.And(cond, chosen) if chosen is not None else cond,
+                    barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
                     warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
                 )
             )
@@ -811,35 +817,70 @@ class Explorer:
             regs[name] = self._approx(name, reason)
         return State(regs, state.cond)
 
-    def _locate(self, state: State, addr: Addr, ins: Instruction):
-        """(object, offset) an address operand points to; None for thread-private memory.
+    def _locate(self, state: State, addr: Addr, ins: Instruction) -> list[tuple[str, z3.BitVecRef, z3.BoolRef | None]]:
+        """The (object, offset, condition) places an address operand points to; none for thread-private memory.
 
-        An address the analysis cannot trace to one object is noted: it may
-        touch any object of its space, so those objects cannot be proved.
+        A pointer that selects its object (`Exploration.choices`) gives each
+        of its objects, under the condition that it is that one's (None:
+        always). An address the analysis cannot trace to one object is
+        noted: it may touch any object of its space, so those objects cannot
+        be proved.
         """
         if isinstance(addr.base, Sym):
             var = self.variables.get(addr.base.name)
             if var is None:
                 self.out.unknown_pointers.append(ins)
-                return None
+                return []
             obj = self._object_for_variable(var.name)
-            return None if obj is None else (obj, z3.BitVecVal(addr.offset, 64))
+            return [] if obj is None else [(obj, z3.BitVecVal(addr.offset, 64), None)]
         if addr.base is None:
             self.out.unknown_pointers.append(ins)
-            return None
+            return []
         value = state.regs.get(addr.base.name) or self._undefined(addr.base.name, state)
         if value.base is None:
             self.out.unknown_pointers.append(ins)
-            return None
-        obj = value.base
-        if obj in self.variables:
-            obj = self._object_for_variable(obj)
-            if obj is None:
-                return None
-        if obj in self.pointer_params:
-            self.out.objects.setdefault(obj, self.pointer_params[obj])
+            return []
         term = value.term + z3.BitVecVal(addr.offset, value.term.size())
-        return obj, term
+        members = self.out.choices.get(value.base, ((value.base, None),))
+        places = []
+        for obj, chosen in members:
+            if obj in self.variables:
+                obj = self._object_for_variable(obj)
+                if obj is None:
+                    continue
+            if obj in self.pointer_params:
+                self.out.objects.setdefault(obj, self.pointer_params[obj])
+            places.append((obj, term, chosen))
+        return places
+
+    def _choose(self, members: list[tuple[z3.BoolRef, str]]) -> str | None:
+        """A pointer that is each object's under its condition (`Exploration.choices`); None when one is thread-private.
+
+        The thread's own (local) memory is kept in slots that an access
+        through a selecting pointer would have to update under a condition,
+        which they do not model: such merges stay approximations.
+        """
+        conds: dict[str, list[z3.BoolRef]] = {}
+        for cond, base in members:
+            for obj, inner in self.out.choices.get(base, ((base, None),)):
+                var = self.variables.get(obj)
+                if var is not None and var.space == "local":
+                    return None
+                conds.setdefault(obj, []).append(cond if inner is None else z3.And(cond, inner))
+        name = f"choice#{len(self.out.choices) + 1}"
+        self.out.choices[name] = tuple((obj, z3.Or(*cs) if len(cs) > 1 else cs[0]) for obj, cs in conds.items())
+        return name
+
+    def _rechoose(self, base: str | None, sub) -> str | None:
+        """`base` after a loop's symbols are substituted (`_rewrite`): a selecting pointer's conditions change too."""
+        if base not in self.out.choices:
+            return base
+        members = tuple((obj, sub(cond)) for obj, cond in self.out.choices[base])
+        if all(new.eq(old) for (_, new), (_, old) in zip(members, self.out.choices[base])):
+            return base
+        name = f"choice#{len(self.out.choices) + 1}"
+        self.out.choices[name] = members
+        return name
 
     def _load_param(self, state: State, ins: Instruction, addr: Addr, guard) -> State:
         """`ld.param`: a kernel parameter, an argument of this call, or a called function's result.
