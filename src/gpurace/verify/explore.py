@@ -48,6 +48,7 @@ from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
+from gpurace.verify.tickets import Addition
 from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
 
 LOOP_KEYS = 1 << 20
@@ -165,6 +166,7 @@ class Exploration:
     stands for its objects, each with the condition under which the pointer
     is that object's; an access through it is an access of each object
     under its condition.
+    `additions` are the integer atomic additions, for `tickets`.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -182,6 +184,7 @@ class Exploration:
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
     choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
+    additions: list[Addition] = field(default_factory=list)
 
 
 class Explorer:
@@ -723,10 +726,33 @@ class Explorer:
                     warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
                 )
             )
+        if ins.opcode in ("atom", "red") and "add" in ins.modifiers and int_type(ins) is not None:
+            return self._addition(state, ins, places, cond, guard)
         if ins.opcode in ("st", "red"):
             return state
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _addition(self, state: State, ins: Instruction, places, cond, guard) -> State:
+        """An integer `atom.add`/`red.add`: its result is a free value, recorded with the addition for `tickets`."""
+        amount = z3.simplify(self._operand(state, ins.operands[-1], ins).term)
+        addend = amount.as_long() if z3.is_bv_value(amount) else None
+        result = None
+        if ins.opcode == "atom" and len(_dest_regs(ins.operands[0])) != 1:
+            state = self._clobber(state, ins, guard, f"result of the atomic at {ins.where()}")
+        elif ins.opcode == "atom":
+            (name,) = _dest_regs(ins.operands[0])
+            value = self._approx(name, f"result of the atomic at {ins.where()}")
+            state = self._write_dest(state, ins.operands[0], value, guard)
+            result = value.term
+        for obj, offset, chosen in places:
+            self.out.additions.append(
+                Addition(
+                    obj, fit(offset, 64, signed=True), _access_size(ins), addend, ins.scope or "gpu",
+                    z3.And(cond, chosen) if chosen is not None else cond, result, bool(self.active_loops),
+                )
+            )
+        return state
 
     def _local_slot(self, state: State, addr: Addr):
         """(object, offset) when `addr` is in this function's thread-private memory, else None."""
