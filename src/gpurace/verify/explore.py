@@ -46,6 +46,7 @@ from gpurace.frontend.ptx.ir import (
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.grid_sync import find_grid_syncs
+from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
 from gpurace.verify.tickets import Addition
@@ -332,6 +333,7 @@ class Explorer:
         back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
         exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
         if exact:
+            back_cond = first_exit_form(back_cond, counter)
             previous = z3.substitute(back_cond, (counter, counter - 1))
             valid = z3.Or(counter == 0, previous)
         else:
@@ -343,7 +345,13 @@ class Explorer:
         self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner)
 
     def _monotone(self, back_cond: z3.BoolRef, counter: z3.BitVecRef) -> bool:
-        """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1."""
+        """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1.
+
+        The loop's assumptions (a signed counter does not wrap) hold in
+        iteration j + 1 too: the back-edge test of iteration j computes the
+        counter's next value (`i + 1 < n` after `i++`), whose overflow would
+        be as undefined as any other.
+        """
         j = z3.BitVec(f"{counter}.j", 64)
 
         def at(term, value):
@@ -351,7 +359,7 @@ class Explorer:
 
         solver = budgeted_solver("QF_BV", HELPER_RLIMIT)
         facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in constants(a)}]
-        solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
+        solver.add(*[at(a, i) for a in facts for i in (j - 1, j, j + 1)])
         solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
         return solver.check() == z3.unsat
 
