@@ -1,12 +1,13 @@
 """`gpurace verify` over the whole kernel corpus: time per kernel, and what it proves.
 
 For every file under tests/kernels/ with an `@launch`, the launch's kernel
-is verified with that launch's grid and block (and `-D`/`-G`), confirmation
+is verified with that launch's grid and block (and `-D`/`-G`/`--arch`), confirmation
 off (it runs the simulator: measured separately by the check benchmarks).
 Kernels are grouped by their `@expect`: clean (race-free for that launch),
 racy (a data race expected) and other findings. The table gives, per group,
 how many kernels were proved race-free (every object, barriers uniform), had
-alarms, or stayed unknown, and the median and worst verification time. A
+alarms, stayed unknown or were refused as input (a legacy texture
+reference, say), and the median and worst verification time. A
 racy kernel proved race-free would be a soundness bug: the last line counts
 them (the test suite checks the same, and must keep it 0).
 
@@ -27,6 +28,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from corpus import read_header  # noqa: E402
 
+from gpurace.errors import UserError  # noqa: E402
 from gpurace.frontend.gpuverify import read_launch_header  # noqa: E402
 from gpurace.frontend.load import load_module  # noqa: E402
 from gpurace.sim.geometry import parse_dims  # noqa: E402
@@ -38,7 +40,11 @@ def _option(words: list[str], flag: str) -> str | None:
 
 
 def verify_file(path: Path, timeout: float):
-    """(group, outcome, seconds) for the first launch of one corpus file; None when it has none."""
+    """(group, outcome, seconds) for the first launch of one corpus file; None when it has none.
+
+    A file verify refuses as input (a legacy texture reference, a launch
+    CUDA would refuse) is outcome "refused".
+    """
     header = read_header(path)
     gv = read_launch_header(path)
     if not header.launches and gv is None:
@@ -47,9 +53,16 @@ def verify_file(path: Path, timeout: float):
     grid = parse_dims(_option(words, "--grid"), "grid") if "--grid" in words else (gv.grid if gv else None)
     block = parse_dims(_option(words, "--block"), "block") if "--block" in words else (gv.block if gv else None)
     defines = [words[i + 1] for i, w in enumerate(words) if w == "-D"] + list(gv.defines if gv else ())
-    module = load_module(path, defines=defines, device_debug="-G" in words)
+    expect = header.expect
+    group = "racy" if any(e.startswith("data-race") for e in expect) else "clean" if expect == ["clean"] or (not expect and gv and gv.expect == "pass") else "other"
+    arch = {"arch": _option(words, "--arch")} if "--arch" in words else {}
     started = time.perf_counter()
-    verdicts, _ = verify_module(module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False)
+    try:
+        module = load_module(path, defines=defines, device_debug="-G" in words, **arch)
+        started = time.perf_counter()
+        verdicts, _ = verify_module(module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False)
+    except UserError:
+        return group, "refused", time.perf_counter() - started
     seconds = time.perf_counter() - started
     (v,) = verdicts
     if any(o.alarms for o in v.objects) or v.divergence:
@@ -58,8 +71,6 @@ def verify_file(path: Path, timeout: float):
         outcome = "unknown"
     else:
         outcome = "proved"
-    expect = header.expect
-    group = "racy" if any(e.startswith("data-race") for e in expect) else "clean" if expect == ["clean"] or (not expect and gv and gv.expect == "pass") else "other"
     return group, outcome, seconds
 
 
@@ -78,14 +89,17 @@ def main() -> None:
         rows[group].append((outcome, seconds))
         if group == "racy" and outcome == "proved":
             unsound.append(path.relative_to(ROOT))
-    print(f"{'group':8} {'kernels':>7} {'proved':>7} {'alarm':>6} {'unknown':>8} {'median s':>9} {'worst s':>8}")
+    print(f"{'group':8} {'kernels':>7} {'proved':>7} {'alarm':>6} {'unknown':>8} {'refused':>8} {'median s':>9} {'worst s':>8}")
     every = []
     for group, items in rows.items():
         times = [s for _, s in items]
         every += times
-        count = {k: sum(1 for o, _ in items if o == k) for k in ("proved", "alarm", "unknown")}
-        print(f"{group:8} {len(items):7} {count['proved']:7} {count['alarm']:6} {count['unknown']:8} {statistics.median(times):9.2f} {max(times):8.2f}")
-    print(f"{'all':8} {len(every):7} {'':7} {'':6} {'':8} {statistics.median(every):9.2f} {max(every):8.2f}")
+        count = {k: sum(1 for o, _ in items if o == k) for k in ("proved", "alarm", "unknown", "refused")}
+        print(
+            f"{group:8} {len(items):7} {count['proved']:7} {count['alarm']:6} {count['unknown']:8} {count['refused']:8} "
+            f"{statistics.median(times):9.2f} {max(times):8.2f}"
+        )
+    print(f"{'all':8} {len(every):7} {'':7} {'':6} {'':8} {'':8} {statistics.median(every):9.2f} {max(every):8.2f}")
     clean = rows["clean"]
     print(f"clean kernels proved race-free: {sum(1 for o, _ in clean if o == 'proved')}/{len(clean)}")
     print(f"racy kernels called race-free (soundness bugs): {len(unsound)} {[str(p) for p in unsound]}")

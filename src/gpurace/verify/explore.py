@@ -46,8 +46,10 @@ from gpurace.frontend.ptx.ir import (
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.grid_sync import find_grid_syncs
+from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
 from gpurace.verify.semantics import arith, combine, compare, convert, int_type
+from gpurace.verify.tickets import Addition
 from gpurace.verify.terms import HELPER_RLIMIT, Symbols, Value, budgeted_solver, constants, fit, free_symbols, merge
 
 LOOP_KEYS = 1 << 20
@@ -160,6 +162,12 @@ class Exploration:
     their line and whether they are inside a loop;
     `local_escaped` is set once the address of local memory is stored to
     other memory, after which a call may write the thread's local slots.
+    `choices` are the pointers that select their object (`c ? A : B`, or a
+    pointer assigned on two paths): each name a `Value.base` may hold here
+    stands for its objects, each with the condition under which the pointer
+    is that object's; an access through it is an access of each object
+    under its condition.
+    `additions` are the integer atomic additions, for `tickets`.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -176,6 +184,8 @@ class Exploration:
     local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
+    choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
+    additions: list[Addition] = field(default_factory=list)
 
 
 class Explorer:
@@ -284,7 +294,7 @@ class Explorer:
         regs = {}
         for name in sorted(names):
             values = [s.regs[name] if name in s.regs else self._undefined(name) for s in states]
-            regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"))
+            regs[name] = merge(conds, values, lambda: self._approx(name, "values of different objects merged"), self._choose)
         return State(regs, _join_condition(conds))
 
     # ------------------------------------------------------------------ loops
@@ -323,6 +333,7 @@ class Explorer:
         back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
         exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
         if exact:
+            back_cond = first_exit_form(back_cond, counter)
             previous = z3.substitute(back_cond, (counter, counter - 1))
             valid = z3.Or(counter == 0, previous)
         else:
@@ -334,7 +345,13 @@ class Explorer:
         self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner)
 
     def _monotone(self, back_cond: z3.BoolRef, counter: z3.BitVecRef) -> bool:
-        """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1."""
+        """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1.
+
+        The loop's assumptions (a signed counter does not wrap) hold in
+        iteration j + 1 too: the back-edge test of iteration j computes the
+        counter's next value (`i + 1 < n` after `i++`), whose overflow would
+        be as undefined as any other.
+        """
         j = z3.BitVec(f"{counter}.j", 64)
 
         def at(term, value):
@@ -342,7 +359,7 @@ class Explorer:
 
         solver = budgeted_solver("QF_BV", HELPER_RLIMIT)
         facts = [a for a in self.out.assumptions if counter.get_id() in {c.get_id() for c in constants(a)}]
-        solver.add(*[at(a, j) for a in facts], *[at(a, j - 1) for a in facts])
+        solver.add(*[at(a, i) for a in facts for i in (j - 1, j, j + 1)])
         solver.add(z3.UGE(j, 1), z3.ULT(j, 1 << 62), at(back_cond, j), z3.Not(at(back_cond, j - 1)))
         return solver.check() == z3.unsat
 
@@ -470,7 +487,7 @@ class Explorer:
             return z3.substitute(term, *subst) if subst else term
 
         def exit_state(s: State) -> State:
-            return State({n: Value(sub(v.term), v.base) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
+            return State({n: Value(sub(v.term), self._rechoose(v.base, sub)) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
@@ -546,7 +563,7 @@ class Explorer:
         if guard is None:
             return value
         old = state.regs.get(name) or self._undefined(name)
-        return merge([guard, z3.Not(guard)], [value, old], lambda: self._approx(name, "a pointer written under a guard"))
+        return merge([guard, z3.Not(guard)], [value, old], lambda: self._approx(name, "a pointer written under a guard"), self._choose)
 
     def _compute(self, state: State, ins: Instruction, srcs) -> Value | None:
         op = ins.opcode
@@ -569,10 +586,10 @@ class Explorer:
         if op == "selp":
             a, b = (self._operand(state, s, ins) for s in srcs[:2])
             c = self._predicate(state, srcs[2])
-            if a.base != b.base or z3.is_bool(a.term) or int_type(ins) is None:
+            if z3.is_bool(a.term) or int_type(ins) is None:
                 return None
             width = int_type(ins)[0]
-            return Value(z3.If(c, fit(a.term, width), fit(b.term, width)), a.base)
+            return merge([z3.Not(c), c], [Value(fit(b.term, width), b.base), Value(fit(a.term, width), a.base)], lambda: None, self._choose)
         if op in ("and", "or", "xor", "not") and ins.types == ("pred",):
             vals = [self._predicate(state, s) for s in srcs]
             if op == "not":
@@ -700,11 +717,10 @@ class Explorer:
         if ins.opcode in ("st", "atom") and len(ins.operands) > 1:
             self._note_escape(state, ins.operands[-1], ins)
         untraced = len(self.out.unknown_pointers)
-        where = self._locate(state, addr, ins)
+        places = self._locate(state, addr, ins)
         if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
             state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
-        if where is not None and space != "local":
-            obj, offset = where
+        for obj, offset, chosen in places if space != "local" else ():
             size = _access_size(ins)
             scope = (ins.scope or "gpu") if atomic else None
             self.out.accesses.append(
@@ -713,14 +729,38 @@ class Explorer:
                     write=ins.opcode in ("st", "atom", "red"),
                     read=ins.opcode in ("ld", "ldu", "atom"),
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
-                    cond=cond, barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
+                    cond=z3.And(cond, chosen) if chosen is not None else cond,
+                    barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
                     warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
                 )
             )
+        if ins.opcode in ("atom", "red") and "add" in ins.modifiers and int_type(ins) is not None:
+            return self._addition(state, ins, places, cond, guard)
         if ins.opcode in ("st", "red"):
             return state
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _addition(self, state: State, ins: Instruction, places, cond, guard) -> State:
+        """An integer `atom.add`/`red.add`: its result is a free value, recorded with the addition for `tickets`."""
+        amount = z3.simplify(self._operand(state, ins.operands[-1], ins).term)
+        addend = amount.as_long() if z3.is_bv_value(amount) else None
+        result = None
+        if ins.opcode == "atom" and len(_dest_regs(ins.operands[0])) != 1:
+            state = self._clobber(state, ins, guard, f"result of the atomic at {ins.where()}")
+        elif ins.opcode == "atom":
+            (name,) = _dest_regs(ins.operands[0])
+            value = self._approx(name, f"result of the atomic at {ins.where()}")
+            state = self._write_dest(state, ins.operands[0], value, guard)
+            result = value.term
+        for obj, offset, chosen in places:
+            self.out.additions.append(
+                Addition(
+                    obj, fit(offset, 64, signed=True), _access_size(ins), addend, ins.scope or "gpu",
+                    z3.And(cond, chosen) if chosen is not None else cond, result, bool(self.active_loops),
+                )
+            )
+        return state
 
     def _local_slot(self, state: State, addr: Addr):
         """(object, offset) when `addr` is in this function's thread-private memory, else None."""
@@ -811,35 +851,70 @@ class Explorer:
             regs[name] = self._approx(name, reason)
         return State(regs, state.cond)
 
-    def _locate(self, state: State, addr: Addr, ins: Instruction):
-        """(object, offset) an address operand points to; None for thread-private memory.
+    def _locate(self, state: State, addr: Addr, ins: Instruction) -> list[tuple[str, z3.BitVecRef, z3.BoolRef | None]]:
+        """The (object, offset, condition) places an address operand points to; none for thread-private memory.
 
-        An address the analysis cannot trace to one object is noted: it may
-        touch any object of its space, so those objects cannot be proved.
+        A pointer that selects its object (`Exploration.choices`) gives each
+        of its objects, under the condition that it is that one's (None:
+        always). An address the analysis cannot trace to one object is
+        noted: it may touch any object of its space, so those objects cannot
+        be proved.
         """
         if isinstance(addr.base, Sym):
             var = self.variables.get(addr.base.name)
             if var is None:
                 self.out.unknown_pointers.append(ins)
-                return None
+                return []
             obj = self._object_for_variable(var.name)
-            return None if obj is None else (obj, z3.BitVecVal(addr.offset, 64))
+            return [] if obj is None else [(obj, z3.BitVecVal(addr.offset, 64), None)]
         if addr.base is None:
             self.out.unknown_pointers.append(ins)
-            return None
+            return []
         value = state.regs.get(addr.base.name) or self._undefined(addr.base.name, state)
         if value.base is None:
             self.out.unknown_pointers.append(ins)
-            return None
-        obj = value.base
-        if obj in self.variables:
-            obj = self._object_for_variable(obj)
-            if obj is None:
-                return None
-        if obj in self.pointer_params:
-            self.out.objects.setdefault(obj, self.pointer_params[obj])
+            return []
         term = value.term + z3.BitVecVal(addr.offset, value.term.size())
-        return obj, term
+        members = self.out.choices.get(value.base, ((value.base, None),))
+        places = []
+        for obj, chosen in members:
+            if obj in self.variables:
+                obj = self._object_for_variable(obj)
+                if obj is None:
+                    continue
+            if obj in self.pointer_params:
+                self.out.objects.setdefault(obj, self.pointer_params[obj])
+            places.append((obj, term, chosen))
+        return places
+
+    def _choose(self, members: list[tuple[z3.BoolRef, str]]) -> str | None:
+        """A pointer that is each object's under its condition (`Exploration.choices`); None when one is thread-private.
+
+        The thread's own (local) memory is kept in slots that an access
+        through a selecting pointer would have to update under a condition,
+        which they do not model: such merges stay approximations.
+        """
+        conds: dict[str, list[z3.BoolRef]] = {}
+        for cond, base in members:
+            for obj, inner in self.out.choices.get(base, ((base, None),)):
+                var = self.variables.get(obj)
+                if var is not None and var.space == "local":
+                    return None
+                conds.setdefault(obj, []).append(cond if inner is None else z3.And(cond, inner))
+        name = f"choice#{len(self.out.choices) + 1}"
+        self.out.choices[name] = tuple((obj, z3.Or(*cs) if len(cs) > 1 else cs[0]) for obj, cs in conds.items())
+        return name
+
+    def _rechoose(self, base: str | None, sub) -> str | None:
+        """`base` after a loop's symbols are substituted (`_rewrite`): a selecting pointer's conditions change too."""
+        if base not in self.out.choices:
+            return base
+        members = tuple((obj, sub(cond)) for obj, cond in self.out.choices[base])
+        if all(new.eq(old) for (_, new), (_, old) in zip(members, self.out.choices[base])):
+            return base
+        name = f"choice#{len(self.out.choices) + 1}"
+        self.out.choices[name] = members
+        return name
 
     def _load_param(self, state: State, ins: Instruction, addr: Addr, guard) -> State:
         """`ld.param`: a kernel parameter, an argument of this call, or a called function's result.

@@ -16,6 +16,7 @@ import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
+from gpurace.verify.tickets import ticket_facts
 from gpurace.verify.terms import Symbols, budgeted_solver, constants, fit, free_symbols
 
 MAX_BLOCK = dict(zip(DIMS, MAX_BLOCK_DIMS))
@@ -59,6 +60,10 @@ class PairSolver:
         self.base = self._launch_facts()
         self.block_equal = z3.And(*[self.index(f"ctaid.{d}", 1) == self.index(f"ctaid.{d}", 2) for d in DIMS])
         self.thread_equal = z3.And(self.block_equal, *[self.index(f"tid.{d}", 1) == self.index(f"tid.{d}", 2) for d in DIMS])
+        threads = z3.BitVecVal(1, 128)
+        for d in DIMS:
+            threads = threads * fit(self.dim(f"ntid.{d}"), 128) * fit(self.dim(f"nctaid.{d}"), 128)
+        self.base += ticket_facts(out.additions, out.accesses, bool(out.unknown_pointers), self.rename, z3.Not(self.thread_equal), threads)
 
     def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
         """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""

@@ -150,20 +150,41 @@ def fit(term: z3.ExprRef, width: int, signed: bool = False) -> z3.ExprRef:
     return z3.SignExt(width - have, term) if signed else z3.ZeroExt(width - have, term)
 
 
-def merge(conds: list[z3.BoolRef], values: list[Value], havoc) -> Value:
+def merge(conds: list[z3.BoolRef], values: list[Value], havoc, choose=None) -> Value:
     """The value that is `values[i]` where `conds[i]` holds (the first condition's value where none does).
 
-    Values of different objects, or of different widths, cannot be merged into
-    one term: `havoc()` makes the approximation that stands for them.
+    Values of different widths cannot be merged into one term, and neither
+    can pointers into different objects unless `choose` makes them one
+    pointer that selects its object (it is given each object with the
+    condition under which the merged value is that object's pointer, and
+    returns the name of the selection, or None to refuse): otherwise
+    `havoc()` makes the approximation that stands for them.
     """
     first = values[0]
     if all(v.term.eq(first.term) and v.base == first.base for v in values[1:]):
         return first
-    bases = {v.base for v in values}
+    bases = [v.base for v in values]
     kinds = {(z3.is_bool(v.term), None if z3.is_bool(v.term) else v.term.size()) for v in values}
-    if len(bases) != 1 or len(kinds) != 1:
+    if len(kinds) != 1:
         return havoc()
+    base = first.base
+    if len(set(bases)) != 1:
+        if choose is None or None in bases or z3.is_bool(first.term):
+            return havoc()
+        base = choose(list(zip(_selectors(conds), bases)))
+        if base is None:
+            return havoc()
     term = values[0].term
     for cond, v in zip(conds[1:], values[1:]):
         term = z3.If(cond, v.term, term)
-    return Value(term, first.base)
+    return Value(term, base)
+
+
+def _selectors(conds: list[z3.BoolRef]) -> list[z3.BoolRef]:
+    """For each value `merge` combines, the condition under which its term is the merged one (later ones win)."""
+    out = []
+    for i, cond in enumerate(conds):
+        later = [z3.Not(c) for c in conds[i + 1 :]]
+        own = [] if i == 0 else [cond]
+        out.append(z3.And(*own, *later) if own or later else z3.BoolVal(True))
+    return out
