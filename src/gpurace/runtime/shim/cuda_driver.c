@@ -5,7 +5,7 @@
  * ask its version, or to encode a TMA tensor map. Those few calls are answered here, as the simulated
  * device's runtime answers their runtime counterparts; every other driver function stops the program,
  * naming itself and its host line, through gpurace's runtime (libcudart.so.13), which holds the
- * connection to gpurace. The runtime's functions are looked up when first called, not linked: a program
+ * connection to gpurace. The runtime's functions are looked up by name at each call, not linked: a program
  * is linked against NVIDIA's runtime, which lacks gpurace's own entry, and runs with gpurace's.
  */
 #define _GNU_SOURCE
