@@ -95,28 +95,29 @@ def _check_elementwise(kernel, args: tuple, *, size: int | None = None, block_si
     per element of the loop, `block_size` (default 128) threads per block. Findings in the operation name
     lines of the operation string (line 1 is its first line)."""
     launch = elementwise_launch(kernel, args, size, block_size)
-    key = (launch.source, launch.include_dirs, launch.defines, launch.arch)
-    if key in _modules:
-        _modules.move_to_end(key)
-    else:
-        _modules[key] = load_module(
+    module = _cached(
+        (launch.source, launch.include_dirs, launch.defines, launch.arch),
+        lambda: load_module(
             launch.source, include_dirs=launch.include_dirs, defines=launch.defines, arch=launch.arch,
             limits=options.get("limits"),
-        )  # fmt: skip
-        if len(_modules) > CACHED_MODULES:
-            _modules.popitem(last=False)
-    report = check_launch(_modules[key], grid=launch.grid, block=launch.block, args=launch.args, kernel=launch.name, **options)
+        ),
+    )  # fmt: skip
+    report = check_launch(module, grid=launch.grid, block=launch.block, args=launch.args, kernel=launch.name, **options)
     report.launch["args"] = launch.shown
     return report
 
 
 def _module(source: CupySource, limits) -> Module:
     flags = parse_options(source.options)
-    key = (source.code, source.path, source.name_expressions, flags)
+    return _cached((source.code, source.path, source.name_expressions, flags), lambda: load_cupy_module(source, flags, limits))
+
+
+def _cached(key: tuple, load) -> Module:
+    """The module compiled under `key`, compiled by `load()` when it is not among the `CACHED_MODULES` kept."""
     if key in _modules:
         _modules.move_to_end(key)
     else:
-        _modules[key] = load_cupy_module(source, flags, limits)
+        _modules[key] = load()
         if len(_modules) > CACHED_MODULES:
             _modules.popitem(last=False)
     return _modules[key]

@@ -48,7 +48,7 @@ import numpy as np
 from gpurace.errors import UserError
 from gpurace.frontend.cupy_kernels import parse_options, write_once
 from gpurace.frontend.sandbox import c_string
-from gpurace.runtime.shim_build import cache_dir
+from gpurace.cache import cache_dir
 from gpurace.sim.arg_values import Buffer, StructArg
 
 DEFAULT_BLOCK_SIZE = 128

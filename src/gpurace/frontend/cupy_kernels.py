@@ -43,7 +43,7 @@ from gpurace.frontend.kernels import KernelInfo, ParamInfo
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
-from gpurace.runtime.shim_build import cache_dir
+from gpurace.cache import cache_dir
 from gpurace.sim.args import param_label, scalar_dtype
 
 SUPPORTED_STANDARDS = ("c++03", "c++11", "c++14", "c++17")

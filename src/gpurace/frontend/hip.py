@@ -43,6 +43,7 @@ import os
 import re
 from pathlib import Path
 
+from gpurace.cache import cache_dir
 from gpurace.errors import UserError
 
 HIP_SUFFIXES = frozenset({".hip"})
@@ -73,8 +74,7 @@ INSTALL_HINT = (
 def user_root() -> Path:
     """`$XDG_CACHE_HOME/gpurace/hip/usr` (default `~/.cache/gpurace/hip/usr`): where `dpkg -x PACKAGE
     ~/.cache/gpurace/hip` puts Debian's headers, searched after `SEARCHED_ROOTS`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpurace" / "hip" / "usr"
+    return cache_dir() / "hip" / "usr"
 
 WARP_SIZE_NOTE = (
     "HIP source compiled for NVIDIA's path: warpSize is 32 and warp-level findings (intra-warp races, "

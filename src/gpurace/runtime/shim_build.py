@@ -18,6 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
+from gpurace.cache import cache_dir
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend.sandbox import run_limited
 from gpurace.limits import Limits
@@ -41,11 +42,6 @@ SHIM_FILES = (
 LIBRARY_NAME = "libcudart.so.13"
 DRIVER_NAME = "libcuda.so.1"
 DRIVER_LINK_NAME = "libcuda.so"
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpurace"
 
 
 def shim_directory(limits: Limits) -> Path:

@@ -24,6 +24,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpurace.cache import cache_dir
+
 #: The C signature of every compiled run: (thread ids, count, operand table, per-instruction flags).
 RUN_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -39,11 +41,6 @@ class CompileStats:
 LAST = CompileStats()
 LOADED: dict[str, dict] = {}
 """Cache key -> the functions of the module loaded under it in this process (its machine code stays loaded)."""
-
-
-def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gpurace" / "native"
 
 
 class _Llvm:
@@ -99,7 +96,7 @@ def load(ir_text: str, names: list[str], signature=RUN_SIGNATURE) -> dict[str, o
     if key in LOADED:  # another launch of the same kernel in this process
         LAST.cache_hit, LAST.seconds = True, time.perf_counter() - start
         return LOADED[key]
-    path = cache_dir() / f"{key}.o"
+    path = cache_dir() / "native" / f"{key}.o"
     obj = _cached(path)
     hit = obj is not None
     if obj is None:
