@@ -50,6 +50,7 @@ from gpurace.frontend.cupy_kernels import parse_options, write_once
 from gpurace.frontend.sandbox import c_string
 from gpurace.cache import cache_dir
 from gpurace.sim.arg_values import Buffer, StructArg
+from gpurace.sim.args import check_buffer_array
 
 DEFAULT_BLOCK_SIZE = 128
 """Threads per block of CuPy's launch of an `ElementwiseKernel` when `block_size` is not given."""
@@ -176,12 +177,9 @@ def _check_argument(value, p, output: bool, label: str) -> None:
     if type(value).__module__.startswith("cupy"):
         raise UserError(f"{label}: gpurace simulates on NumPy arrays: pass cupy.asnumpy(x), not a {type(value).__name__}")
     if isinstance(value, np.ndarray):
-        if not value.flags.c_contiguous:
-            raise UserError(f"{label}: arrays must be C-contiguous")
-        if value.dtype.hasobject or value.dtype.kind not in "biufc":
+        if value.dtype.kind not in "biufc":
             raise UserError(f"{label}: arrays of numbers or bools are supported, not {value.dtype}")
-        if not value.flags.writeable:
-            raise UserError(f"{label}: the array is read-only, but buffers are updated in place after the run")
+        check_buffer_array(value, label)
         return
     if output:
         raise UserError(f"{label}: an output must be a NumPy array, not {type(value).__name__}")

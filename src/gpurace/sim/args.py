@@ -476,7 +476,7 @@ class Resolver:
         for offset, buffer in given.pointers:
             if not isinstance(buffer, Buffer) or not 0 <= offset <= len(given.data) - 8:
                 raise UserError(f"{label}: a struct's pointer fields hold buffers, inside its {len(given.data)} bytes")
-            _check_array(buffer.array, f"{label}, {buffer.name}")
+            check_buffer_array(buffer.array, f"{label}, {buffer.name}")
             self.buffered += buffer.array.nbytes
         return given
 
@@ -566,10 +566,10 @@ def _array_buffer(a: np.ndarray, p: ParamInfo, label: str) -> np.ndarray:
     """A NumPy array given for a pointer, checked: its bytes are the buffer and it is updated in place."""
     if not is_pointer(p):
         raise UserError(f"{label}: an array was given for a non-pointer parameter")
-    return _check_array(a, label)
+    return check_buffer_array(a, label)
 
 
-def _check_array(a: np.ndarray, label: str) -> np.ndarray:
+def check_buffer_array(a: np.ndarray, label: str) -> np.ndarray:
     """An array that can be a buffer: C-contiguous, not of Python objects, writeable (it is updated in place)."""
     if not a.flags.c_contiguous:
         raise UserError(f"{label}: arrays must be C-contiguous")
