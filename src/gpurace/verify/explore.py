@@ -901,9 +901,7 @@ class Explorer:
                 if var is not None and var.space == "local":
                     return None
                 conds.setdefault(obj, []).append(cond if inner is None else z3.And(cond, inner))
-        name = f"choice#{len(self.out.choices) + 1}"
-        self.out.choices[name] = tuple((obj, z3.Or(*cs) if len(cs) > 1 else cs[0]) for obj, cs in conds.items())
-        return name
+        return self._new_choice(tuple((obj, z3.Or(*cs) if len(cs) > 1 else cs[0]) for obj, cs in conds.items()))
 
     def _rechoose(self, base: str | None, sub) -> str | None:
         """`base` after a loop's symbols are substituted (`_rewrite`): a selecting pointer's conditions change too."""
@@ -912,6 +910,10 @@ class Explorer:
         members = tuple((obj, sub(cond)) for obj, cond in self.out.choices[base])
         if all(new.eq(old) for (_, new), (_, old) in zip(members, self.out.choices[base])):
             return base
+        return self._new_choice(members)
+
+    def _new_choice(self, members: tuple[tuple[str, z3.BoolRef], ...]) -> str:
+        """A new name for a pointer that selects among `members` (object, condition), recorded in `choices`."""
         name = f"choice#{len(self.out.choices) + 1}"
         self.out.choices[name] = members
         return name
