@@ -3,14 +3,15 @@
 // @nvcc_flags -lcuda
 // @stdout before
 // @exit 2
-// @expect_error driver_call_unsupported.cu:13: cuMemAlloc_v2 (a CUDA driver call) is not supported
+// @expect_error driver_call_unsupported.cu:14: cuMemAllocPitch_v2 (a CUDA driver call) is not supported
 #include <cstdio>
 #include <cuda.h>
 
 int main() {
     printf("before\n");
     CUdeviceptr p;
-    cuMemAlloc(&p, 64);
+    size_t pitch;
+    cuMemAllocPitch(&p, &pitch, 64, 4, 4);
     printf("after\n");
     return 0;
 }

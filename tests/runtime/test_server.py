@@ -114,7 +114,7 @@ def fake_launch(monkeypatch, result):
     """Make `run_launch` return (or raise) `result` with the launch's record, recording its calls."""
     calls = []
 
-    def run_launch(device, name, grid, block, shared_bytes, params, frame, sinks=(), cooperative=False):
+    def run_launch(device, module, name, grid, block, shared_bytes, params, frame, sinks=(), cooperative=False):
         calls.append((name, grid, block, shared_bytes, params, frame.call) + (("cooperative",) if cooperative else ()))
         if isinstance(result, Exception):
             raise result

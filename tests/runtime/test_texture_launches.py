@@ -124,7 +124,7 @@ def allocate(device: Device, data: bytes) -> int:
 def launch(device: Device, grid: int, block: int, params: bytes):
     name = device.modules[0].kernels[0].name
     device.launches += 1
-    return run_launch(device, name, (grid, 1, 1), (block, 1, 1), 0, params, device.source_lines.frame(SITE))
+    return run_launch(device, 0, name, (grid, 1, 1), (block, 1, 1), 0, params, device.source_lines.frame(SITE))
 
 
 def ints(device: Device, base: int, n: int) -> list[int]:

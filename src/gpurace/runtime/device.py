@@ -11,9 +11,12 @@ share one `Device`:
   `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. Freed allocations stay in the tables (their
   addresses are never reused, so a late access is told apart from a new
   allocation); `heap.freed(allocation)` says which;
-* `modules`: the PTX modules of the program's sources, `module_of(mangled)`
-  the one that defines a kernel, and `variables[i]` the allocation of each
-  `__device__`/`__constant__`/`__managed__` variable of module `i`, by PTX name;
+* `modules`: the PTX modules of the program's sources, then those the
+  program loads through the driver API (`load`: each load a module of its
+  own, with its own variables, as each `cuModuleLoad` is on a GPU); a kernel
+  is known by its module's index and its name, and `variables[i]` holds the
+  allocation of each `__device__`/`__constant__`/`__managed__` variable of
+  module `i`, by PTX name;
 * `findings`: the `FindingSet` every finding of the run goes into, from the
   host side and from every checked launch; `launches` counts the launches so
   far, `checked_launches` those checked, and `simulated_seconds` is the time
@@ -45,6 +48,7 @@ from gpurace.limits import Limits, format_size, shift_address_limit
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.heap import Heap
+from gpurace.runtime.module_images import LoadedImage
 from gpurace.runtime.repeats import RepeatedLaunches
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
@@ -98,6 +102,7 @@ class Device:
         on_launch: Callable | None = None,
     ):
         self.modules = list(modules)
+        self._sources = len(self.modules)  # the modules of the program's sources come first
         self.check_options = dict(check_options or {})
         self.launch_filter = launch_filter or LaunchFilter()
         self.on_launch = on_launch
@@ -127,7 +132,8 @@ class Device:
         # the mappings, so that a launch may use what the program's device memory leaves of the budget.
         self._uncounted = sum(arena.nbytes - (arena.table.top - arena.base) for arena in (self.global_arena, self.const_arena))
         shift_address_limit(self._uncounted)
-        self._handle_modules: dict[int, int] = {}
+        self._handle_modules: dict[int, int] = {}  # translation unit (`__cudaRegisterFatBinary`) -> module index
+        self._loaded: dict[int, int] = {}  # module handle of the driver API -> module index
         self.host_visible_variables: set[int] = set()  # bases of __managed__ variables
 
     # ------------------------------------------------------------------ what the simulator reads
@@ -147,9 +153,6 @@ class Device:
     @property
     def const_table(self) -> AllocationTable:
         return self.const_arena.table
-
-    def module_of(self, mangled: str) -> Module:
-        return self.modules[self._kernels[mangled]]
 
     def arena_of(self, address: int) -> Arena | None:
         for arena in (self.global_arena, self.const_arena):
@@ -176,16 +179,62 @@ class Device:
 
     # ------------------------------------------------------------------ registration (the program's start-up)
 
-    def register_function(self, handle: int, mangled: str) -> list[tuple[int, int]] | None:
-        """The (offset, size) of each parameter of kernel `mangled`, or None when no source defines it.
+    def register_function(self, handle: int, mangled: str) -> tuple[int, list[tuple[int, int]]] | None:
+        """The index of the module of kernel `mangled` and the (offset, size) of each of its parameters, or None
+        when its module does not define it.
 
-        The translation unit `handle` registers it from is then known to be its module.
+        `handle` is a module loaded through the driver API (`load`), whose
+        kernel it must be, or a translation unit of the program: the first
+        source that defines the kernel is then known to be the unit's module.
         """
+        if handle in self._loaded:
+            index = self._loaded[handle]
+            fn = self.modules[index].functions.get(mangled)
+            return (index, param_layout(fn)) if fn is not None and fn.is_entry and not fn.is_declaration else None
         index = self._kernels.get(mangled)
         if index is None:
             return None
         self._handle_modules.setdefault(handle, index)
-        return param_layout(self.modules[index].functions[mangled])
+        return index, param_layout(self.modules[index].functions[mangled])
+
+    def load(self, handle: int, image: LoadedImage, where: str) -> int:
+        """Make `image`, which the program loaded (`cuModuleLoad*`, image `where`), driver-API module `handle`; its
+        index. Its variables are placed anew, with their initial values.
+
+        An image of machine code only runs the one source module that
+        defines all its kernels (`module_images`); a UserError when none does.
+        """
+        module = image.module or self._source_module(image.kernels, where)
+        tops = sum(arena.table.top for arena in (self.global_arena, self.const_arena))
+        self.modules.append(module)
+        self.variables.append(self._place_variables(module))
+        grown = sum(arena.table.top for arena in (self.global_arena, self.const_arena)) - tops
+        shift_address_limit(-grown)  # the budget counts them from now on (see __init__)
+        self._uncounted -= grown
+        self._loaded[handle] = len(self.modules) - 1
+        return len(self.modules) - 1
+
+    def unload(self, handle: int) -> int | None:
+        """`cuModuleUnload`: the index of the module `handle` was, or None when it is no loaded module."""
+        return self._loaded.pop(handle, None)
+
+    def loaded_global(self, handle: int, name: str) -> Allocation | None:
+        """`cuModuleGetGlobal`: the allocation of variable `name` of loaded module `handle`, or None."""
+        index = self._loaded.get(handle)
+        return self.variables[index].get(name) if index is not None else None
+
+    def _source_module(self, kernels: tuple[str, ...], where: str) -> Module:
+        """The module compiled from the program's sources that defines every kernel of `kernels`."""
+        sources = self.modules[: self._sources]
+        found = [m for m in sources if kernels and {f.name for f in m.kernels} >= set(kernels)]
+        if not found:
+            names = ", ".join(kernels) or "none"
+            raise UserError(
+                f"{where} holds machine code only (kernels: {names}), and gpurace simulates PTX: give gpurace exec "
+                "the source file that defines these kernels with the program's sources, or build the image with its "
+                "PTX (`-gencode arch=compute_XX,code=compute_XX` beside the `code=sm_XX`)"
+            )
+        return found[0]
 
     def register_variable(self, handle: int, name: str, managed: bool) -> Allocation | None:
         """The allocation of module variable `name` registered from translation unit `handle`, or None.
@@ -200,10 +249,9 @@ class Device:
             self.host_visible_variables.add(alloc.base)
         return alloc
 
-    def kernel_attributes(self, mangled: str) -> KernelAttributes | None:
-        index = self._kernels.get(mangled)
-        if index is None:
-            return None
+    def kernel_attributes(self, index: int, mangled: str) -> KernelAttributes | None:
+        """The attributes of kernel `mangled` of module `index` (`cudaFuncGetAttributes`), or None when its code
+        cannot be built."""
         module = self.modules[index]
         try:
             program = build_program(module, mangled)

@@ -1,16 +1,18 @@
-"""A small reader of the parts of an ELF executable that `gpurace exec` needs: named sections and dynamic entries.
+"""A small reader of the parts of an ELF file that `gpurace exec` needs: named sections and dynamic entries.
 
-A prebuilt program (`prebuilt.py`) is untrusted data, so this reads only
+The files are a prebuilt program (`prebuilt.py`) and the CUDA machine code (cubins) a program loads itself
+(`module_images.py`), whose kernels are named by its sections. Both are untrusted data, so this reads only
 what it is asked for, with every offset, size and count checked against the
 file before anything is read or allocated, and the sections it reads within
 the memory budget (`Limits.max_memory`); whatever does not add up is a
-UserError naming the file. Only 64-bit little-endian x86-64 files are read:
-`exec` runs programs natively, on Linux x86-64 only. No section headers
+UserError naming the file. Only 64-bit little-endian files are read, of
+x86-64 (`exec` runs programs natively, on Linux x86-64 only) or of CUDA. No section headers
 (an executable stripped with `sstrip`) means no sections, not an error.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import struct
 from dataclasses import dataclass
@@ -21,7 +23,7 @@ from gpurace.limits import Limits
 
 ELF_MAGIC = b"\x7fELF"
 ET_EXEC, ET_DYN = 2, 3
-EM_X86_64 = 62
+EM_X86_64, EM_CUDA = 62, 190
 SHT_NOBITS, SHT_DYNAMIC = 8, 6
 DT_NULL, DT_NEEDED, DT_RPATH, DT_RUNPATH = 0, 1, 15, 29
 
@@ -50,22 +52,32 @@ def is_elf(path: Path) -> bool:
 
 
 class ElfFile:
-    """The header and section table of an ELF64 x86-64 file; `section_data` and `dynamic_strings` read more."""
+    """The header and section table of an ELF64 x86-64 file (`path`), or of a CUDA cubin held in `data` (`path` then
+    names it in messages); `section_data` and `dynamic_strings` read more."""
 
-    def __init__(self, path: Path, limits: Limits):
+    def __init__(self, path: Path | str, limits: Limits, data: bytes | None = None):
         self.path = path
         self.limits = limits
+        if data is not None:
+            self._file, self.size = io.BytesIO(data), len(data)
+        else:
+            try:
+                self._file = open(path, "rb")
+            except OSError as e:
+                raise UserError(f"{path}: cannot read it: {e.strerror}") from None
         try:
-            self._file = open(path, "rb")
-        except OSError as e:
-            raise UserError(f"{path}: cannot read it: {e.strerror}") from None
-        try:
-            self.size = os.fstat(self._file.fileno()).st_size
+            if data is None:
+                self.size = os.fstat(self._file.fileno()).st_size
             ident, self.type, self.machine, shoff, shentsize, shnum, shstrndx = _HEADER.unpack(
                 self._read(0, _HEADER.size, "its ELF header")
             )
-            if ident[4] != 2 or ident[5] != 1 or self.machine != EM_X86_64:
-                raise UserError(f"{path}: not an x86-64 Linux program (gpurace exec runs programs natively, on x86-64 only)")
+            wanted = EM_X86_64 if data is None else EM_CUDA
+            if ident[:4] != ELF_MAGIC or ident[4] != 2 or ident[5] != 1 or self.machine != wanted:
+                raise UserError(
+                    f"{path}: not an x86-64 Linux program (gpurace exec runs programs natively, on x86-64 only)"
+                    if data is None
+                    else f"{path}: not 64-bit CUDA machine code (a cubin)"
+                )
             self.sections = self._section_table(shoff, shentsize, shnum, shstrndx)
         except BaseException:
             self._file.close()
@@ -82,6 +94,13 @@ class ElfFile:
 
     def section(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
+
+    def kernel_names(self) -> list[str]:
+        """The kernels of a cubin, in section order: each has its code in `.text.NAME` and its launch information
+        (parameters, ...) in `.nv.info.NAME`, which device functions lack."""
+        names = {s.name for s in self.sections}
+        info = [s.name[len(".nv.info.") :] for s in self.sections if s.name.startswith(".nv.info.")]
+        return [name for name in info if f".text.{name}" in names]
 
     def section_data(self, section: Section, what: str) -> bytes:
         """The bytes of `section` (`what` it is, for messages)."""

@@ -1,13 +1,14 @@
-"""The PTX of a CUDA fatbinary: the `.nv_fatbin` section nvcc puts in every program it builds.
+"""The PTX (and machine code) of a CUDA fatbinary: the `.nv_fatbin` section nvcc puts in every program it builds,
+or a `.fatbin` file (`nvcc -fatbin`) that a program loads itself (`module_images`).
 
 The section is a sequence of containers, one per translation unit (and
 one, often empty, from nvcc's device-link step). A container is a 16-byte
 header (`u32 magic 0xBA55ED50, u16 version, u16 header size, u64 size of
 what follows`) and then entries, each a header (`u16 kind` (1 PTX, 2 ELF
-machine code), `u16 version, u32 header size, u64 payload size`, and for
-PTX: `u32 compressed size` at 16, `u32 compute capability` at 28, the
-translation unit's name as `u32 offset, u32 length` into the header at 32,
-`u64 flags` at 40, `u64 uncompressed size` at 56) followed by its payload.
+machine code), `u16 version, u32 header size, u64 payload size`, then
+`u32 compressed size` at 16, `u64 flags` at 40, `u64 uncompressed size` at 56,
+and for PTX `u32 compute capability` at 28 and the translation unit's name as
+`u32 offset, u32 length` into the header at 32) followed by its payload.
 NVIDIA does not document the layout, but it is small and has kept its shape
 across CUDA releases; only the fields above are read.
 
@@ -37,7 +38,7 @@ FLAG_LZ4, FLAG_ZSTD = 0x2000, 0x8000
 
 _CONTAINER = struct.Struct("<IHHQ")
 _ENTRY = struct.Struct("<HHIQ")
-_PTX_HEADER_BYTES = 64
+_ENTRY_HEADER_BYTES = 64
 _ZSTD_CHUNK = 1 << 16
 _NONZERO = re.compile(rb"[^\0]")
 
@@ -57,14 +58,17 @@ class PtxEntry:
 
 @dataclass(frozen=True)
 class Unit:
-    """One container: the PTX entries it holds and how many machine-code (ELF) entries."""
+    """One container: the PTX entries it holds, how many machine-code (ELF) entries, and those entries' ELF
+    files (cubins) when `read_units` was asked for them."""
 
     ptx: list[PtxEntry]
     machine_code: int
+    cubins: list[bytes]
 
 
-def read_units(data: bytes, where: str, limits: Limits) -> list[Unit]:
-    """The containers of a `.nv_fatbin` section, in order; `where` names it in errors."""
+def read_units(data: bytes, where: str, limits: Limits, cubins: bool = False) -> list[Unit]:
+    """The containers of a `.nv_fatbin` section (or of a `.fatbin` file), in order; `where` names it in errors.
+    With `cubins`, each unit keeps its machine-code entries' ELF files, decompressed."""
     units = []
     total = 0
     pos = 0
@@ -81,15 +85,22 @@ def read_units(data: bytes, where: str, limits: Limits) -> list[Unit]:
         start, end = pos + header_size, pos + header_size + size
         if header_size < _CONTAINER.size or end > len(data):
             raise FatbinError(f"{where}: the fatbinary container at byte {pos} runs past the end of its section")
-        unit = _read_unit(data, start, end, where, limits, total)
-        total += sum(len(e.text) for e in unit.ptx)
+        unit = _read_unit(data, start, end, where, limits, total, cubins)
+        total += sum(len(e.text) for e in unit.ptx) + sum(len(c) for c in unit.cubins)
         units.append(unit)
         pos = end
     return units
 
 
-def _read_unit(data: bytes, start: int, end: int, where: str, limits: Limits, total: int) -> Unit:
-    ptx, machine_code = [], 0
+def choose_ptx(entries: list[PtxEntry], capability: int) -> PtxEntry:
+    """Of a unit's PTX texts, the one a GPU of compute capability `capability` (75) runs: the newest not above it,
+    else the oldest (which such a GPU refuses)."""
+    fitting = [e for e in entries if e.capability <= capability]
+    return max(fitting, key=lambda e: e.capability) if fitting else min(entries, key=lambda e: e.capability)
+
+
+def _read_unit(data: bytes, start: int, end: int, where: str, limits: Limits, total: int, keep_cubins: bool) -> Unit:
+    ptx, machine_code, cubins = [], 0, []
     pos = start
     while pos < end:
         if pos + _ENTRY.size > end:
@@ -98,31 +109,41 @@ def _read_unit(data: bytes, start: int, end: int, where: str, limits: Limits, to
         payload = pos + header_size
         if header_size < _ENTRY.size or payload + size > end:
             raise FatbinError(f"{where}: the fatbinary entry at byte {pos} runs past the end of its container")
+        header, body = data[pos:payload], data[payload : payload + size]
         if kind == KIND_PTX:
-            header, body = data[pos:payload], data[payload : payload + size]
             entry = _ptx_entry(header, body, f"{where}: the PTX entry at byte {pos}", limits, total)
             total += len(entry.text)
             ptx.append(entry)
         elif kind == KIND_ELF:
             machine_code += 1
+            if keep_cubins:
+                cubins.append(_payload(header, body, f"{where}: the machine-code entry at byte {pos}", limits, total))
+                total += len(cubins[-1])
         pos = payload + size
-    return Unit(ptx, machine_code)
+    return Unit(ptx, machine_code, cubins)
+
+
+def _payload(header: bytes, payload: bytes, where: str, limits: Limits, total: int) -> bytes:
+    """An entry's payload, decompressed when its header says it is compressed (PTX and machine-code entries
+    share the header's fields read here)."""
+    if len(header) < _ENTRY_HEADER_BYTES:
+        raise FatbinError(f"{where} has a header of {len(header)} bytes, fewer than {_ENTRY_HEADER_BYTES}")
+    (compressed,) = struct.unpack_from("<I", header, 16)
+    (flags,) = struct.unpack_from("<Q", header, 40)
+    (size,) = struct.unpack_from("<Q", header, 56)
+    codec = flags & (FLAG_LZ4 | FLAG_ZSTD)
+    if not codec:
+        return payload
+    if compressed > len(payload):
+        raise FatbinError(f"{where} says it has {compressed} compressed bytes, more than its {len(payload)}")
+    limits.check_memory(total + size, f"{where} ({size:,} bytes once decompressed)")
+    return _decompress(codec, payload[:compressed], size, where)
 
 
 def _ptx_entry(header: bytes, payload: bytes, where: str, limits: Limits, total: int) -> PtxEntry:
-    if len(header) < _PTX_HEADER_BYTES:
-        raise FatbinError(f"{where} has a header of {len(header)} bytes, fewer than {_PTX_HEADER_BYTES}")
-    (compressed,) = struct.unpack_from("<I", header, 16)
+    payload = _payload(header, payload, where, limits, total)
     capability, name_offset, name_length = struct.unpack_from("<III", header, 28)
-    (flags,) = struct.unpack_from("<Q", header, 40)
-    (size,) = struct.unpack_from("<Q", header, 56)
     name = header[name_offset : name_offset + name_length].decode("utf-8", errors="replace") if name_offset else ""
-    codec = flags & (FLAG_LZ4 | FLAG_ZSTD)
-    if codec:
-        if compressed > len(payload):
-            raise FatbinError(f"{where} says it has {compressed} compressed bytes, more than its {len(payload)}")
-        limits.check_memory(total + size, f"{where}: its PTX ({size:,} bytes once decompressed)")
-        payload = _decompress(codec, payload[:compressed], size, where)
     text = payload.split(b"\0", 1)[0]
     try:
         return PtxEntry(capability, name, text.decode("utf-8"))

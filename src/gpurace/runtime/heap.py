@@ -47,6 +47,12 @@ ALLOCATING_CALL = {
 }
 
 
+def allocating_call(kind: MemoryKind, site: WireSite) -> str:
+    """The call that allocates memory of `kind`, as findings name it: the runtime's (`cudaMalloc` for `cudaMalloc`
+    and its variants), or the driver's that `site` made (`cuMemAlloc`), for a program of the driver API."""
+    return site.call if site.call.startswith("cu") and not site.call.startswith("cuda") else ALLOCATING_CALL[kind]
+
+
 @dataclass
 class Block:
     """One allocation of the program: where it is, its kind, and where it was allocated and freed; `flags` are
@@ -58,6 +64,10 @@ class Block:
     freed_at: WireSite | None = None
     flags: int = 0
     host: int | None = None
+
+    @property
+    def allocating_call(self) -> str:
+        return allocating_call(self.kind, self.allocated_at)
 
     @property
     def host_visible(self) -> bool:
@@ -81,7 +91,7 @@ class Heap:
 
     def allocate(self, size: int, kind: MemoryKind, site: WireSite, flags: int = 0) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
-        alloc = self._place(size, kind)
+        alloc = self._place(size, allocating_call(kind, site))
         if alloc is None:
             return None
         block = Block(alloc, kind, site, flags=flags)
@@ -96,7 +106,7 @@ class Heap:
     def register(self, host: int, size: int, flags: int, site: WireSite) -> Block | None:
         """The block of the `size` bytes of host memory at `host`, which no live registration overlaps
         (`registered_at`), or None when the arena has no room for it."""
-        alloc = self._place(size, MemoryKind.REGISTERED, offset=host % PAGE_SIZE)
+        alloc = self._place(size, allocating_call(MemoryKind.REGISTERED, site), offset=host % PAGE_SIZE)
         if alloc is None:
             return None
         block = Block(alloc, MemoryKind.REGISTERED, site, flags=flags, host=host)
@@ -112,8 +122,8 @@ class Heap:
             return self._registered[i]
         return None
 
-    def _place(self, size: int, kind: MemoryKind, offset: int = 0) -> Allocation | None:
-        name = f"{ALLOCATING_CALL[kind]}#{len(self.blocks) + 1}"
+    def _place(self, size: int, call: str, offset: int = 0) -> Allocation | None:
+        name = f"{call}#{len(self.blocks) + 1}"
         try:
             alloc = self.arena.table.place(name, size, PAGE_SIZE, offset=offset)
         except MemoryError:

@@ -48,7 +48,7 @@ import numpy as np
 from gpurace.detect.findings import ERROR, Address, Finding
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.device import Device
-from gpurace.runtime.heap import ALLOCATING_CALL, Block
+from gpurace.runtime.heap import Block
 from gpurace.runtime.protocol import CudaError, MemcpyKind, MemoryKind, WireSite
 from gpurace.runtime.sites import at_where
 from gpurace.sim.memory.layout import Allocation
@@ -221,7 +221,7 @@ class HostChecks:
             what = f"the device address of host memory that cudaHostRegister registered {where}"
             how = f"unregistered with cudaHostUnregister of its host pointer 0x{block.host:x}"
         else:
-            what = f"memory that {ALLOCATING_CALL[block.kind]} allocated {where}"
+            what = f"memory that {block.allocating_call} allocated {where}"
             how = f"freed with {'cudaFreeHost' if block.kind is MemoryKind.HOST else 'cudaFree'}"
         cause = f"{site.call} of `{alloc.name}`, {what}: it must be {how}"
         self._report("invalid-free", cause, site, alloc=alloc, address=alloc.base, allocated_at=where)
@@ -270,7 +270,7 @@ class HostChecks:
             alloc = block.allocation
             self._report(
                 "leak",
-                f"{plural(alloc.size, 'byte')} allocated by {ALLOCATING_CALL[block.kind]} were never freed",
+                f"{plural(alloc.size, 'byte')} allocated by {block.allocating_call} were never freed",
                 block.allocated_at,
                 space="global",
                 alloc=alloc,

@@ -107,10 +107,10 @@ def _kernel_name(mangled: str) -> str:
 
 
 def run_launch(
-    device: Device, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
+    device: Device, module: int, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
     params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (), cooperative: bool = False,
 ) -> tuple[int, dict]:
-    """Run one launch of kernel `mangled` on `device`, checked unless its filter says otherwise; the
+    """Run one launch of kernel `mangled` of `device.modules[module]`, checked unless its filter says otherwise; the
     `cudaError_t` the program gets for it, and the launch as its findings name it (`launch_record`).
     `sinks` watch its run (the first schedule's, when checked). A `cooperative` launch
     (`cudaLaunchCooperativeKernel`) gets a grid workspace of its own, and fails with
@@ -122,7 +122,7 @@ def run_launch(
     launch = launch_record(device, mangled, grid, block, site)
     left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
-    too_many = _not_coresident(device, mangled, grid, block, shared_bytes) if cooperative and invalid is None else None
+    too_many = _not_coresident(device, module, mangled, grid, block, shared_bytes) if cooperative and invalid is None else None
     replayed = False
     if invalid is not None:
         findings = [_launch_error("cudaErrorInvalidConfiguration", invalid, site)]
@@ -132,7 +132,8 @@ def run_launch(
         status = CudaError.COOPERATIVE_LAUNCH_TOO_LARGE
     else:
         findings, steps, replayed = _execute_or_replay(
-            device, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None, cooperative=cooperative
+            device, module, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None,
+            cooperative=cooperative,
         )
         device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
@@ -147,21 +148,21 @@ def run_launch(
 
 
 def _execute_or_replay(
-    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool,
-    cooperative: bool,
+    device: Device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *,
+    checked: bool, cooperative: bool,
 ) -> tuple[list[Finding], int, bool]:
     """`_execute`, or the outcome of an earlier launch this one repeats exactly (`runtime.repeats`; a cooperative
     launch never does: each has a grid workspace of its own); and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    key = None if cooperative else repeats.key(device, mangled, grid, block, shared_bytes, params)
+    key = None if cooperative else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)
         if replayed is not None:
             return (*replayed, True)
     watch = repeats.watch(key, device, footprint, checked) if key is not None else None
     findings, steps = _execute(
-        device, mangled, grid, block, shared_bytes, params, [*sinks, *(watch.sinks if watch else ())], checked=checked,
+        device, module, mangled, grid, block, shared_bytes, params, [*sinks, *(watch.sinks if watch else ())], checked=checked,
         cooperative=cooperative,
     )
     _refuse_waiting_for_host(device, findings, sinks)
@@ -193,16 +194,16 @@ def _refuse_waiting_for_host(device: Device, findings: list[Finding], sinks: Seq
             )
 
 
-def _not_coresident(device: Device, mangled: str, grid, block, shared_bytes: int) -> str | None:
+def _not_coresident(device: Device, module: int, mangled: str, grid, block, shared_bytes: int) -> str | None:
     """Why a cooperative launch cannot have all its blocks resident on the virtual device, or None."""
-    attributes = device.kernel_attributes(mangled)
+    attributes = device.kernel_attributes(module, mangled)
     static = attributes.static_shared_bytes if attributes is not None else 0
     return too_large(grid, block, static + shared_bytes)
 
 
 def _execute(
-    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *, checked: bool,
-    cooperative: bool,
+    device: Device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *,
+    checked: bool, cooperative: bool,
 ) -> tuple[list[Finding], int]:
     """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
     command) or only simulated. The findings, of which the simulator's own decide the launch's CUDA error, and
@@ -212,7 +213,7 @@ def _execute(
     so two launches never share one), and its page goes back to the system when the launch ends."""
     workspace = _place_workspace(device) if cooperative else None
     try:
-        return _run(device, mangled, grid, block, shared_bytes, params, sinks, checked, workspace)
+        return _run(device, module, mangled, grid, block, shared_bytes, params, sinks, checked, workspace)
     finally:
         if workspace is not None:
             device.global_arena.release(workspace.base, PAGE_SIZE)
@@ -229,17 +230,18 @@ def _place_workspace(device: Device) -> Allocation:
 
 
 def _run(
-    device: Device, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], checked: bool,
+    device: Device, index: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink],
+    checked: bool,
     workspace: Allocation | None,
 ) -> tuple[list[Finding], int]:
     """`_execute`'s run, with the grid workspace of a cooperative launch (None: not cooperative)."""
-    module = device.module_of(mangled)
+    module = device.modules[index]
     memory = DeviceMemory(
         device.global_table,
         device.global_store,
         device.const_table,
         device.const_store,
-        symbols={name: (a.space, a.base) for name, a in device.variables[device.modules.index(module)].items()},
+        symbols={name: (a.space, a.base) for name, a in device.variables[index].items()},
         textures=device.textures,
     )
     init_check = GlobalInitCheck(device.heap.written)

@@ -44,7 +44,7 @@ from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
 from gpurace.runtime.elf import DT_NEEDED, DT_RPATH, DT_RUNPATH, ET_DYN, ET_EXEC, ElfFile, is_elf
-from gpurace.runtime.fatbin import PtxEntry, Unit, read_units
+from gpurace.runtime.fatbin import Unit, choose_ptx, read_units
 
 RUNTIME = "libcudart.so.13"
 _RUNTIME_RE = re.compile(r"^libcudart\.so(?:\.|$)")
@@ -95,7 +95,7 @@ def _modules(path: Path, units: list[Unit], capability: int, numbered: int) -> l
     """A module per unit, from its PTX text for `capability` (units named from `numbered` + 1 on)."""
     modules = []
     for index, unit in enumerate(units, start=numbered + 1):
-        entry = _choose(unit.ptx, capability)
+        entry = choose_ptx(unit.ptx, capability)
         name = entry.name or f"translation unit {index}"
         module = parse_ptx(entry.text, f"{path} (the PTX of {name})")
         module.source_path = entry.name or f"{path} ({name})"
@@ -121,13 +121,6 @@ def check_runtime(path: Path, dynamic: dict[int, list[str]], arch: str) -> None:
                 f"{path}: its RPATH ({directory}) holds NVIDIA's {RUNTIME}, which would be loaded instead of gpurace's; "
                 "link it with -Xlinker --enable-new-dtags (a RUNPATH is searched after gpurace's runtime) or without -rpath"
             )
-
-
-def _choose(entries: list[PtxEntry], capability: int) -> PtxEntry:
-    fitting = [e for e in entries if e.capability <= capability]
-    if fitting:
-        return max(fitting, key=lambda e: e.capability)
-    return min(entries, key=lambda e: e.capability)
 
 
 def _refuse(path: Path, arch: str, why: str) -> UserError:

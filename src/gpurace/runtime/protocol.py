@@ -46,7 +46,9 @@ wrapper of the toolkit's headers (`cudaMalloc<T>`) is reported where the
 program calls the wrapper. A launch's site is the stack of its
 `__cudaPushCallConfiguration`, that is, of the `<<<...>>>`. `module` is the
 handle the shim returned from `__cudaRegisterFatBinary`, one per
-translation unit.
+translation unit, or a module the program loaded through the driver API
+(MODULE_LOAD), whose kernels the driver registers as the runtime does, with
+the `CUfunction` handle as `host_fun`.
 
 | opcode | request payload | reply payload |
 |---|---|---|
@@ -72,6 +74,9 @@ translation unit.
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
 | FREE_ASYNC | `u64 address, u64 stream`, site (`cudaFreeAsync`: freed at once, as an operation of `stream` that writes the whole allocation) | - |
 | MEM_INFO | - | `u64 free, u64 total` (`cudaMemGetInfo`: the global arena's bytes, and those no live allocation holds) |
+| MODULE_LOAD | `u64 module, str path`, site, `u32 length` + the image (`cuModuleLoad*` of the driver API, `libcuda.so.1`: `module` is the shim's new handle, `path` the file `cuModuleLoad` read, else empty; the image is PTX, a fatbinary or a cubin, `module_images.py`) | - (STOP: an image gpurace cannot run, recorded) |
+| MODULE_UNLOAD | `u64 module` | - (INVALID_RESOURCE_HANDLE: no loaded module) |
+| MODULE_GLOBAL | `u64 module, str name` (a variable's PTX name) | `u64 address, u64 size` (INVALID_SYMBOL: the module has no such variable) |
 | OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1; layered: bit 0 a layered array, bit 1 a cube map, whose six faces are its layers), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
 | OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
 | TENSOR_MAP | `u32 data_type, u32 rank, u64 address`, `u64` extent per dimension, `u64` stride per dimension but the first, `u32` box extent and `u32` element stride per dimension (innermost first, as `cuTensorMapEncodeTiled` takes them), `u32 interleave, u32 swizzle, u32 oob_fill`, site | the 128-byte map (`sim.tensor_maps`; status 1, CUDA_ERROR_INVALID_VALUE: a map the driver refuses) |
@@ -130,6 +135,9 @@ class Op(IntEnum):
     HOST_FLAGS = 19
     FREE_ASYNC = 20
     MEM_INFO = 21
+    MODULE_LOAD = 22
+    MODULE_UNLOAD = 23
+    MODULE_GLOBAL = 24
     OBJECT_CREATE = 40
     OBJECT_DESTROY = 41
     TENSOR_MAP = 42

@@ -136,9 +136,10 @@ class RepeatedLaunches:
         self._seen: set[tuple] = set()  # the configurations launched so far
 
     @staticmethod
-    def key(device, mangled: str, grid, block, shared_bytes: int, params: bytes) -> tuple:
+    def key(device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes) -> tuple:
         """What must be equal for a launch to repeat another, besides the memory it reads."""
-        return (mangled, tuple(grid), tuple(block), shared_bytes, bytes(params), device.heap.frees, tuple(device.textures.items()))
+        textures = tuple(device.textures.items())
+        return (module, mangled, tuple(grid), tuple(block), shared_bytes, bytes(params), device.heap.frees, textures)
 
     def watch(self, key: tuple, device, footprint: LaunchFootprint | None, checked: bool) -> Watch | None:
         """What a launch needs so that it can be remembered: the command's own footprint of a checked launch (it

@@ -29,6 +29,7 @@ from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
+from gpurace.runtime.module_images import read_image
 from gpurace.runtime.protocol import (
     GRAPH_NODE_STREAM,
     HEADER,
@@ -68,7 +69,7 @@ class DeviceServer:
     def __init__(self, device: Device):
         self.device = device
         self.checks = HostChecks(device)
-        self.functions: dict[int, str] = {}  # host stub address -> mangled kernel name
+        self.functions: dict[int, tuple[int, str]] = {}  # host stub (or CUfunction) -> module index, mangled name
         self.sticky: CudaError | None = None
         self.errors: list[str] = []
         self.failure: BaseException | None = None  # an internal error, raised again once the program has ended
@@ -81,6 +82,9 @@ class DeviceServer:
             Op.HELLO: self._hello,
             Op.REGISTER_FUNCTION: self._register_function,
             Op.REGISTER_VAR: self._register_var,
+            Op.MODULE_LOAD: self._module_load,
+            Op.MODULE_UNLOAD: self._module_unload,
+            Op.MODULE_GLOBAL: self._module_global,
             Op.MALLOC: self._malloc,
             Op.FREE: self._free,
             Op.FREE_ASYNC: self._free_async,
@@ -154,10 +158,11 @@ class DeviceServer:
 
     def _register_function(self, r: Reader) -> bytes:
         handle, host_fun, name = r.u64(), r.u64(), r.str()
-        layout = self.device.register_function(handle, name)
-        if layout is None:
+        found = self.device.register_function(handle, name)
+        if found is None:
             return encode_reply(CudaError.INVALID_DEVICE_FUNCTION)
-        self.functions[host_fun] = name
+        index, layout = found
+        self.functions[host_fun] = (index, name)
         payload = struct.pack("<I", len(layout)) + b"".join(struct.pack("<II", o, s) for o, s in layout)
         return encode_reply(CudaError.SUCCESS, payload)
 
@@ -168,9 +173,36 @@ class DeviceServer:
             return encode_reply(CudaError.INVALID_SYMBOL)
         return encode_reply(CudaError.SUCCESS, struct.pack("<Q", alloc.base))
 
+    def _module_load(self, r: Reader) -> bytes:
+        """`cuModuleLoad*`: the image becomes a module of its own (`Device.load`); one gpurace cannot run stops
+        the program, saying why."""
+        handle, path, site, image = r.u64(), r.str(), r.site(), r.bytes()
+        where = path or f"the image given to {site.call}"
+        try:
+            loaded = read_image(image, where, self.device.capability, self.device.limits)
+            self.device.load(handle, loaded, where)
+        except UserError as e:
+            return self._stop(site, str(e))
+        return encode_reply(CudaError.SUCCESS)
+
+    def _module_unload(self, r: Reader) -> bytes:
+        """`cuModuleUnload`: its functions are no longer launched (INVALID_DEVICE_FUNCTION, as after a GPU's)."""
+        index = self.device.unload(r.u64())
+        if index is None:
+            return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
+        self.functions = {fun: kernel for fun, kernel in self.functions.items() if kernel[0] != index}
+        return encode_reply(CudaError.SUCCESS)
+
+    def _module_global(self, r: Reader) -> bytes:
+        handle, name = r.u64(), r.str()
+        alloc = self.device.loaded_global(handle, name)
+        if alloc is None:
+            return encode_reply(CudaError.INVALID_SYMBOL)
+        return encode_reply(CudaError.SUCCESS, struct.pack("<QQ", alloc.base, alloc.size))
+
     def _func_attributes(self, r: Reader) -> bytes:
-        name = self.functions.get(r.u64())
-        attrs = self.device.kernel_attributes(name) if name else None
+        kernel = self.functions.get(r.u64())
+        attrs = self.device.kernel_attributes(*kernel) if kernel else None
         if attrs is None:
             return encode_reply(CudaError.INVALID_DEVICE_FUNCTION)
         payload = struct.pack("<QQQ", attrs.static_shared_bytes, attrs.const_bytes, attrs.local_bytes)
@@ -287,9 +319,10 @@ class DeviceServer:
     def _launch(self, r: Reader) -> bytes:
         host_fun, grid, block, shared_bytes, stream, flags = r.u64(), r.dims(), r.dims(), r.u64(), r.u64(), LaunchFlag(r.u32())
         site, params = r.site(), r.bytes()
-        name = self.functions.get(host_fun)
-        if name is None:
+        kernel = self.functions.get(host_fun)
+        if kernel is None:
             return encode_reply(CudaError.INVALID_DEVICE_FUNCTION)
+        module, name = kernel
         if not self.timeline.known_stream(stream):
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         frame = self.device.source_lines.frame(site)
@@ -298,7 +331,7 @@ class DeviceServer:
         output = DeviceOutput()
         try:
             status, launch = run_launch(
-                self.device, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output],
+                self.device, module, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output],
                 cooperative=LaunchFlag.COOPERATIVE in flags,
             )  # fmt: skip
         except UserError as e:

@@ -29,6 +29,7 @@ SHIM_FILES = (
     "error_names.h",
     "textures.h",
     "tensor_maps.h",
+    "driver_support.h",
     "graphs.h",
     "stream_ordered.h",
     "memory_hints.h",

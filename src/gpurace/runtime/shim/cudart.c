@@ -231,6 +231,9 @@ enum {
     OP_HOST_FLAGS = 19,
     OP_FREE_ASYNC = 20,
     OP_MEM_INFO = 21,
+    OP_MODULE_LOAD = 22,
+    OP_MODULE_UNLOAD = 23,
+    OP_MODULE_GLOBAL = 24,
 };
 
 #define STOP (-1)
@@ -349,6 +352,10 @@ static void __attribute__((noinline)) capture(struct stack *s) {
 /* While a graph's node is replayed, its operation is reported where the node was made (graphs.h). */
 static __thread const struct stack *replay_site;
 
+/* While gpurace's libcuda.so.1 makes a runtime call for a driver call, the driver call's name, by which the
+   requests name the call (driver_support.h). */
+static __thread const char *driver_call;
+
 /* Where the program made a call: the call's name, then each frame of `stack` (captured here when NULL) as a
    link-time address of its object file (what addr2line takes) and that file's path. */
 static void put_site(struct buf *b, const char *call, const struct stack *stack) {
@@ -358,7 +365,7 @@ static void put_site(struct buf *b, const char *call, const struct stack *stack)
         capture(&here);
         stack = &here;
     }
-    put_str(b, call);
+    put_str(b, driver_call ? driver_call : call);
     put_u32(b, (uint32_t)stack->n);
     for (int i = 0; i < stack->n; i++) {
         Dl_info info;
@@ -861,9 +868,9 @@ EXPORT char __cudaInitModule(void **handle) {
     return 1;
 }
 
-EXPORT void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
-                                   int thread_limit, void *tid, void *bid, dim3 *bDim, dim3 *gDim, int *wSize) {
-    (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+/* Kernel `deviceName` of module `handle` (a translation unit, or a module loaded through the driver), launched
+   as `hostFun`; the server's answer (cudaErrorInvalidDeviceFunction: it has no device code for it). */
+static cudaError_t register_function(const void *handle, const void *hostFun, const char *deviceName) {
     struct buf b = {0};
     uint8_t *reply = NULL;
     put_u64(&b, (uintptr_t)handle);
@@ -889,6 +896,13 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *hostFun, char *dev
     }
     pthread_mutex_unlock(&rt.lock);
     free(reply);
+    return status;
+}
+
+EXPORT void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun, const char *deviceName,
+                                   int thread_limit, void *tid, void *bid, dim3 *bDim, dim3 *gDim, int *wSize) {
+    (void)deviceFun, (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
+    register_function(handle, hostFun, deviceName);
 }
 
 static uint64_t register_var(void **handle, const void *host_var, const char *name, size_t size, uint32_t flags) {
@@ -1402,10 +1416,14 @@ EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
 }
 
 /* `height` rows of `width` bytes, `pitch` bytes apart (cudaMemset: one row). */
-static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
-                        const char *call) {
+/* Set `height` rows of `width` bytes, `pitch` apart, to `value` repeated: one byte of it (element 1), or its 2 or
+   4 bytes (element 2 or 4: the driver's cuMemsetD16/D32, whose widths are whole elements). */
+static cudaError_t fill_elements(void *dst, size_t pitch, uint32_t value, unsigned element, size_t width,
+                                 size_t height, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
-    CAPTURE_HOOK(capture_fill(dst, pitch, value, width, height, stream, async, call));
+    if (element != 1 && __atomic_load_n(&captures, __ATOMIC_ACQUIRE))
+        unsupported("a driver memset of 16- or 32-bit values while a stream capture is in progress", NULL);
+    CAPTURE_HOOK(capture_fill(dst, pitch, (int)value, width, height, stream, async, call));
     if (width == 0 || height == 0) return cudaSuccess;
     dst = device_side(dst, (height - 1) * pitch + width);
     struct buf b = {0};
@@ -1420,9 +1438,20 @@ static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t
     sync_edges();
     cudaError_t status = request(OP_MEMSET, &b, NULL);
     if (status == cudaSuccess)
-        for (size_t row = 0; row < height; row++) memset(view((uint8_t *)dst + row * pitch), value, width);
+        for (size_t row = 0; row < height; row++) {
+            uint8_t *out = view((uint8_t *)dst + row * pitch);
+            if (element == 1)
+                memset(out, (int)value, width);
+            else
+                for (size_t at = 0; at < width; at += element) memcpy(out + at, &value, element);
+        }
     sync_edges();
     return record(status);
+}
+
+static cudaError_t fill(void *dst, size_t pitch, int value, size_t width, size_t height, void *stream, int async,
+                        const char *call) {
+    return fill_elements(dst, pitch, (uint32_t)value, 1, width, height, stream, async, call);
 }
 
 EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
@@ -1627,6 +1656,7 @@ static const struct error_text error_strings[] = {
     {100, "no CUDA-capable device is detected"},
     {101, "invalid device ordinal"},
     {400, "invalid resource handle"},
+    {500, "named symbol not found"},
     {600, "device not ready"},
     {700, "an illegal memory access was encountered"},
     {701, "too many resources requested for launch"},
@@ -2020,6 +2050,7 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 
 #include "textures.h"
 #include "tensor_maps.h"
+#include "driver_support.h"
 
 /* ------------------------------------------------------------------------ */
 /* Everything else NVIDIA's runtime exports: stop with the call's name and site */
@@ -2032,10 +2063,3 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }
 #include "unsupported_calls.h"
-
-/* Called by gpurace's libcuda.so.1 (cuda_driver.c) for a driver function it does not implement. */
-EXPORT void __cudaGpuraceUnsupportedDriverCall(const char *name) {
-    char what[256];
-    snprintf(what, sizeof what, "%.160s (a CUDA driver call)", name);
-    unsupported(what, NULL);
-}

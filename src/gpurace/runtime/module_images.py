@@ -1,0 +1,77 @@
+"""The device code a program loads itself through CUDA's driver API (`cuModuleLoad`, `cuModuleLoadData`, ...).
+
+An image is PTX text, a fatbinary (what `nvcc -fatbin` writes; `fatbin.py`)
+or a cubin, machine code in an ELF file (`nvcc -cubin`). PTX is what the
+simulator runs: the image's own, or of a fatbinary's PTX texts the newest
+not above the device's architecture, as a GPU's driver would compile it.
+Machine code cannot be simulated, and a fatbinary built the usual way for
+the driver API (`-gencode arch=compute_XX,code=sm_XX`) holds nothing else;
+its kernels are then named by the cubin's sections (`elf.ElfFile.kernel_names`),
+and their PTX comes from the sources `gpurace exec` was given: the one module
+compiled from them that defines every kernel of the image stands in for it
+(`LoadedImage.kernels`). The image itself is untrusted data, read within the
+memory budget; what does not parse is a UserError naming it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Module
+from gpurace.frontend.ptx.parser import parse_ptx
+from gpurace.limits import Limits
+from gpurace.runtime.elf import ELF_MAGIC, ElfFile
+from gpurace.runtime.fatbin import FATBIN_MAGIC, choose_ptx, read_units
+from gpurace.sim.budget import compute_capability
+
+_FATBIN_MAGIC_BYTES = FATBIN_MAGIC.to_bytes(4, "little")
+
+
+@dataclass(frozen=True)
+class LoadedImage:
+    """What an image holds: a module parsed from its PTX, or (`module` None) the kernels of its machine code."""
+
+    module: Module | None
+    kernels: tuple[str, ...] = ()
+
+
+def read_image(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
+    """The code of image `data` (`where` names it in messages) for a device of compute capability `capability`.
+
+    A UserError when the image does not parse, or holds neither PTX nor machine code.
+    """
+    if data.startswith(_FATBIN_MAGIC_BYTES):
+        return _fatbinary(data, where, capability, limits)
+    if data.startswith(ELF_MAGIC):
+        return LoadedImage(None, tuple(ElfFile(where, limits, data=data).kernel_names()))
+    try:
+        text = data.split(b"\0", 1)[0].decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{where}: neither PTX text, nor a fatbinary, nor a cubin") from None
+    return LoadedImage(_parse(text, where, capability))
+
+
+def _fatbinary(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
+    units = read_units(data, where, limits, cubins=True)
+    entries = [e for u in units for e in u.ptx]
+    if entries:
+        return LoadedImage(_parse(choose_ptx(entries, capability).text, where, capability))
+    kernels = [name for u in units for cubin in u.cubins for name in ElfFile(where, limits, data=cubin).kernel_names()]
+    if not any(u.cubins for u in units):
+        raise UserError(f"{where}: a fatbinary with neither PTX nor machine code")
+    return LoadedImage(None, tuple(dict.fromkeys(kernels)))
+
+
+def _parse(text: str, where: str, capability: int) -> Module:
+    """The module of PTX `text`; a UserError when it is for a newer GPU than the simulated one, as the driver's
+    compiler refuses it (`.target sm_90` on a compute capability 7.5 device)."""
+    module = parse_ptx(text, where)
+    module.source_path = where
+    target = compute_capability(module, f"compute_{capability}")
+    if target > capability:
+        raise UserError(
+            f"{where}: its PTX targets sm_{target}, newer than the simulated device (compute capability "
+            f"{capability // 10}.{capability % 10}); run gpurace exec with --arch compute_{target}"
+        )
+    return module

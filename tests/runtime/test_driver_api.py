@@ -1,0 +1,134 @@
+"""Programs written against CUDA's driver API under `gpurace exec`: modules they load themselves, driver launches.
+
+`tests/programs/driver/host.cu` loads `kernels.cu`, built here by nvcc (once
+for the module) into every kind of image a program loads: PTX text, a cubin,
+a fatbinary with PTX and one with machine code only (the usual
+`-gencode arch=compute_XX,code=sm_XX` of driver-API builds), each through
+one of cuModuleLoad, cuModuleLoadData and cuModuleLoadDataEx. Machine code is
+run from the PTX of the kernels' source, when gpurace exec is given it.
+Whatever the image, the program must print what it prints on a GPU and the
+race in `total` must be reported at its source line.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gpurace.errors import UserError
+from gpurace.frontend.compile import find_nvcc
+from gpurace.limits import Limits
+from gpurace.runtime import exec_program
+from gpurace.runtime.elf import ElfFile
+from gpurace.runtime.fatbin import FatbinError
+from gpurace.runtime.module_images import read_image
+
+DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
+HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 116, 58
+IMAGES = {
+    "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
+    "k80.ptx": ["-ptx", "-arch=compute_80"],
+    "k.cubin": ["-cubin", "-arch=sm_75"],
+    "sass.fatbin": ["-fatbin", "-gencode", "arch=compute_75,code=sm_75"],
+    "ptx.fatbin": ["-fatbin", "-lineinfo", "-gencode", "arch=compute_75,code=compute_75", "-gencode", "arch=compute_75,code=sm_75"],
+}
+STDOUT = [
+    "missing: CUDA_ERROR_NOT_FOUND",
+    "bias: 4 bytes",
+    "memset: 01020304 01020304",
+    "scale: ok",
+    "packed: ok",
+    "after unload: CUDA_ERROR_INVALID_HANDLE",
+]
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("images")
+    nvcc = find_nvcc()
+    if nvcc is None:
+        pytest.skip("no nvcc")
+    for name, flags in IMAGES.items():
+        subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(KERNELS)], check=True, capture_output=True)
+    return folder
+
+
+def run(images: Path, image: str, how: str, *, with_kernels: bool, race_free: bool = False):
+    sources = [HOST, KERNELS] if with_kernels else [HOST]
+    args = [str(images / image), how, *(["race-free"] if race_free else [])]
+    return exec_program(sources, args, nvcc_flags=["-lcuda"], capture_output=True)
+
+
+@pytest.mark.parametrize(
+    "image, how, with_kernels",
+    [
+        ("k.ptx", "load", False),
+        ("k.ptx", "data", False),
+        ("ptx.fatbin", "ex", False),
+        ("k.cubin", "load", True),
+        ("sass.fatbin", "data", True),
+    ],
+)
+def test_a_loaded_module_runs_and_its_race_is_found_at_its_source_line(images, image, how, with_kernels):
+    result = run(images, image, how, with_kernels=with_kernels)
+    expected = (['log "", 0 bytes'] if how == "ex" else []) + STDOUT
+    assert result.stdout.splitlines() == expected, (result.stderr, result.errors)
+    assert result.errors == [] and result.exit_code() == 1
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global"
+    assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", RACE_LINE)] * 2
+    assert race.launch["kernel"] == "total" and race.launch["index"] == 3
+    assert race.launch["host"].endswith(f"host.cu:{LAUNCH_LINE}")
+
+
+def test_a_race_free_module_is_clean(images):
+    result = run(images, "k.cubin", "data", with_kernels=True, race_free=True)
+    assert result.stdout.splitlines() == STDOUT and result.findings == []
+    assert result.exit_code() == 0 and result.launches == 2
+
+
+def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):
+    result = run(images, "sass.fatbin", "data", with_kernels=False)
+    assert result.exit_code() == 2 and result.launches == 0
+    (error,) = result.errors
+    assert f"host.cu:{LOAD_DATA_LINE}: cuModuleLoadData: the image given to cuModuleLoadData holds" in error
+    assert "machine code only (kernels: total, scale)" in error and "the source file that defines" in error
+
+
+def test_ptx_for_a_newer_gpu_stops_the_program_naming_the_architecture_to_simulate(images):
+    result = run(images, "k80.ptx", "load", with_kernels=False)
+    assert result.exit_code() == 2
+    (error,) = result.errors
+    assert "k80.ptx: its PTX targets sm_80" in error and "--arch compute_80" in error
+
+
+def test_images_are_read_by_their_kind(images):
+    limits = Limits()
+    ptx = read_image((images / "k.ptx").read_bytes(), "k.ptx", 75, limits)
+    assert {f.name for f in ptx.module.kernels} == {"scale", "total"}
+    for name in ("k.cubin", "sass.fatbin"):
+        loaded = read_image((images / name).read_bytes(), name, 75, limits)
+        assert loaded.module is None and loaded.kernels == ("total", "scale")
+    assert read_image((images / "ptx.fatbin").read_bytes(), "ptx.fatbin", 75, limits).module is not None
+    assert ElfFile("k.cubin", limits, data=(images / "k.cubin").read_bytes()).kernel_names() == ["total", "scale"]
+
+
+@pytest.mark.parametrize(
+    "data, error",
+    [
+        (b"\xff\xfe not text", "neither PTX text, nor a fatbinary, nor a cubin"),
+        (b"\x7fELF" + bytes(60), "not 64-bit CUDA machine code"),
+    ],
+)
+def test_an_image_that_is_no_module_is_a_user_error(data, error):
+    with pytest.raises(UserError, match=error):
+        read_image(data, "image", 75, Limits())
+
+
+def test_a_damaged_fatbinary_is_a_fatbin_error(images):
+    data = (images / "sass.fatbin").read_bytes()
+    with pytest.raises(FatbinError, match="runs past the end"):
+        read_image(data[: len(data) // 2], "half.fatbin", 75, Limits())
