@@ -4,7 +4,8 @@
 for the module) into every kind of image a program loads: PTX text, a cubin,
 a fatbinary with PTX and one with machine code only (the usual
 `-gencode arch=compute_XX,code=sm_XX` of driver-API builds), each through
-one of cuModuleLoad, cuModuleLoadData and cuModuleLoadDataEx. Machine code is
+one of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and a link (cuLinkCreate ...
+cuLinkComplete). Machine code is
 run from the PTX of the kernels' source, when gpurace exec is given it.
 Whatever the image, the program must print what it prints on a GPU and the
 race in `total` must be reported at its source line.
@@ -27,7 +28,7 @@ from gpurace.runtime.module_images import read_image
 
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
-RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 116, 58
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 126, 59
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
     "k80.ptx": ["-ptx", "-arch=compute_80"],
@@ -67,6 +68,7 @@ def run(images: Path, image: str, how: str, *, with_kernels: bool, race_free: bo
     [
         ("k.ptx", "load", False),
         ("k.ptx", "data", False),
+        ("k.ptx", "link", False),
         ("ptx.fatbin", "ex", False),
         ("k.cubin", "load", True),
         ("sass.fatbin", "data", True),

@@ -1,10 +1,11 @@
 // A program written against the CUDA driver API (built with -lcuda): it loads the module whose file is its
 // first argument (kernels.cu built as PTX, a cubin or a fatbinary) in the way its second argument names
-// (`load`: cuModuleLoad; `data`: cuModuleLoadData of the file's bytes; `ex`: cuModuleLoadDataEx with JIT log
-// options), sets the module's __device__ variable `bias`, launches `scale` with its parameters given one by
-// one and then packed into one buffer, checks the results, and launches the racy `total`. It prints what it
-// checked, and the errors the driver gives for a kernel the module lacks and for a launch after the module
-// was unloaded (tests/runtime/test_driver_api.py). With a third argument, `race-free`, it leaves out `total`.
+// (`load`: cuModuleLoad; `data`: cuModuleLoadData of the file's bytes; `link`: cuModuleLoadData of what
+// cuLinkComplete makes of the file; `ex`: cuModuleLoadDataEx with JIT log options), sets the module's
+// __device__ variable `bias`, launches `scale` with its parameters given one by one and then packed into one
+// buffer, checks the results, and launches the racy `total`. It prints what it checked, and the errors the
+// driver gives for a kernel the module lacks and for a launch after the module was unloaded
+// (tests/runtime/test_driver_api.py). With a third argument, `race-free`, it leaves out `total`.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +57,15 @@ int main(int argc, char **argv) {
         CHECK(cuModuleLoad(&module, argv[1]));
     } else if (strcmp(argv[2], "data") == 0) {
         CHECK(cuModuleLoadData(&module, image.data()));
+    } else if (strcmp(argv[2], "link") == 0) {
+        CUlinkState link;
+        void *linked;
+        size_t linked_bytes;
+        CHECK(cuLinkCreate(0, nullptr, nullptr, &link));
+        CHECK(cuLinkAddFile(link, CU_JIT_INPUT_PTX, argv[1], 0, nullptr, nullptr));
+        CHECK(cuLinkComplete(link, &linked, &linked_bytes));
+        CHECK(cuModuleLoadData(&module, linked));
+        CHECK(cuLinkDestroy(link));
     } else {
         char log[256] = "unchanged";
         CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};

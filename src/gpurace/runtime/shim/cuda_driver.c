@@ -422,8 +422,8 @@ EXPORT CUresult cuModuleLoadFatBinary(void **module, const void *image) {
     return load(module, image, image_size(image), NULL, "cuModuleLoadFatBinary");
 }
 
-EXPORT CUresult cuModuleLoad(void **module, const char *path) {
-    if (!module || !path) return CUDA_ERROR_INVALID_VALUE;
+/* The bytes of file `path`, and a NUL after them (PTX text is then ended as cuModuleLoadData's is). */
+static CUresult read_whole(const char *path, uint8_t **result, size_t *result_size) {
     FILE *f = fopen(path, "rb");
     if (!f) return CUDA_ERROR_FILE_NOT_FOUND;
     size_t size = 0, cap = 0;
@@ -443,8 +443,19 @@ EXPORT CUresult cuModuleLoad(void **module, const char *path) {
         if (n < 65536) break;
     }
     fclose(f);
-    data[size] = 0; /* PTX text, ended as cuModuleLoadData's is */
-    CUresult r = load(module, data, size + 1, path, "cuModuleLoad");
+    data[size] = 0;
+    *result = data;
+    *result_size = size;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuModuleLoad(void **module, const char *path) {
+    size_t size;
+    uint8_t *data;
+    if (!module || !path) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = read_whole(path, &data, &size);
+    if (r) return r;
+    r = load(module, data, size + 1, path, "cuModuleLoad");
     free(data);
     return r;
 }
@@ -458,7 +469,7 @@ enum {
     JIT_GENERATE_DEBUG_INFO = 11, JIT_LOG_VERBOSE = 12, JIT_GENERATE_LINE_INFO = 13, JIT_CACHE_MODE = 14,
 };
 
-static void jit_options(unsigned count, const int *options, void **values) {
+static void jit_options(unsigned count, const int *options, void **values, const char *call) {
     for (unsigned i = 0; i < count; i++) {
         switch (options[i]) {
         case JIT_INFO_LOG_BUFFER:
@@ -480,7 +491,7 @@ static void jit_options(unsigned count, const int *options, void **values) {
             break;
         default: {
             char what[96];
-            snprintf(what, sizeof what, "cuModuleLoadDataEx with JIT option %d", options[i]);
+            snprintf(what, sizeof what, "%s with JIT option %d", call, options[i]);
             unsupported(what);
         }
         }
@@ -493,9 +504,74 @@ static void jit_options(unsigned count, const int *options, void **values) {
 EXPORT CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned int count, int *options,
                                    void **values) {
     if (!module || !image || (count && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
-    jit_options(count, options, values);
+    jit_options(count, options, values, "cuModuleLoadDataEx");
     image = unwrap(image);
     return load(module, image, image_size(image), NULL, "cuModuleLoadDataEx");
+}
+
+/* A link (cuLinkCreate ... cuLinkComplete) of one input: the PTX, cubin or fatbinary that cuLinkComplete hands
+   back as the linked image, for cuModuleLoadData to load. Linking several inputs together stops the program. */
+struct link {
+    uint8_t *image;
+    size_t size;
+};
+
+enum { JIT_INPUT_CUBIN = 0, JIT_INPUT_PTX = 1, JIT_INPUT_FATBINARY = 2 };
+
+EXPORT CUresult cuLinkCreate_v2(unsigned int count, int *options, void **values, void **state) {
+    if (!state || (count && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
+    jit_options(count, options, values, "cuLinkCreate");
+    struct link *l = calloc(1, sizeof *l);
+    if (!l) return CUDA_ERROR_OUT_OF_MEMORY;
+    *state = l;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned int count,
+                                 int *options, void **values) {
+    (void)name;
+    struct link *l = state;
+    if (!l || !data || !size || (count && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
+    jit_options(count, options, values, "cuLinkAddData");
+    if (type != JIT_INPUT_CUBIN && type != JIT_INPUT_PTX && type != JIT_INPUT_FATBINARY) {
+        char what[96];
+        snprintf(what, sizeof what, "cuLinkAddData of input type %d (gpurace links PTX, cubins and fatbinaries)", type);
+        unsupported(what);
+    }
+    if (l->image) unsupported("cuLinkAddData of a second input (gpurace links one module image)");
+    if (!(l->image = malloc(size + 1))) return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(l->image, data, size);
+    l->image[size] = 0; /* PTX text, ended */
+    l->size = size + 1;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuLinkAddFile_v2(void *state, int type, const char *path, unsigned int count, int *options,
+                                 void **values) {
+    size_t size;
+    uint8_t *data;
+    if (!state || !path) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = read_whole(path, &data, &size);
+    if (r) return r;
+    r = cuLinkAddData_v2(state, type, data, size, path, count, options, values);
+    free(data);
+    return r;
+}
+
+EXPORT CUresult cuLinkComplete(void *state, void **image, size_t *size) {
+    struct link *l = state;
+    if (!l || !image || !size || !l->image) return CUDA_ERROR_INVALID_VALUE;
+    *image = l->image;
+    *size = l->size;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuLinkDestroy(void *state) {
+    struct link *l = state;
+    if (!l) return CUDA_ERROR_INVALID_VALUE;
+    free(l->image);
+    free(l);
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuModuleUnload(void *module) {
