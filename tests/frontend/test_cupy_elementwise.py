@@ -43,6 +43,9 @@ ATOMIC_SUM = ("T x", "raw T total", "atomicAdd(&total[0], x)", "atomic_sum")
 REVERSE = ("raw T x", "T z", "z = x[_ind.size() - 1 - i]", "reverse")
 """Reads a raw input at another index, writes only element i: clean."""
 
+SHARED = np.zeros(8, np.float32)
+"""Memory two arguments of one call view."""
+
 
 def elementwise(spec, **kwargs):
     import cupy
@@ -142,10 +145,12 @@ def test_size_runs_a_loop_over_raw_arrays_only() -> None:
 @pytest.mark.parametrize(
     "args, kwargs, message",
     [
-        ((np.zeros(4, np.float32),), {}, "takes 1 input(s) and 1 output(s), 1 given: pass the outputs too"),
+        ((np.zeros(4, np.float32),) * 3, {}, "takes 1 input(s) and 1 output(s), 3 given"),
         ((np.zeros(4, np.float32), np.zeros(4, np.int32)), {}, "TypeError: Type is mismatched"),
-        ((np.zeros(4, np.float32), np.zeros(5, np.float32)), {}, "broadcasting them is not supported yet"),
-        ((np.zeros(8, np.float32)[::2], np.zeros(4, np.float32)), {}, "argument x: arrays must be C-contiguous"),
+        ((np.zeros(4, np.float32), np.zeros(5, np.float32)), {}, "could not be broadcast together with shapes (4,) (5,)"),
+        ((np.zeros((4, 5), np.float32), np.zeros(5, np.float32)), {}, "output y has the shape (5,), not the loop's (4, 5)"),
+        ((SHARED[:4], SHARED[2:6]), {}, "arguments x and y share memory"),
+        ((np.broadcast_to(np.float32(1), (4,)), np.zeros(4, np.float32)), {}, "x: the array is read-only"),
         ((np.zeros(4, np.float32), 1.5), {}, "argument y: an output must be a NumPy array"),
         ((np.zeros(4, np.float32), np.zeros(4, np.float32)), {"size": 4}, "size= can be used only when every array is raw"),
         ((np.zeros(4, np.float32), np.zeros(4, np.float32)), {"block_size": 0}, "block_size must be a positive number"),
