@@ -179,3 +179,66 @@ def test_reduce_dims_false_keeps_the_arrays_dimensions() -> None:
     rows, columns = np.indices((3, 5))
     assert report.findings == [] and np.array_equal(z, 1 + rows * 100 + columns)
     assert report.launch["args"][-1] == "CIndexer[3, 5]"
+
+
+def test_inputs_of_different_shapes_broadcast_as_in_numpy() -> None:
+    """A column, a row and a scalar: CuPy broadcasts the non-raw arrays (stride 0 where a dimension is 1)."""
+    x, y = np.arange(4, dtype=np.float32)[:, None], np.arange(6, dtype=np.float32)
+    z = np.zeros((4, 6), np.float32)
+    report = gpurace.cupy.check(elementwise(MAP), x, y, z)
+    assert report.findings == [] and np.array_equal(z, x * y + 1)
+    assert report.launch["args"] == ["float32[4, 1]", "float32[6]", "float32[4, 6]", "CIndexer[4, 6]"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a[::2],  # every other row
+        lambda a: a.T,  # transposed
+        lambda a: a[::-1, 1:],  # rows reversed: the view's first element is not the lowest address
+    ],
+)
+def test_strided_views_are_read_and_written_in_place(make) -> None:
+    rng = np.random.default_rng(8)
+    x = make(rng.random((8, 8)).astype(np.float32))
+    y = make(rng.random((8, 8)).astype(np.float32))
+    out_memory = np.full((8, 8), -1, np.float32)
+    z = make(out_memory)
+    report = gpurace.cupy.check(elementwise(MAP), x, y, z)
+    assert report.findings == [] and np.allclose(z, x * y + 1, rtol=1e-6, atol=0)
+    assert np.count_nonzero(out_memory != -1) == z.size  # nothing outside the view was written
+
+
+def test_omitted_outputs_are_allocated_as_cupy_allocates_them() -> None:
+    """Under `simulate()` a call returns what CuPy's returns: the output of the loop's shape and the type the
+    parameters decide (`float64 z` here, whatever the inputs)."""
+    import cupy
+
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    with gpurace.cupy.simulate() as sim:
+        half = cupy.ElementwiseKernel("T x", "float64 z", "z = x / 2.0", "half")
+        z = half(x)
+        pair = cupy.ElementwiseKernel("T x, T w", "T doubled, T squared", "doubled = x * 2 + w; squared = x * x", "pair")
+        doubled, squared = pair(x[:, None, :2], np.zeros((1, 5, 1), np.int32))  # broadcast to (3, 5, 2)
+        ring = cupy.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[(i + 1) % 12]", "ring")
+        shifted = ring(x.reshape(-1), size=12)
+    assert z.dtype == np.float64 and np.array_equal(z, x / 2.0)
+    assert doubled.shape == squared.shape == (3, 5, 2) and doubled.dtype == np.int32
+    assert np.array_equal(squared, np.broadcast_to(x[:, None, :2] ** 2, (3, 5, 2)))
+    assert np.array_equal(shifted, np.roll(x.reshape(-1), -1))
+    assert all(r.clean for r in sim.reports) and sim.reports[0].launch["args"][1] == "float64[3, 4] (allocated)"
+
+
+def test_an_output_whose_elements_overlap_races() -> None:
+    """A view with stride 0 makes every element of the output one location: the threads of a pure map race on it."""
+    target = np.zeros(1, np.float32)
+    z = np.lib.stride_tricks.as_strided(target, (64,), (0,))
+    report = gpurace.cupy.check(elementwise(("T x", "T z", "z = x", "copy")), np.arange(64, dtype=np.float32), z)
+    assert [s[:3] for s in sites(report)] == [("data-race", "global", [1, 1])]
+
+
+def test_omitted_outputs_that_cannot_be_sized_or_typed_are_refused() -> None:
+    with pytest.raises(UserError, match="a raw output's size is unknown"):
+        gpurace.cupy.check(elementwise(("T x", "raw T y", "y[i] = x", "to_raw")), np.zeros(4, np.float32))
+    with pytest.raises(UserError, match="KeyError"):  # U appears among the outputs only: CuPy cannot tell its type
+        gpurace.cupy.check(elementwise(("T x", "U y", "y = x", "untyped")), np.zeros(4, np.float32))
