@@ -1,4 +1,5 @@
-"""Checking CuPy kernels (`RawKernel`, `RawModule`) from Python, on NumPy arrays, without a GPU or CuPy.
+"""Checking CuPy kernels (`RawKernel`, `RawModule`, and with CuPy `ElementwiseKernel`, `ReductionKernel`) from Python,
+on NumPy arrays, without a GPU.
 
     import numpy as np, gpurace.cupy
     kernel = gpurace.cupy.RawKernel(r'''
@@ -19,10 +20,11 @@ gpurace's NVRTC path with the options it can honour
 `gpurace check`; NumPy arrays stand for `cupy.ndarray`s and are updated in
 place with what schedule 0 left.
 
-A `cupy.ElementwiseKernel` is checked as it is called,
-`check(kernel, x, y, out)`: CuPy's own code generator writes its source for
-those arrays' types and shapes, and it is launched as CuPy launches it
-(`frontend.cupy_elementwise`).
+A `cupy.ElementwiseKernel` or `cupy.ReductionKernel` is checked as it is
+called, `check(kernel, x, y, out)` or `check(kernel, x, out, axis=1)`:
+CuPy's own code generator writes its source for those arrays' types and
+shapes, and it is launched as CuPy launches it
+(`frontend.cupy_elementwise`, `frontend.cupy_reduction`).
 
 Host code written for CuPy runs its launches in the simulator under
 `simulate()`: see there for what it intercepts and what not.
@@ -64,8 +66,11 @@ def check(kernel, *launch, **options) -> Report:
     `check(raw_kernel, grid, block, args, shared_mem=0, **options)` checks `raw_kernel(grid, block, args,
     shared_mem=shared_mem)` (`_check_raw`). `check(elementwise_kernel, *args, size=None, block_size=None,
     **options)` checks the call `elementwise_kernel(*args, size=size, block_size=block_size)` of a
-    `cupy.ElementwiseKernel` (`_check_elementwise`). `options` are those of `gpurace.check.check` (`detector`,
-    `model`, `schedules`, `seed`, `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints.
+    `cupy.ElementwiseKernel` (`_check_elementwise`), and `check(reduction_kernel, *args, axis=None, keepdims=False,
+    out=None, **options)` the call `reduction_kernel(*args, axis=axis, keepdims=keepdims, out=out)` of a
+    `cupy.ReductionKernel` (`_check_reduction`); outputs they leave out are allocated for the run (`simulate()`
+    hands them back). `options` are those of `gpurace.check.check` (`detector`, `model`, `schedules`, `seed`,
+    `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints.
     """
     if "arch" in options:
         raise UserError("the architecture of a CuPy kernel is one of its options: -arch=sm_80")
@@ -244,7 +249,8 @@ def simulate(**options):
     try:
         if cupy is not None:
             cupy.RawKernel, cupy.RawModule = RawKernel, RawModule
-            cupy.ElementwiseKernel, cupy.ReductionKernel = _generated_kernel_classes(saved["ElementwiseKernel"], saved["ReductionKernel"])
+            generated = _generated_kernel_classes(saved["ElementwiseKernel"], saved["ReductionKernel"])
+            cupy.ElementwiseKernel, cupy.ReductionKernel = generated
         yield simulation
     finally:
         _active.remove(simulation)

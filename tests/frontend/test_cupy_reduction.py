@@ -41,6 +41,12 @@ LAST_OUTPUT = ("T x", "T y, raw T last", "x", "a + b", "y = a, last[0] = a", "0"
 SEEN = ("T x", "T y, raw T seen", "(seen[0] = x, x)", "a + b", "y = a", "0", "sum_and_seen")
 """Every thread stores each input it maps into seen[0]: racy."""
 
+NO_IDENTITY = ("T x", "T y", "x", "a + b", "y = a", None, "no_identity")
+"""A sum without an identity: an empty input has no result."""
+
+RAW_INPUT = ("raw T x, T w", "T y", "w", "a + b", "y = a", "0", "raw_in")
+"""A raw input beside the reduced one: CuPy cannot transpose it to reduce a last axis."""
+
 
 @pytest.fixture(autouse=True)
 def without_cub():
@@ -172,10 +178,9 @@ def test_cub_reductions_are_refused_with_the_way_to_check_them() -> None:
         (SUM, (np.zeros((2, 3), np.float32), np.zeros(2, np.float32)), {"axis": 2}, "AxisError"),
         (SUM, (np.zeros(4, np.float32),), {"out": np.zeros((), np.int32)}, "TypeError: Type is mismatched"),
         (DOT, (np.zeros(4), np.zeros(5), np.zeros(())), {}, "could not be broadcast together with shapes (4,) (5,)"),
-        (("T x", "T y", "x", "a + b", "y = a", None, "no_identity"), (np.zeros(0), np.zeros(())), {}, "which has no identity"),
+        (NO_IDENTITY, (np.zeros(0), np.zeros(())), {}, "which has no identity"),
         (LAST_OUTPUT, (np.zeros((2, 3)),), {"axis": 1}, "a raw output's size is unknown"),
-        (("raw T x, T w", "T y", "w", "a + b", "y = a", "0", "raw_in"), (np.zeros(3), np.zeros((2, 3)), np.zeros(2)), {"axis": 1},
-         "with a raw input"),
+        (RAW_INPUT, (np.zeros(3), np.zeros((2, 3)), np.zeros(2)), {"axis": 1}, "with a raw input"),
         (SUM, (np.zeros((2, 3)), np.zeros(2)), {"axis": 1, "out": np.zeros(2)}, "out= is for a kernel of one output"),
     ],
 )

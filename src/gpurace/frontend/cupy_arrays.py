@@ -89,7 +89,8 @@ def broadcast(values: list, raw: list[bool]) -> tuple[list, tuple[int, ...]]:
     for v, r in zip(values, raw):
         if isinstance(v, KernelArray) and not r and v.view.shape != shape:
             lead = len(shape) - v.view.ndim
-            strides = [0] * lead + [s if n == shape[lead + j] else 0 for j, (n, s) in enumerate(zip(v.view.shape, v.view.strides))]
+            kept = [s if n == shape[lead + j] else 0 for j, (n, s) in enumerate(zip(v.view.shape, v.view.strides))]
+            strides = [0] * lead + kept
             v = v.reshaped(shape, strides, update_c_contiguity=True)
         out.append(v)
     return out, shape

@@ -117,7 +117,7 @@ def elementwise_launch(kernel, args: tuple, size: int | None, block_size: int | 
     values = values[:nin] + [kernel_array(a) for a in outputs]
     if kernel.reduce_dims:
         shape = reduce_dims(values, raw, tuple(shape))
-    infos, launch_args = zip(*(argument(cupy, v, p.name) for p, v in zip(params, values)), argument(cupy, tuple(shape), "_ind"))
+    infos, launch_args = zip(*(argument(cupy, v, p.name) for p, v in zip(params, values)), argument(cupy, shape, "_ind"))
     options = dict(kernel.kwargs)
     try:
         code = cupy.kernel._get_elementwise_kernel_code(
@@ -126,8 +126,8 @@ def elementwise_launch(kernel, args: tuple, size: int | None, block_size: int | 
     except (TypeError, ValueError) as e:
         raise UserError(f"ElementwiseKernel {name}: CuPy could not generate its source: {type(e).__name__}: {e}") from None
     source = _write_source(name, header(cupy) + code, kernel.operation)
-    described = [shown(a if isinstance(a, np.ndarray) else v) for a, v in zip(args[:nin], values)] + [shown(a) for a in outputs]
-    described[nin:] = [d + ("" if i < len(args) - nin else " (allocated)") for i, d in enumerate(described[nin:])]
+    described = [shown(a if isinstance(a, np.ndarray) else v) for a, v in zip(args[:nin], values)]
+    described += [shown(a) + ("" if len(args) > nin else " (allocated)") for a in outputs]
     total = math.prod(shape)
     return generated_launch(
         cupy, source, name, options.get("options", ()), list(launch_args), total, block,
@@ -146,7 +146,7 @@ def _outputs(kernel, given: tuple, types: tuple, shape: tuple[int, ...], sized: 
         return [np.zeros(shape, t) for t in types]
     for p, a in zip(kernel.out_params, given):
         if not p.raw and a.shape != tuple(shape):
-            raise UserError(f"ElementwiseKernel {name}: output {p.name} has the shape {a.shape}, not the loop's {tuple(shape)}")
+            raise UserError(f"ElementwiseKernel {name}: output {p.name} has the shape {a.shape}, not the loop's {shape}")
     return list(given)
 
 

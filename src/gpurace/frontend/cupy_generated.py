@@ -50,7 +50,9 @@ class CupyInternals:
 
 _WANTED = {
     "cupy._core._kernel": ("_ArgInfo", "_TypeMap", "_decide_params_type", "_get_elementwise_kernel_code"),
-    "cupy._core._reduction": ("_get_axis", "_get_out_shape", "_get_block_specs", "_ReductionKernel_get_cached_function_code"),
+    "cupy._core._reduction": (
+        "_get_axis", "_get_out_shape", "_get_block_specs", "_ReductionKernel_get_cached_function_code",
+    ),  # fmt: skip
     "cupy._core.core": ("_cupy_header_list", "assemble_cupy_compiler_options", "ndarray"),
     "cupy._core._carray": ("Indexer",),
     "cupy._core._scalar": ("CScalar",),
@@ -146,10 +148,12 @@ def argument(cupy: CupyInternals, value, name: str) -> tuple[object, object]:
     """The `_ArgInfo` CuPy's code generator takes for an argument (a `KernelArray`, a typed scalar or, by its shape,
     a `CIndexer`), and the value gpurace passes for it."""
     if isinstance(value, KernelArray):
-        info = (_ARG_KIND_NDARRAY, cupy.core.ndarray, value.view.dtype, value.view.ndim, value.c_contiguous, index_32_bits(value))
+        view = value.view
+        info = (_ARG_KIND_NDARRAY, cupy.core.ndarray, view.dtype, view.ndim, value.c_contiguous, index_32_bits(value))
         return cupy.kernel._ArgInfo(*info), carray(value, name)
     if isinstance(value, tuple):
-        return cupy.kernel._ArgInfo(_ARG_KIND_INDEXER, cupy.indexer_type, None, len(value), True, math.prod(value) <= 1 << 31), indexer(value)
+        info = (_ARG_KIND_INDEXER, cupy.indexer_type, None, len(value), True, math.prod(value) <= 1 << 31)
+        return cupy.kernel._ArgInfo(*info), indexer(value)
     return cupy.kernel._ArgInfo(_ARG_KIND_SCALAR, cupy.scalar_type, value.dtype, 0, True, True), value.tobytes()
 
 

@@ -138,7 +138,8 @@ def reduction_launch(kernel, args: tuple, axis, keepdims: bool, out) -> Generate
         shape = reduce_dims(inputs, in_raw, shape)
         out_shape = reduce_dims(out_values, [p.raw for p in kernel.out_params], out_shape)
     contiguous = _contiguous_size(inputs, in_raw, out_shape, len(shape))
-    block_size, block_stride, blocks = cupy.reduction._get_block_specs(math.prod(shape), math.prod(out_shape), contiguous, -1)
+    specs = cupy.reduction._get_block_specs(math.prod(shape), math.prod(out_shape), contiguous, -1)
+    block_size, block_stride, blocks = specs  # -1: CuPy's default block size
     names = [p.name for p in params] + ["_in_ind", "_out_ind", "_block_stride"]
     values = [*inputs, *out_values, tuple(shape), tuple(out_shape), np.int32(block_stride)]
     infos, launch_args = zip(*(argument(cupy, v, n) for n, v in zip(names, values)))
