@@ -249,8 +249,7 @@ def simulate(**options):
     try:
         if cupy is not None:
             cupy.RawKernel, cupy.RawModule = RawKernel, RawModule
-            generated = _generated_kernel_classes(saved["ElementwiseKernel"], saved["ReductionKernel"])
-            cupy.ElementwiseKernel, cupy.ReductionKernel = generated
+            cupy.ElementwiseKernel, cupy.ReductionKernel = _generated_kernel_classes()
         yield simulation
     finally:
         _active.remove(simulation)
@@ -259,10 +258,12 @@ def simulate(**options):
 
 
 @functools.cache
-def _generated_kernel_classes(elementwise: type, reduction: type) -> tuple[type, type]:
-    """Subclasses of CuPy's `ElementwiseKernel` and `ReductionKernel` (`elementwise`, `reduction`) whose calls run in
-    the innermost `simulate()` block and return what CuPy's calls return. CuPy is imported only when it is there,
-    so they are made from its classes here."""
+def _generated_kernel_classes() -> tuple[type, type]:
+    """Subclasses of CuPy's `ElementwiseKernel` and `ReductionKernel` whose calls run in the innermost `simulate()`
+    block and return what CuPy's calls return. CuPy is imported only when it is there, so they are made from its
+    classes here."""
+    from cupy._core._kernel import ElementwiseKernel as elementwise
+    from cupy._core._reduction import ReductionKernel as reduction
 
     def simulation(name: str) -> Simulation:
         if not _active:

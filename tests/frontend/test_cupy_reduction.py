@@ -109,6 +109,16 @@ def test_strided_inputs_and_broadcasting() -> None:
     assert report.launch["args"][0] == "float64[4, 8] strides [16, 96]"
 
 
+def test_reversed_and_sliced_input_reduces_over_its_own_elements() -> None:
+    """Negative strides: the CArray's pointer is the view's first element, inside the memory the array spans."""
+    base = np.arange(90, dtype=np.int64).reshape(9, 10)
+    x = base[::-2, 1::3]  # (5, 3)
+    y = np.zeros(5, np.int64)
+    report = gpurace.cupy.check(reduction(SUM), x, y, axis=1)
+    assert report.findings == [] and np.array_equal(y, x.sum(axis=1))
+    assert np.array_equal(base, np.arange(90).reshape(9, 10))  # the input's memory is as it was
+
+
 def test_reduce_type_and_index_sizes_in_post_map() -> None:
     x = np.random.default_rng(7).random((5, 40)).astype(np.float32)
     y = np.zeros(5, np.float32)
@@ -132,6 +142,9 @@ def test_simulate_returns_the_result_cupy_returns() -> None:
     assert same is given and np.array_equal(given, y)
     assert [r.clean for r in sim.reports] == [True, True, True]
     assert sim.reports[0].launch["args"][1] == "float32[4] (allocated)"
+    assert cupy.ReductionKernel is cupy._core._reduction.ReductionKernel  # CuPy's own class again after the block
+    with pytest.raises(UserError, match="launches only inside it"):
+        kernel(x)
 
 
 def test_post_map_expr_writing_one_raw_element_races() -> None:
