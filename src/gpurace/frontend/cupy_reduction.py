@@ -41,10 +41,10 @@ has been called, or with `CUPY_ACCELERATORS=""`). CuPy's optimizer
 gpurace launches with the default ones.
 
 Lines: the generated source is written to gpurace's cache directory as
-`NAME-HASH.cu`, so a finding names the kernel's name and its line there;
-`map_expr` sits on its own line of the loop, and `reduce_expr` and
-`post_map_expr` in the `REDUCE` and `POST_MAP` macros, whose findings name
-the lines that use them.
+`NAME-HASH.cu`, so a finding names the kernel's name and its line there:
+`map_expr` is on the loop's line `_type_reduce _a = static_cast<...>(...)`,
+and `reduce_expr` and `post_map_expr` are in the `REDUCE` and `POST_MAP`
+macros, whose findings name the lines that use them.
 """
 
 from __future__ import annotations
