@@ -1,4 +1,5 @@
-"""Checking CuPy kernels (`RawKernel`, `RawModule`) from Python, on NumPy arrays, without a GPU or CuPy.
+"""Checking CuPy kernels (`RawKernel`, `RawModule`, and with CuPy `ElementwiseKernel`, `ReductionKernel`) from Python,
+on NumPy arrays, without a GPU.
 
     import numpy as np, gpurace.cupy
     kernel = gpurace.cupy.RawKernel(r'''
@@ -19,10 +20,11 @@ gpurace's NVRTC path with the options it can honour
 `gpurace check`; NumPy arrays stand for `cupy.ndarray`s and are updated in
 place with what schedule 0 left.
 
-A `cupy.ElementwiseKernel` is checked as it is called,
-`check(kernel, x, y, out)`: CuPy's own code generator writes its source for
-those arrays' types and shapes, and it is launched as CuPy launches it
-(`frontend.cupy_elementwise`).
+A `cupy.ElementwiseKernel` or `cupy.ReductionKernel` is checked as it is
+called, `check(kernel, x, y, out)` or `check(kernel, x, out, axis=1)`:
+CuPy's own code generator writes its source for those arrays' types and
+shapes, and it is launched as CuPy launches it
+(`frontend.cupy_elementwise`, `frontend.cupy_reduction`).
 
 Host code written for CuPy runs its launches in the simulator under
 `simulate()`: see there for what it intercepts and what not.
@@ -31,6 +33,7 @@ Host code written for CuPy runs its launches in the simulator under
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import importlib.util
 from collections import OrderedDict
@@ -38,6 +41,8 @@ from collections import OrderedDict
 from gpurace.check import check as check_launch
 from gpurace.errors import UserError
 from gpurace.frontend.cupy_elementwise import elementwise_launch, is_elementwise_kernel
+from gpurace.frontend.cupy_generated import GeneratedLaunch
+from gpurace.frontend.cupy_reduction import is_reduction_kernel, reduction_launch
 from gpurace.frontend.cupy_kernels import CupySource, describe, kernel_args, load_cupy_module, parse_options
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.load import load_module
@@ -61,13 +66,18 @@ def check(kernel, *launch, **options) -> Report:
     `check(raw_kernel, grid, block, args, shared_mem=0, **options)` checks `raw_kernel(grid, block, args,
     shared_mem=shared_mem)` (`_check_raw`). `check(elementwise_kernel, *args, size=None, block_size=None,
     **options)` checks the call `elementwise_kernel(*args, size=size, block_size=block_size)` of a
-    `cupy.ElementwiseKernel` (`_check_elementwise`). `options` are those of `gpurace.check.check` (`detector`,
-    `model`, `schedules`, `seed`, `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints.
+    `cupy.ElementwiseKernel` (`_check_elementwise`), and `check(reduction_kernel, *args, axis=None, keepdims=False,
+    out=None, **options)` the call `reduction_kernel(*args, axis=axis, keepdims=keepdims, out=out)` of a
+    `cupy.ReductionKernel` (`_check_reduction`); outputs they leave out are allocated for the run (`simulate()`
+    hands them back). `options` are those of `gpurace.check.check` (`detector`, `model`, `schedules`, `seed`,
+    `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints.
     """
     if "arch" in options:
         raise UserError("the architecture of a CuPy kernel is one of its options: -arch=sm_80")
     if is_elementwise_kernel(kernel):
         return _check_elementwise(kernel, launch, **options)
+    if is_reduction_kernel(kernel):
+        return _check_reduction(kernel, launch, **options)
     return _check_raw(kernel, *launch, **options)
 
 
@@ -90,11 +100,24 @@ def _check_raw(kernel, grid, block, args, *, shared_mem: int = 0, **options) -> 
 
 
 def _check_elementwise(kernel, args: tuple, *, size: int | None = None, block_size: int | None = None, **options) -> Report:
-    """A call of a `cupy.ElementwiseKernel` (`frontend.cupy_elementwise`): every argument given, inputs then
-    outputs (NumPy arrays, updated in place, and numbers for inputs), launched as CuPy launches it: one thread
-    per element of the loop, `block_size` (default 128) threads per block. Findings in the operation name
-    lines of the operation string (line 1 is its first line)."""
-    launch = elementwise_launch(kernel, args, size, block_size)
+    """A call of a `cupy.ElementwiseKernel` (`frontend.cupy_elementwise`): inputs (NumPy arrays, of shapes that
+    broadcast, strided views too, and numbers), then every output (updated in place) or none, launched as CuPy
+    launches it: one thread per element of the loop, `block_size` (default 128) threads per block. Findings in the
+    operation name lines of the operation string (line 1 is its first line)."""
+    return _check_generated(elementwise_launch(kernel, args, size, block_size), f"ElementwiseKernel {kernel.name}", options)
+
+
+def _check_reduction(kernel, args: tuple, *, axis=None, keepdims: bool = False, out=None, **options) -> Report:
+    """A call of a `cupy.ReductionKernel` (`frontend.cupy_reduction`): inputs as for an `ElementwiseKernel`, then
+    every output (updated in place; or `out=` for a kernel of one output) or none, reducing `axis` (an axis, a
+    tuple of them, or None for all) with `keepdims` as CuPy does. Findings name lines of the source CuPy generates
+    for the call, written to gpurace's cache as `NAME-HASH.cu`."""
+    return _check_generated(reduction_launch(kernel, args, axis, keepdims, out), f"ReductionKernel {kernel.name}", options)
+
+
+def _check_generated(launch: GeneratedLaunch, origin: str, options: dict) -> Report:
+    """Compile a kernel CuPy generated (once per source and flags) and check its launch; the report's
+    `launch["generated_from"]` names the CuPy kernel object (`origin`) the source was generated from."""
     module = _cached(
         (launch.source, launch.include_dirs, launch.defines, launch.arch),
         lambda: load_module(
@@ -104,6 +127,7 @@ def _check_elementwise(kernel, args: tuple, *, size: int | None = None, block_si
     )  # fmt: skip
     report = check_launch(module, grid=launch.grid, block=launch.block, args=launch.args, kernel=launch.name, **options)
     report.launch["args"] = launch.shown
+    report.launch["generated_from"] = origin
     return report
 
 
@@ -190,6 +214,11 @@ class Simulation:
     def launch(self, kernel, grid, block, args, shared_mem: int, extra: dict) -> None:
         self.reports.append(check(kernel, grid, block, args, shared_mem=shared_mem, **extra, **self.options))
 
+    def run_generated(self, launch: GeneratedLaunch, origin: str) -> tuple:
+        """Check the launch of an `ElementwiseKernel` or `ReductionKernel` call; its outputs, updated by the run."""
+        self.reports.append(_check_generated(launch, origin, self.options))
+        return launch.outputs
+
     @property
     def findings(self) -> list:
         return [f for r in self.reports for f in r.findings]
@@ -205,23 +234,63 @@ def simulate(**options):
     block in gpurace's simulator with detection, and yield the `Simulation` that collects their reports.
 
     Findings raise nothing: read `simulation.reports` (or `simulation.findings`). When CuPy is importable,
-    `cupy.RawKernel` and `cupy.RawModule` are replaced by the stand-ins for the block, so kernels the code
-    creates inside it are intercepted. Not intercepted: kernels created before the block (CuPy's classes
-    cannot be patched), calls of an `ElementwiseKernel` (check one with `check`) and `ReductionKernel`,
-    CuPy arrays and array functions (pass NumPy arrays), streams and events. `options` are `check`'s.
+    `cupy.RawKernel`, `cupy.RawModule`, `cupy.ElementwiseKernel` and `cupy.ReductionKernel` are replaced for
+    the block by classes whose calls run in the simulator, so kernels the code creates inside it are
+    intercepted; a call of an `ElementwiseKernel` or a `ReductionKernel` returns what CuPy's would, as NumPy
+    arrays (outputs left out are allocated). Not intercepted: kernels created before the block (CuPy's classes
+    cannot be patched), CuPy arrays and array functions (pass NumPy arrays), streams (a launch runs when it is
+    made) and events. `options` are `check`'s.
     """
     simulation = Simulation(options)
     cupy = _import_cupy()
-    saved = None if cupy is None else (cupy.RawKernel, cupy.RawModule)
+    names = ("RawKernel", "RawModule", "ElementwiseKernel", "ReductionKernel")
+    saved = None if cupy is None else {n: getattr(cupy, n) for n in names}
     _active.append(simulation)
     try:
         if cupy is not None:
             cupy.RawKernel, cupy.RawModule = RawKernel, RawModule
+            cupy.ElementwiseKernel, cupy.ReductionKernel = _generated_kernel_classes()
         yield simulation
     finally:
         _active.remove(simulation)
-        if saved is not None:
-            cupy.RawKernel, cupy.RawModule = saved
+        for name, value in (saved or {}).items():
+            setattr(cupy, name, value)
+
+
+@functools.cache
+def _generated_kernel_classes() -> tuple[type, type]:
+    """Subclasses of CuPy's `ElementwiseKernel` and `ReductionKernel` whose calls run in the innermost `simulate()`
+    block and return what CuPy's calls return. CuPy is imported only when it is there, so they are made from its
+    classes here."""
+    from cupy._core._kernel import ElementwiseKernel as elementwise
+    from cupy._core._reduction import ReductionKernel as reduction
+
+    def simulation(name: str) -> Simulation:
+        if not _active:
+            raise UserError(
+                f"kernel {name}: a kernel made inside `with gpurace.cupy.simulate():` launches only inside it; "
+                "gpurace.cupy.check(kernel, *args) checks one call"
+            )
+        return _active[-1]
+
+    class ElementwiseKernel(elementwise):
+        """`cupy.ElementwiseKernel` inside `simulate()`."""
+
+        def __call__(self, *args, size=None, block_size=None, stream=None):
+            launch = elementwise_launch(self, args, size, block_size)
+            outputs = simulation(self.name).run_generated(launch, f"ElementwiseKernel {self.name}")
+            if self.no_return:
+                return None
+            return outputs[0] if self.nout == 1 and not self.return_tuple else outputs
+
+    class ReductionKernel(reduction):
+        """`cupy.ReductionKernel` inside `simulate()`."""
+
+        def __call__(self, *args, axis=None, keepdims=False, out=None, stream=None):
+            launch = reduction_launch(self, args, axis, keepdims, out)
+            return simulation(self.name).run_generated(launch, f"ReductionKernel {self.name}")[0]
+
+    return ElementwiseKernel, ReductionKernel
 
 
 def _import_cupy():

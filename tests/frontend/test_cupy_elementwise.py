@@ -43,6 +43,9 @@ ATOMIC_SUM = ("T x", "raw T total", "atomicAdd(&total[0], x)", "atomic_sum")
 REVERSE = ("raw T x", "T z", "z = x[_ind.size() - 1 - i]", "reverse")
 """Reads a raw input at another index, writes only element i: clean."""
 
+SHARED = np.zeros(8, np.float32)
+"""Memory two arguments of one call view."""
+
 
 def elementwise(spec, **kwargs):
     import cupy
@@ -142,10 +145,12 @@ def test_size_runs_a_loop_over_raw_arrays_only() -> None:
 @pytest.mark.parametrize(
     "args, kwargs, message",
     [
-        ((np.zeros(4, np.float32),), {}, "takes 1 input(s) and 1 output(s), 1 given: pass the outputs too"),
+        ((np.zeros(4, np.float32),) * 3, {}, "takes 1 input(s) and 1 output(s), 3 given"),
         ((np.zeros(4, np.float32), np.zeros(4, np.int32)), {}, "TypeError: Type is mismatched"),
-        ((np.zeros(4, np.float32), np.zeros(5, np.float32)), {}, "broadcasting them is not supported yet"),
-        ((np.zeros(8, np.float32)[::2], np.zeros(4, np.float32)), {}, "argument x: arrays must be C-contiguous"),
+        ((np.zeros(4, np.float32), np.zeros(5, np.float32)), {}, "could not be broadcast together with shapes (4,) (5,)"),
+        ((np.zeros((4, 5), np.float32), np.zeros(5, np.float32)), {}, "output y has the shape (5,), not the loop's (4, 5)"),
+        ((SHARED[:4], SHARED[2:6]), {}, "arguments x and y share memory"),
+        ((np.broadcast_to(np.float32(1), (4,)), np.zeros(4, np.float32)), {}, "x: the array is read-only"),
         ((np.zeros(4, np.float32), 1.5), {}, "argument y: an output must be a NumPy array"),
         ((np.zeros(4, np.float32), np.zeros(4, np.float32)), {"size": 4}, "size= can be used only when every array is raw"),
         ((np.zeros(4, np.float32), np.zeros(4, np.float32)), {"block_size": 0}, "block_size must be a positive number"),
@@ -174,3 +179,66 @@ def test_reduce_dims_false_keeps_the_arrays_dimensions() -> None:
     rows, columns = np.indices((3, 5))
     assert report.findings == [] and np.array_equal(z, 1 + rows * 100 + columns)
     assert report.launch["args"][-1] == "CIndexer[3, 5]"
+
+
+def test_inputs_of_different_shapes_broadcast_as_in_numpy() -> None:
+    """A column, a row and a scalar: CuPy broadcasts the non-raw arrays (stride 0 where a dimension is 1)."""
+    x, y = np.arange(4, dtype=np.float32)[:, None], np.arange(6, dtype=np.float32)
+    z = np.zeros((4, 6), np.float32)
+    report = gpurace.cupy.check(elementwise(MAP), x, y, z)
+    assert report.findings == [] and np.array_equal(z, x * y + 1)
+    assert report.launch["args"] == ["float32[4, 1]", "float32[6]", "float32[4, 6]", "CIndexer[4, 6]"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a: a[::2],  # every other row
+        lambda a: a.T,  # transposed
+        lambda a: a[::-1, 1:],  # rows reversed: the view's first element is not the lowest address
+    ],
+)
+def test_strided_views_are_read_and_written_in_place(make) -> None:
+    rng = np.random.default_rng(8)
+    x = make(rng.random((8, 8)).astype(np.float32))
+    y = make(rng.random((8, 8)).astype(np.float32))
+    out_memory = np.full((8, 8), -1, np.float32)
+    z = make(out_memory)
+    report = gpurace.cupy.check(elementwise(MAP), x, y, z)
+    assert report.findings == [] and np.allclose(z, x * y + 1, rtol=1e-6, atol=0)
+    assert np.count_nonzero(out_memory != -1) == z.size  # nothing outside the view was written
+
+
+def test_omitted_outputs_are_allocated_as_cupy_allocates_them() -> None:
+    """Under `simulate()` a call returns what CuPy's returns: the output of the loop's shape and the type the
+    parameters decide (`float64 z` here, whatever the inputs)."""
+    import cupy
+
+    x = np.arange(12, dtype=np.int32).reshape(3, 4)
+    with gpurace.cupy.simulate() as sim:
+        half = cupy.ElementwiseKernel("T x", "float64 z", "z = x / 2.0", "half")
+        z = half(x)
+        pair = cupy.ElementwiseKernel("T x, T w", "T doubled, T squared", "doubled = x * 2 + w; squared = x * x", "pair")
+        doubled, squared = pair(x[:, None, :2], np.zeros((1, 5, 1), np.int32))  # broadcast to (3, 5, 2)
+        ring = cupy.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[(i + 1) % 12]", "ring")
+        shifted = ring(x.reshape(-1), size=12)
+    assert z.dtype == np.float64 and np.array_equal(z, x / 2.0)
+    assert doubled.shape == squared.shape == (3, 5, 2) and doubled.dtype == np.int32
+    assert np.array_equal(squared, np.broadcast_to(x[:, None, :2] ** 2, (3, 5, 2)))
+    assert np.array_equal(shifted, np.roll(x.reshape(-1), -1))
+    assert all(r.clean for r in sim.reports) and sim.reports[0].launch["args"][1] == "float64[3, 4] (allocated)"
+
+
+def test_an_output_whose_elements_overlap_races() -> None:
+    """A view with stride 0 makes every element of the output one location: the threads of a pure map race on it."""
+    target = np.zeros(1, np.float32)
+    z = np.lib.stride_tricks.as_strided(target, (64,), (0,))
+    report = gpurace.cupy.check(elementwise(("T x", "T z", "z = x", "copy")), np.arange(64, dtype=np.float32), z)
+    assert [s[:3] for s in sites(report)] == [("data-race", "global", [1, 1])]
+
+
+def test_omitted_outputs_that_cannot_be_sized_or_typed_are_refused() -> None:
+    with pytest.raises(UserError, match="a raw output's size is unknown"):
+        gpurace.cupy.check(elementwise(("T x", "raw T y", "y[i] = x", "to_raw")), np.zeros(4, np.float32))
+    with pytest.raises(UserError, match="KeyError"):  # U appears among the outputs only: CuPy cannot tell its type
+        gpurace.cupy.check(elementwise(("T x", "U y", "y = x", "untyped")), np.zeros(4, np.float32))

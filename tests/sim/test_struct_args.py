@@ -133,3 +133,14 @@ def test_a_bytes_value_beyond_its_types_range_is_an_input_error():
     assert parse_bytes_spec("1.5f,2i", 8, "L") == struct.pack("<fi", 1.5, 2)
     with pytest.raises(UserError, match=r"L: bad value '3.5e38f'"):
         parse_bytes_spec("3.5e38f", 4, "L")
+
+
+def test_a_built_structs_pointer_may_point_inside_its_buffer():
+    """A front end that lays out its own structs (CuPy's `CArray` of a reversed view) puts the offset of the pointed-at
+    byte in the pointer field; it must lie inside the buffer, whose address `sim.placement` adds to it."""
+    memory = np.zeros(4, np.float32)
+    inside = StructArg("x", struct.pack("<q", 12) + bytes(16), pointers=[(0, Buffer(memory.view(np.uint8), "x"))])
+    assert resolve([inside, {"job": {"n": 1}}])[0] is inside
+    past = StructArg("x", struct.pack("<q", 16) + bytes(16), pointers=[(0, Buffer(memory.view(np.uint8), "x"))])
+    with pytest.raises(UserError, match="the pointer to x points past its 16 bytes"):
+        resolve([past, {"job": {"n": 1}}])

@@ -79,17 +79,13 @@ class CupySource:
 
 def describe(kernel) -> CupySource:
     """The `CupySource` of a `RawKernel` (CuPy's or `gpurace.cupy.RawKernel`) or of a `(RawModule, name)` pair;
-    anything else (a `ReductionKernel`, a function) is a UserError that says so. (`gpurace.cupy.check` takes
-    CuPy's `ElementwiseKernel` elsewhere: `frontend.cupy_elementwise`.)"""
+    anything else (a function, ...) is a UserError that says so. (`gpurace.cupy.check` takes CuPy's
+    `ElementwiseKernel` and `ReductionKernel` elsewhere: `frontend.cupy_elementwise`, `frontend.cupy_reduction`.)"""
     if isinstance(kernel, tuple):
         if len(kernel) != 2 or not isinstance(kernel[1], str):
             raise UserError("a CuPy kernel is a RawKernel or a (RawModule, kernel name) pair")
         module, name = kernel
         return _source(module, name, getattr(module, "name_expressions", None) or ())
-    if type(kernel).__name__ == "ReductionKernel":
-        raise UserError(
-            "CuPy's ReductionKernel is not supported yet: gpurace checks RawKernel, RawModule and ElementwiseKernel kernels"
-        )
     name = getattr(kernel, "name", None)
     if not isinstance(name, str) or not hasattr(kernel, "code"):
         raise UserError(f"{kernel!r} is not a CuPy RawKernel (an object with .code, .name and .options)")

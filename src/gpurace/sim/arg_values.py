@@ -55,10 +55,13 @@ class AutoScalar:
 class StructArg:
     """A struct passed by value, built field by field (`sim.struct_args`).
 
-    `data` is the struct's bytes with every pointer field zero; `pointers` the
-    buffers whose addresses go into its pointer fields, by byte offset in the
-    struct; `auto_scalars` the values `auto` chose for its other fields, for
-    the report.
+    `data` is the struct's bytes, each pointer field holding the byte offset
+    into its buffer that the pointer points at (zero, its start, unless the
+    struct's maker says otherwise: CuPy's `CArray` of a view with negative
+    strides points inside the memory it spans); `pointers` the buffers whose
+    addresses are added to those fields, by byte offset in the struct;
+    `auto_scalars` the values `auto` chose for its other fields, for the
+    report.
     """
 
     name: str

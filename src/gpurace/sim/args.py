@@ -477,6 +477,8 @@ class Resolver:
             if not isinstance(buffer, Buffer) or not 0 <= offset <= len(given.data) - 8:
                 raise UserError(f"{label}: a struct's pointer fields hold buffers, inside its {len(given.data)} bytes")
             check_buffer_array(buffer.array, f"{label}, {buffer.name}")
+            if int.from_bytes(given.data[offset : offset + 8], "little") > max(buffer.array.nbytes - 1, 0):
+                raise UserError(f"{label}: the pointer to {buffer.name} points past its {buffer.array.nbytes} bytes")
             self.buffered += buffer.array.nbytes
         return given
 

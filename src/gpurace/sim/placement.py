@@ -60,7 +60,8 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
         elif isinstance(value, StructArg):
             write(0, value.data)
             for offset, buffer in value.pointers:
-                put(buffer, lambda at, data, offset=offset: write(offset + at, data))
+                held = value.data[offset : offset + 8]
+                put(buffer, lambda at, data, offset=offset, held=held: write(offset + at, _displaced(data, held)))
         else:
             write(0, value.data if isinstance(value, AutoScalar) else value)
 
@@ -85,6 +86,11 @@ def copy_back(mem: Memory, launch: Launch, allocations: dict[str, Allocation]) -
     for buffer in launch.buffers():
         if isinstance(buffer, Buffer):
             bytes_of(buffer.array)[:] = np.frombuffer(mem.read(allocations[buffer.name]), dtype=np.uint8)
+
+
+def _displaced(address: bytes, displacement: bytes) -> bytes:
+    """A buffer's address plus the byte offset its struct's pointer field held (`StructArg`): where the pointer points."""
+    return (int.from_bytes(address, "little") + int.from_bytes(displacement, "little")).to_bytes(8, "little")
 
 
 def bytes_of(array: np.ndarray) -> np.ndarray:
