@@ -28,7 +28,7 @@ from gpurace.runtime.module_images import read_image
 
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
-RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 126, 59
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 138, 60
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
     "k80.ptx": ["-ptx", "-arch=compute_80"],
@@ -42,6 +42,7 @@ STDOUT = [
     "memset: 01020304 01020304",
     "scale: ok",
     "packed: ok",
+    "ex and cooperative: ok",
     "after unload: CUDA_ERROR_INVALID_HANDLE",
 ]
 
@@ -82,14 +83,14 @@ def test_a_loaded_module_runs_and_its_race_is_found_at_its_source_line(images, i
     (race,) = result.findings
     assert race.kind == "data-race" and race.space == "global"
     assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", RACE_LINE)] * 2
-    assert race.launch["kernel"] == "total" and race.launch["index"] == 3
+    assert race.launch["kernel"] == "total" and race.launch["index"] == 5
     assert race.launch["host"].endswith(f"host.cu:{LAUNCH_LINE}")
 
 
 def test_a_race_free_module_is_clean(images):
     result = run(images, "k.cubin", "data", with_kernels=True, race_free=True)
     assert result.stdout.splitlines() == STDOUT and result.findings == []
-    assert result.exit_code() == 0 and result.launches == 2
+    assert result.exit_code() == 0 and result.launches == 4
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

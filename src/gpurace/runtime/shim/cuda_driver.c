@@ -627,6 +627,43 @@ EXPORT CUresult cuLaunchKernel(void *function, unsigned grid_x, unsigned grid_y,
     return CALL(RUNTIME("__cudaGpuraceLaunchDriver", launch_fn)(function, grid, block, shared, stream, params, extra));
 }
 
+EXPORT CUresult cuLaunchCooperativeKernel(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                                          unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared,
+                                          CUstream stream, void **params) {
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    typedef int (*launch_fn)(const void *, dim3, dim3, void **, size_t, void *);
+    dim3 grid = {grid_x, grid_y, grid_z}, block = {block_x, block_y, block_z};
+    return CALL(RUNTIME("cudaLaunchCooperativeKernel", launch_fn)(function, grid, block, params, shared, stream));
+}
+
+/* cuLaunchKernelEx's configuration; its attributes (CUlaunchAttribute) are cudaLaunchAttribute's, ids and
+   layout, and so go to cudaLaunchKernelEx as they are, which honours or refuses each. */
+typedef struct {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared;
+    CUstream stream;
+    void *attributes;
+    unsigned nattributes;
+} launch_config;
+
+EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, void **params, void **extra) {
+    if (!config) return CUDA_ERROR_INVALID_VALUE;
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    if (extra) unsupported("cuLaunchKernelEx with its parameters packed in `extra`");
+    struct {
+        dim3 grid, block;
+        size_t shared;
+        void *stream, *attributes;
+        unsigned nattributes;
+    } runtime_config = {{config->grid_x, config->grid_y, config->grid_z},
+                        {config->block_x, config->block_y, config->block_z},
+                        config->shared,
+                        config->stream,
+                        config->attributes,
+                        config->nattributes};
+    typedef int (*launch_ex_fn)(const void *, const void *, void **);
+    return CALL(RUNTIME("cudaLaunchKernelExC", launch_ex_fn)(&runtime_config, function, params));
+}
+
 /* CUfunction_attribute: the first ten, read from cudaFuncAttributes (size_t sharedSizeBytes, constSizeBytes,
    localSizeBytes, then int maxThreadsPerBlock, numRegs, ptxVersion, binaryVersion, cacheModeCA,
    maxDynamicSharedSizeBytes, preferredShmemCarveout). */

@@ -488,6 +488,12 @@ static cudaError_t record(cudaError_t e) {
 
 static void __attribute__((noreturn)) unsupported(const char *call, const struct stack *stack) {
     struct buf b = {0};
+    char through[512];
+    if (driver_call) { /* what the runtime cannot do, and the driver call the program made */
+        snprintf(through, sizeof through, "%s, in %s", call, driver_call);
+        call = through;
+        driver_call = NULL;
+    }
     put_site(&b, call, stack);
     request(OP_UNSUPPORTED, &b, NULL);
     fflush(NULL);
