@@ -197,9 +197,9 @@ class Device:
         self._handle_modules.setdefault(handle, index)
         return index, param_layout(self.modules[index].functions[mangled])
 
-    def load(self, handle: int, image: LoadedImage, where: str) -> int:
-        """Make `image`, which the program loaded (`cuModuleLoad*`, image `where`), driver-API module `handle`; its
-        index. Its variables are placed anew, with their initial values.
+    def load(self, handle: int, image: LoadedImage, where: str) -> None:
+        """Make `image`, which the program loaded (`cuModuleLoad*`, image `where`), driver-API module `handle`, a
+        module of its own: its variables are placed anew, with their initial values.
 
         An image of machine code only runs the one source module that
         defines all its kernels (`module_images`); a UserError when none does.
@@ -212,7 +212,6 @@ class Device:
         shift_address_limit(-grown)  # the budget counts them from now on (see __init__)
         self._uncounted -= grown
         self._loaded[handle] = len(self.modules) - 1
-        return len(self.modules) - 1
 
     def unload(self, handle: int) -> int | None:
         """`cuModuleUnload`: the index of the module `handle` was, or None when it is no loaded module."""

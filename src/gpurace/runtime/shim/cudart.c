@@ -1421,9 +1421,9 @@ EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
     return cudaSuccess;
 }
 
-/* `height` rows of `width` bytes, `pitch` bytes apart (cudaMemset: one row). */
-/* Set `height` rows of `width` bytes, `pitch` apart, to `value` repeated: one byte of it (element 1), or its 2 or
-   4 bytes (element 2 or 4: the driver's cuMemsetD16/D32, whose widths are whole elements). */
+/* Set `height` rows of `width` bytes, `pitch` apart (cudaMemset: one row), to `value` repeated: one byte of it
+   (element 1), or its 2 or 4 bytes (element 2 or 4: the driver's cuMemsetD16/D32, whose widths are whole
+   elements). */
 static cudaError_t fill_elements(void *dst, size_t pitch, uint32_t value, unsigned element, size_t width,
                                  size_t height, void *stream, int async, const char *call) {
     if (rt.sticky) return rt.sticky;
