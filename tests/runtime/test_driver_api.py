@@ -44,6 +44,7 @@ STDOUT = [
     "packed: ok",
     "ex and cooperative: ok",
     "after unload: CUDA_ERROR_INVALID_HANDLE",
+    "function of an unloaded module: CUDA_ERROR_INVALID_HANDLE",
 ]
 
 

@@ -133,7 +133,7 @@ class Device:
         self._uncounted = sum(arena.nbytes - (arena.table.top - arena.base) for arena in (self.global_arena, self.const_arena))
         shift_address_limit(self._uncounted)
         self._handle_modules: dict[int, int] = {}  # translation unit (`__cudaRegisterFatBinary`) -> module index
-        self._loaded: dict[int, int] = {}  # module handle of the driver API -> module index
+        self._loaded: dict[int, int | None] = {}  # module handle of the driver API -> module index (None: unloaded)
         self.host_visible_variables: set[int] = set()  # bases of __managed__ variables
 
     # ------------------------------------------------------------------ what the simulator reads
@@ -189,7 +189,7 @@ class Device:
         """
         if handle in self._loaded:
             index = self._loaded[handle]
-            fn = self.modules[index].functions.get(mangled)
+            fn = self.modules[index].functions.get(mangled) if index is not None else None
             return (index, param_layout(fn)) if fn is not None and fn.is_entry and not fn.is_declaration else None
         index = self._kernels.get(mangled)
         if index is None:
@@ -214,8 +214,12 @@ class Device:
         self._loaded[handle] = len(self.modules) - 1
 
     def unload(self, handle: int) -> int | None:
-        """`cuModuleUnload`: the index of the module `handle` was, or None when it is no loaded module."""
-        return self._loaded.pop(handle, None)
+        """`cuModuleUnload`: the index of the module `handle` was, or None when it is no loaded module. The handle
+        stays known, as one that names no module (never a translation unit's)."""
+        index = self._loaded.get(handle)
+        if index is not None:
+            self._loaded[handle] = None
+        return index
 
     def loaded_global(self, handle: int, name: str) -> Allocation | None:
         """`cuModuleGetGlobal`: the allocation of variable `name` of loaded module `handle`, or None."""
@@ -278,7 +282,7 @@ class Device:
                     "(earlier modules)", arena.table.top - arena.base, const=arena.space is Space.CONST, symbol=False
                 )
         try:
-            place_module_variables(scratch, module)
+            place_module_variables(scratch, module, isolated=False)
         except MemoryError:
             raise UserError(self._too_large(module)) from None
         except UserError as e:

@@ -147,16 +147,33 @@ def _kernel_key(name: str) -> str:
     return _INT_SUFFIX.sub(r"\1", name.replace(" ", ""))
 
 
-def place_module_variables(mem: Memory, module: Module) -> dict[str, Allocation]:
+ISOLATED_ARRAYS = 128
+"""How many `__device__` arrays of a module are each placed behind AUTO_SPREAD_BYTES of address space: with the
+automatic buffers, well within the 2^47 bytes of addresses the simulator's spaces use."""
+
+
+def place_module_variables(mem: Memory, module: Module, isolated: bool = True) -> dict[str, Allocation]:
     """Allocate the module's `__device__` and `__constant__` variables in `mem`, with their initial values; returns
-    their allocations by PTX name."""
+    their allocations by PTX name.
+
+    Each `__device__` array (the first ISOLATED_ARRAYS of them) is `isolated` as a kernel argument's buffer is
+    (`Memory.allocate_global`), so that an index past its end lands in no other variable and is reported as out
+    of bounds, never as an access to (or a race on) the variable after it. Scalars (hundreds of them in
+    libcu++'s headers) are not indexed, and share one region a red zone apart, as constant memory, which is
+    read-only, does. `gpurace exec`, whose device memory is one mapping of bounded size, places every variable
+    a red zone apart (`runtime.device`).
+    """
     allocs = []
+    arrays = 0  # isolated so far
     mem.functions = function_addresses(module.functions)
     for var in module.variables:
         if var.space not in ("global", "const") or var.linkage == "extern":
             continue
         size = max(var.size, var.elem_size)
-        allocs.append((var, mem.allocate_global(var.name, size, const=var.space == "const", align=max(var.align or 1, 1))))
+        const, align = var.space == "const", max(var.align or 1, 1)
+        apart = isolated and not const and var.size > var.elem_size and arrays < ISOLATED_ARRAYS
+        arrays += apart
+        allocs.append((var, mem.allocate_global(var.name, size, const=const, align=align, isolated=apart)))
     for var, alloc in allocs:
         if var.init:
             mem.write_initializer(alloc, var.type, var.init)

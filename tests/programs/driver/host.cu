@@ -140,6 +140,7 @@ int main(int argc, char **argv) {
     CHECK(cuMemFree(out));
     CHECK(cuModuleUnload(module));
     printf("after unload: %s\n", error_name(cuLaunchKernel(scale, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr)));
+    printf("function of an unloaded module: %s\n", error_name(cuModuleGetFunction(&missing, module, "total")));
     CHECK(cuCtxDestroy(context));
     return 0;
 }

@@ -354,10 +354,13 @@ struct function {
     char *name;
 };
 
-/* A CUmodule: the handle the server knows the module by, and the functions handed out of it. */
+/* A CUmodule: the handle the server knows the module by, and the functions handed out of it. It is never freed,
+   so that its address names no other module: after cuModuleUnload it is `unloaded`, and asking it for a
+   function or a variable is CUDA_ERROR_INVALID_HANDLE. */
 struct module {
     struct function *functions;
     pthread_mutex_t lock;
+    int unloaded;
 };
 
 /* The bytes of `image`, which the driver is given without its length: a fatbinary container says it, a cubin's
@@ -576,9 +579,13 @@ EXPORT CUresult cuLinkDestroy(void *state) {
 
 EXPORT CUresult cuModuleUnload(void *module) {
     if (!module) return CUDA_ERROR_INVALID_HANDLE;
+    struct module *m = module;
     CUresult r = CALL(RUNTIME("__cudaGpuraceModuleUnload", int (*)(const void *))(module));
     /* the module's CUfunctions stay allocated: the runtime keeps them as it keeps a stub, and a launch through
        one now fails with CUDA_ERROR_INVALID_HANDLE */
+    pthread_mutex_lock(&m->lock);
+    m->unloaded = 1;
+    pthread_mutex_unlock(&m->lock);
     return r;
 }
 
@@ -587,6 +594,10 @@ EXPORT CUresult cuModuleGetFunction(void **result, void *module, const char *nam
     if (!module) return CUDA_ERROR_INVALID_HANDLE;
     struct module *m = module;
     pthread_mutex_lock(&m->lock);
+    if (m->unloaded) {
+        pthread_mutex_unlock(&m->lock);
+        return CUDA_ERROR_INVALID_HANDLE;
+    }
     struct function *f = m->functions;
     while (f && strcmp(f->name, name) != 0) f = f->next;
     CUresult r = CUDA_SUCCESS;
@@ -613,7 +624,7 @@ EXPORT CUresult cuModuleGetFunction(void **result, void *module, const char *nam
 
 EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *address, size_t *bytes, void *module, const char *name) {
     if (!name) return CUDA_ERROR_INVALID_VALUE;
-    if (!module) return CUDA_ERROR_INVALID_HANDLE;
+    if (!module || ((struct module *)module)->unloaded) return CUDA_ERROR_INVALID_HANDLE;
     typedef int (*global_fn)(const void *, const char *, CUdeviceptr *, size_t *);
     return CALL(RUNTIME("__cudaGpuraceModuleGlobal", global_fn)(module, name, address, bytes));
 }
