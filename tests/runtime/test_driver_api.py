@@ -6,7 +6,8 @@ a fatbinary with PTX and one with machine code only (the usual
 `-gencode arch=compute_XX,code=sm_XX` of driver-API builds), each through
 one of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and a link (cuLinkCreate ...
 cuLinkComplete). Machine code is
-run from the PTX of the kernels' source, when gpurace exec is given it.
+run from the PTX of the kernels' source, when gpurace exec is given it. `textures_host.cu` reads CUDA
+arrays through texture objects, made and filled with the driver's calls.
 Whatever the image, the program must print what it prints on a GPU and the
 race in `total` must be reported at its source line.
 """
@@ -28,6 +29,7 @@ from gpurace.runtime.module_images import read_image
 
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
+TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
 RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 138, 60
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
@@ -56,6 +58,7 @@ def images(tmp_path_factory) -> Path:
         pytest.skip("no nvcc")
     for name, flags in IMAGES.items():
         subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(KERNELS)], check=True, capture_output=True)
+    subprocess.run([str(nvcc), *IMAGES["k.ptx"], "-o", str(folder / "textures.ptx"), str(TEXTURES)], check=True)
     return folder
 
 
@@ -92,6 +95,12 @@ def test_a_race_free_module_is_clean(images):
     result = run(images, "k.cubin", "data", with_kernels=True, race_free=True)
     assert result.stdout.splitlines() == STDOUT and result.findings == []
     assert result.exit_code() == 0 and result.launches == 4
+
+
+def test_cuda_arrays_and_texture_objects_of_the_driver_read_as_on_a_gpu(images):
+    result = exec_program([TEXTURES_HOST], [str(images / "textures.ptx")], nvcc_flags=["-lcuda"], capture_output=True)
+    assert result.stdout.splitlines() == ["float texels: as copied", "byte texels: normalized", "copied out: 11 12 21 22"]
+    assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 2
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

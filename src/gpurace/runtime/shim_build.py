@@ -30,6 +30,7 @@ SHIM_FILES = (
     "textures.h",
     "tensor_maps.h",
     "driver_support.h",
+    "driver_textures.h",
     "graphs.h",
     "stream_ordered.h",
     "memory_hints.h",

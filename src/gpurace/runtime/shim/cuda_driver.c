@@ -341,6 +341,46 @@ EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t cou
     return fill(dst, value, 4, count, stream, ASYNC, __func__);
 }
 
+/* CUDA arrays, 2D copies, texture and surface objects: the runtime translates the driver's descriptors
+   (driver_textures.h). A CUarray is the runtime's cudaArray_t, a CUtexObject its cudaTextureObject_t. */
+EXPORT CUresult cuArrayCreate_v2(void **array, const void *descriptor) {
+    return CALL(RUNTIME("__cudaGpuraceCuArrayCreate", int (*)(void **, const void *))(array, descriptor));
+}
+EXPORT CUresult cuArray3DCreate_v2(void **array, const void *descriptor) {
+    return CALL(RUNTIME("__cudaGpuraceCuArray3DCreate", int (*)(void **, const void *))(array, descriptor));
+}
+EXPORT CUresult cuArrayDestroy(void *array) {
+    if (!array) return CUDA_ERROR_INVALID_HANDLE;
+    return CALL(RUNTIME("cudaFreeArray", int (*)(void *))(array));
+}
+
+typedef int (*memcpy2d_fn)(const void *, void *, int);
+EXPORT CUresult cuMemcpy2D_v2(const void *copy) {
+    return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, NULL, SYNC));
+}
+EXPORT CUresult cuMemcpy2DUnaligned_v2(const void *copy) {
+    return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, NULL, SYNC));
+}
+EXPORT CUresult cuMemcpy2DAsync_v2(const void *copy, CUstream stream) {
+    return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, stream, ASYNC));
+}
+
+EXPORT CUresult cuTexObjectCreate(unsigned long long *object, const void *resource, const void *texture,
+                                  const void *view) {
+    typedef int (*texture_fn)(unsigned long long *, const void *, const void *, const void *);
+    return CALL(RUNTIME("__cudaGpuraceCuTexObjectCreate", texture_fn)(object, resource, texture, view));
+}
+EXPORT CUresult cuTexObjectDestroy(unsigned long long object) {
+    return CALL(RUNTIME("cudaDestroyTextureObject", int (*)(unsigned long long))(object));
+}
+EXPORT CUresult cuSurfObjectCreate(unsigned long long *object, const void *resource) {
+    typedef int (*surface_fn)(unsigned long long *, const void *);
+    return CALL(RUNTIME("__cudaGpuraceCuSurfObjectCreate", surface_fn)(object, resource));
+}
+EXPORT CUresult cuSurfObjectDestroy(unsigned long long object) {
+    return CALL(RUNTIME("cudaDestroySurfaceObject", int (*)(unsigned long long))(object));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Modules and their kernels                                                 */
 /* ------------------------------------------------------------------------ */

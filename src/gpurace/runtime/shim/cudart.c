@@ -82,7 +82,8 @@ enum {
     cudaHostRegisterReadOnly = 8,
 };
 
-enum { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3 };
+enum { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
+       cudaMemcpyDefault = 4 };
 
 enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
 
@@ -2057,6 +2058,7 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 #include "textures.h"
 #include "tensor_maps.h"
 #include "driver_support.h"
+#include "driver_textures.h"
 
 /* ------------------------------------------------------------------------ */
 /* Everything else NVIDIA's runtime exports: stop with the call's name and site */
