@@ -11,10 +11,11 @@
  * which holds the connection to gpurace. The runtime's functions are looked up by name, not linked: a program
  * is linked against NVIDIA's runtime, which lacks gpurace's own entries, and runs with gpurace's.
  *
- * The device has one context: cuCtxCreate and cuDevicePrimaryCtxRetain hand out the same handle, and once
- * every context made is destroyed or released the device is reset (its allocations freed, variables back to
- * their initial values), as destroying a GPU's last context frees its memory. A driver call leaves the
- * runtime's last error (cudaGetLastError) as it found it: the two APIs keep theirs apart.
+ * The device has one context, the runtime's: cuCtxCreate and cuDevicePrimaryCtxRetain hand out the same
+ * handle, and destroying or releasing it frees nothing, since the runtime's allocations live in it too (a GPU
+ * frees a destroyed context's memory: allocations a program leaves to cuCtxDestroy are leaks under
+ * --leak-check, as compute-sanitizer reports them). A driver call leaves the runtime's last error
+ * (cudaGetLastError) as it found it: the two APIs keep theirs apart.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -181,7 +182,7 @@ EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
 }
 
 static char the_context; /* the one context's handle */
-static int contexts;     /* contexts made and not yet destroyed or released */
+static int contexts;     /* contexts made and not yet destroyed or released: one more is an error */
 static pthread_mutex_t context_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static CUresult make_context(CUcontext *context, CUdevice device) {
@@ -194,12 +195,11 @@ static CUresult make_context(CUcontext *context, CUdevice device) {
     return CUDA_SUCCESS;
 }
 
-static CUresult end_context(const char *call) {
+static CUresult end_context(void) {
     pthread_mutex_lock(&context_lock);
     int left = contexts > 0 ? --contexts : -1;
     pthread_mutex_unlock(&context_lock);
-    if (left < 0) return CUDA_ERROR_INVALID_CONTEXT;
-    return left == 0 ? CALL_AS(call, RUNTIME("cudaDeviceReset", int (*)(void))()) : CUDA_SUCCESS;
+    return left < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxCreate_v2(CUcontext *context, unsigned int flags, CUdevice device) {
@@ -215,13 +215,13 @@ EXPORT CUresult cuCtxCreate_v4(CUcontext *context, void *params, unsigned int fl
 }
 
 EXPORT CUresult cuCtxDestroy_v2(CUcontext context) {
-    return context == &the_context ? end_context(__func__) : CUDA_ERROR_INVALID_CONTEXT;
+    return context == &the_context ? end_context() : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) { return make_context(context, device); }
 
 EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
-    return device == 0 ? end_context(__func__) : CUDA_ERROR_INVALID_DEVICE;
+    return device == 0 ? end_context() : CUDA_ERROR_INVALID_DEVICE;
 }
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *context) {
