@@ -30,7 +30,7 @@ from gpurace.runtime.module_images import read_image
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
 TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
-RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 138, 60
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 129, 51
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
     "k80.ptx": ["-ptx", "-arch=compute_80"],

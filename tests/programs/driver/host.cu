@@ -13,16 +13,7 @@
 #include <cuda.h>
 #include <vector>
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        CUresult r_ = (call);                                                            \
-        if (r_ != CUDA_SUCCESS) {                                                        \
-            const char *name_;                                                           \
-            cuGetErrorName(r_, &name_);                                                  \
-            printf("%s failed: %s\n", #call, name_);                                     \
-            return 3;                                                                    \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 static const char *error_name(CUresult r) {
     const char *name;

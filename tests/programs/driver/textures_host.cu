@@ -6,16 +6,7 @@
 #include <cstdio>
 #include <cuda.h>
 
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        CUresult r_ = (call);                                                            \
-        if (r_ != CUDA_SUCCESS) {                                                        \
-            const char *name_;                                                           \
-            cuGetErrorName(r_, &name_);                                                  \
-            printf("%s failed: %s\n", #call, name_);                                     \
-            return 3;                                                                    \
-        }                                                                                \
-    } while (0)
+#include "check.h"
 
 static CUresult texture_of(CUtexObject *texture, CUarray array) {
     CUDA_RESOURCE_DESC resource = {};
