@@ -1,14 +1,16 @@
 // A driver-API program's memory calls: 16- and 32-bit memsets fill whole elements; a copy one element past
 // the end of a cuMemAlloc block is reported at its line, naming the driver's calls, and fails with
 // CUDA_ERROR_INVALID_VALUE as the driver fails it; the block is never freed: a leak (--leak-check) at the
-// line of its cuMemAlloc. The runtime's last error is not the driver's.
+// line of its cuMemAlloc. The runtime's last error is not the driver's. The device reports a Turing part's
+// texture limits and no virtual memory management.
 // @nvcc_flags -lcuda
 // @leak_check
 // @stdout d16 0102 0102, d32 0a0b0c0d 0a0b0c0d
 // @stdout past end: CUDA_ERROR_INVALID_VALUE, runtime: cudaSuccess
+// @stdout 2D textures up to 131072 x 65536, virtual memory management 0
 // @exit 1
-// @expect out-of-bounds 32
-// @expect leak 23
+// @expect out-of-bounds 34
+// @expect leak 25
 #include <cstdio>
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -33,5 +35,10 @@ int main() {
     const char *name;
     cuGetErrorName(past, &name);
     printf("past end: %s, runtime: %s\n", name, cudaGetErrorName(cudaGetLastError()));
+    int width, height, vmm;
+    cuDeviceGetAttribute(&width, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH, device);
+    cuDeviceGetAttribute(&height, CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT, device);
+    cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device);
+    printf("2D textures up to %d x %d, virtual memory management %d\n", width, height, vmm);
     return 0;
 }

@@ -1722,6 +1722,28 @@ EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {
     return cudaSuccess;
 }
 
+/* The texture and surface size limits of an sm_75 part (those of every GPU since Turing for these fields). */
+static void set_texture_limits(struct cudaDeviceProp *p) {
+    p->maxTexture1D = 131072, p->maxTexture1DMipmap = 32768;
+    p->maxTexture2D[0] = 131072, p->maxTexture2D[1] = 65536;
+    p->maxTexture2DMipmap[0] = p->maxTexture2DMipmap[1] = 32768;
+    p->maxTexture2DLinear[0] = 131072, p->maxTexture2DLinear[1] = 65000, p->maxTexture2DLinear[2] = 2097120;
+    p->maxTexture2DGather[0] = p->maxTexture2DGather[1] = 32768;
+    p->maxTexture3D[0] = p->maxTexture3D[1] = p->maxTexture3D[2] = 16384;
+    p->maxTexture3DAlt[0] = p->maxTexture3DAlt[1] = 8192, p->maxTexture3DAlt[2] = 32768;
+    p->maxTextureCubemap = 32768;
+    p->maxTexture1DLayered[0] = 32768, p->maxTexture1DLayered[1] = 2048;
+    p->maxTexture2DLayered[0] = p->maxTexture2DLayered[1] = 32768, p->maxTexture2DLayered[2] = 2048;
+    p->maxTextureCubemapLayered[0] = 32768, p->maxTextureCubemapLayered[1] = 2046;
+    p->maxSurface1D = 32768;
+    p->maxSurface2D[0] = 131072, p->maxSurface2D[1] = 65536;
+    p->maxSurface3D[0] = p->maxSurface3D[1] = p->maxSurface3D[2] = 16384;
+    p->maxSurface1DLayered[0] = 32768, p->maxSurface1DLayered[1] = 2048;
+    p->maxSurface2DLayered[0] = p->maxSurface2DLayered[1] = 32768, p->maxSurface2DLayered[2] = 2048;
+    p->maxSurfaceCubemap = 32768;
+    p->maxSurfaceCubemapLayered[0] = 32768, p->maxSurfaceCubemapLayered[1] = 2046;
+}
+
 EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     if (!prop) return record(cudaErrorInvalidValue);
     if (device != 0) return record(cudaErrorInvalidDevice);
@@ -1742,6 +1764,7 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     prop->texturePitchAlignment = 32;
     prop->multiProcessorCount = SM_COUNT;
     prop->canMapHostMemory = 1;
+    set_texture_limits(prop);
     prop->surfaceAlignment = 512;
     prop->concurrentKernels = 1;
     prop->asyncEngineCount = 1;
@@ -1790,6 +1813,12 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 16: *value = p.multiProcessorCount; break;
     case 17: case 18: case 20: *value = 0; break; /* no watchdog, not integrated, default compute mode */
     case 19: *value = p.canMapHostMemory; break;
+    case 21: *value = p.maxTexture1D; break;
+    case 22: case 23: *value = p.maxTexture2D[attr - 22]; break;
+    case 24: case 25: case 26: *value = p.maxTexture3D[attr - 24]; break;
+    case 27: case 28: case 29: *value = p.maxTexture2DLayered[attr - 27]; break;
+    case 30: *value = (int)p.surfaceAlignment; break;
+    case 42: case 43: *value = p.maxTexture1DLayered[attr - 42]; break;
     case 31: *value = p.concurrentKernels; break;
     case 32: case 33: case 34: case 35: case 50: *value = 0; break; /* ECC, PCI ids, TCC */
     case 36: *value = 5001000; break; /* memory clock rate, kHz */
@@ -1808,6 +1837,7 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 83: *value = p.managedMemory; break;
     case 84: case 85: case 86: case 88: case 90: case 91: *value = 0; break;
     case 95: *value = p.cooperativeLaunch; break;
+    case 96: *value = 0; break; /* cooperative launches across devices: one device */
     case 89: *value = p.concurrentManagedAccess; break;
     case 97: *value = (int)p.sharedMemPerBlockOptin; break;
     case 99: *value = p.hostRegisterSupported; break;
