@@ -1819,6 +1819,24 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 27: case 28: case 29: *value = p.maxTexture2DLayered[attr - 27]; break;
     case 30: *value = (int)p.surfaceAlignment; break;
     case 42: case 43: *value = p.maxTexture1DLayered[attr - 42]; break;
+    case 44: *value = 1; break; /* tex2Dgather */
+    case 45: case 46: *value = p.maxTexture2DGather[attr - 45]; break;
+    case 47: case 48: case 49: *value = p.maxTexture3DAlt[attr - 47]; break;
+    case 51: *value = (int)p.texturePitchAlignment; break;
+    case 52: *value = p.maxTextureCubemap; break;
+    case 53: case 54: *value = p.maxTextureCubemapLayered[attr - 53]; break;
+    case 55: *value = p.maxSurface1D; break;
+    case 56: case 57: *value = p.maxSurface2D[attr - 56]; break;
+    case 58: case 59: case 60: *value = p.maxSurface3D[attr - 58]; break;
+    case 61: case 62: *value = p.maxSurface1DLayered[attr - 61]; break;
+    case 63: case 64: case 65: *value = p.maxSurface2DLayered[attr - 63]; break;
+    case 66: *value = p.maxSurfaceCubemap; break;
+    case 67: case 68: *value = p.maxSurfaceCubemapLayered[attr - 67]; break;
+    case 69: *value = 1 << 28; break; /* 1D textures of linear memory */
+    case 70: case 71: case 72: *value = p.maxTexture2DLinear[attr - 70]; break;
+    case 73: case 74: *value = p.maxTexture2DMipmap[attr - 73]; break;
+    case 77: *value = p.maxTexture1DMipmap; break;
+    case 87: *value = 32; break; /* single- to double-precision throughput, a GeForce Turing's */
     case 31: *value = p.concurrentKernels; break;
     case 32: case 33: case 34: case 35: case 50: *value = 0; break; /* ECC, PCI ids, TCC */
     case 36: *value = 5001000; break; /* memory clock rate, kHz */
@@ -1851,6 +1869,15 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 113: *value = p.hostRegisterReadOnlySupported; break;
     case 115: *value = p.memoryPoolsSupported; break;
     case 119: *value = 0; break; /* memory pool IPC handle types: none */
+    case 92: case 93: case 94: case 98: case 101: case 107: case 110: case 112: case 114: case 116: case 117:
+    case 118: case 121: case 122: case 123: case 124: case 125: case 128: case 129: case 132: case 133: case 135:
+    case 136: case 137: case 138: case 141: case 142: case 143: case 144: case 145: case 146: case 147:
+        *value = 0; break; /* stream memory operations, RDMA, IPC, NUMA, multicast, ...: features of none */
+    case 126: *value = 1; break; /* memory synchronisation domains */
+    case 127: *value = rt.compute_capability >= 90; break; /* TMA tensor maps (tensor_maps.h) */
+    case 130: *value = 0; break; /* no NUMA configuration */
+    case 131: case 134: *value = -1; break; /* NUMA ids: none */
+    case 139: case 140: *value = 0; break; /* PCI ids */
     default: return record(cudaErrorInvalidValue);
     }
     return cudaSuccess;
