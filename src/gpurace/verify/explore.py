@@ -106,6 +106,9 @@ class Access:
     loops: tuple[int, ...]
     warp_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
     grid_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
+    stored: z3.BitVecRef | None = None
+    """The bytes a plain store writes (`size` * 8 bits), when they are one register or constant that is not a
+    pointer; None for loads, atomics, vector stores and stored pointers. Only `--benign-same-value` reads it."""
 
 
 @dataclass
@@ -491,6 +494,7 @@ class Explorer:
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.stored = None if acc.stored is None else sub(acc.stored)
             acc.warp_barriers, acc.grid_barriers = sub(acc.warp_barriers), sub(acc.grid_barriers)
             acc.cond = z3.And(sub(acc.cond), valid)
         sites = self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :] + self.out.grid_barriers[mark_bar[2] :]
@@ -612,6 +616,8 @@ class Explorer:
         if isinstance(op, Reg):
             return state.regs.get(op.name) or self._undefined(op.name, state)
         if isinstance(op, Imm):
+            if op.kind != "int" and op.bits is not None:  # `0f3F800000`: exact bits; float arithmetic stays approximated
+                return Value(z3.BitVecVal(op.bits, 32 if op.kind == "f32" else 64))
             if op.kind != "int":
                 return self._approx("imm", f"floating-point constant at {ins.where()}")
             shape = int_type(ins)
@@ -720,6 +726,7 @@ class Explorer:
         places = self._locate(state, addr, ins)
         if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
             state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
+        stored = self._stored_bits(state, ins, atomic)
         for obj, offset, chosen in places if space != "local" else ():
             size = _access_size(ins)
             scope = (ins.scope or "gpu") if atomic else None
@@ -731,7 +738,7 @@ class Explorer:
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
                     cond=z3.And(cond, chosen) if chosen is not None else cond,
                     barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
-                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
+                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term, stored=stored,
                 )
             )
         if ins.opcode in ("atom", "red") and "add" in ins.modifiers and int_type(ins) is not None:
@@ -740,6 +747,22 @@ class Explorer:
             return state
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _stored_bits(self, state: State, ins: Instruction, atomic: bool) -> z3.BitVecRef | None:
+        """What a plain scalar store writes, as `Access.stored` keeps it; None when that is not one known term.
+
+        A pointer is left out: its term is an offset in its object, and two
+        threads' equal offsets need not be equal addresses.
+        """
+        if ins.opcode != "st" or atomic or _access_size(ins) != _scalar_size(ins) or len(ins.operands) < 2:
+            return None
+        source = ins.operands[-1]
+        if not isinstance(source, (Reg, Imm)):
+            return None
+        value = self._operand(state, source, ins)
+        if value.base is not None or z3.is_bool(value.term):
+            return None
+        return fit(value.term, _access_size(ins) * 8)
 
     def _addition(self, state: State, ins: Instruction, places, cond, guard) -> State:
         """An integer `atom.add`/`red.add`: its result is a free value, recorded with the addition for `tickets`."""
@@ -1287,8 +1310,13 @@ def _dest_regs(op) -> list[str]:
 
 def _access_size(ins: Instruction) -> int:
     lanes = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
+    return lanes * _scalar_size(ins)
+
+
+def _scalar_size(ins: Instruction) -> int:
+    """The bytes of one element of a memory instruction (of a vector access, one lane)."""
     types = ins.types
-    return lanes * (type_size(types[-1]) if types else 4)
+    return type_size(types[-1]) if types else 4
 
 
 def _no_signed_wrap(start, step, counter, width: int) -> z3.BoolRef:

@@ -223,7 +223,9 @@ class PairSolver:
 
     # ----------------------------------------------------------------- races
 
-    def conflict(self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None) -> z3.BoolRef | None:
+    def conflict(
+        self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None, same_value: bool = False
+    ) -> z3.BoolRef | None:
         """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
@@ -232,7 +234,9 @@ class PairSolver:
         sets it only when those barriers were proved uniform. `warp_mask`, when the warp
         barriers were proved to be passed together (`warp_divergence`), is
         the lanes every warp barrier names: two of them in one warp are
-        ordered when their counts of warp barriers passed differ.
+        ordered when their counts of warp barriers passed differ. With
+        `same_value` (GPUVerify's convention), two plain stores of one width
+        at one offset that write the same bits are exempt (`benign_writes`).
         """
         if not (a.write or b.write):
             return None
@@ -256,7 +260,21 @@ class PairSolver:
             facts.append(z3.Or(outside, same_warp_interval))
         lo1, lo2 = self.rename(a.offset, 1), self.rename(b.offset, 2)
         facts += [lo1 < lo2 + b.size, lo2 < lo1 + a.size]
+        if same_value and (benign := self.benign_writes(a, b)) is not None:
+            facts.append(z3.Not(benign))
         return z3.And(*facts)
+
+    def benign_writes(self, a: Access, b: Access) -> z3.BoolRef | None:
+        """Thread 1's store `a` and thread 2's store `b` write the same bits to the same bytes; None when the
+        pair is not two plain stores of known values and one width (then no pair of theirs is exempt).
+
+        Only whole stores at one offset count: where two stores overlap in
+        part, their other bytes would still differ in what a reader sees.
+        """
+        if a.stored is None or b.stored is None or a.size != b.size:
+            return None
+        same_bytes = self.rename(a.offset, 1) == self.rename(b.offset, 2)
+        return z3.And(same_bytes, self.rename(a.stored, 1) == self.rename(b.stored, 2))
 
     # ------------------------------------------------------------- barriers
 
