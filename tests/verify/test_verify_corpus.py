@@ -167,6 +167,16 @@ def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
     assert "unknown:" in result.stdout and "recursion" in result.stdout
 
 
+def test_call_to_a_function_without_a_body_is_unknown_and_says_why(tmp_path):
+    """Defined elsewhere, it may write any memory and pass barriers: nothing is proved, and the report says so."""
+    kernel = tmp_path / "bodiless.cu"
+    kernel.write_text("__device__ int nondet(int x);\n__global__ void k(int* a) { a[threadIdx.x] = nondet(1); }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32")
+    (kernel_verdict,) = report["kernels"]
+    assert status == 4 and kernel_verdict["objects"] == []
+    assert "a call to `nondet(int)`, declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
+
+
 def test_bad_input_exits_2_with_a_message(tmp_path):
     missing = CliRunner().invoke(cli, ["verify", str(tmp_path / "absent.cu")])
     assert missing.exit_code == 2 and "absent.cu" in missing.output

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import z3
 
 from gpurace.detect.rules import ATOMIC_SEMANTICS
+from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.names import variable_name
 from gpurace.frontend.ptx.debuginfo import is_library_file, user_frame
@@ -45,6 +46,7 @@ from gpurace.frontend.ptx.ir import (
     type_size,
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.contents import Load
 from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
@@ -170,7 +172,8 @@ class Exploration:
     stands for its objects, each with the condition under which the pointer
     is that object's; an access through it is an access of each object
     under its condition.
-    `additions` are the integer atomic additions, for `tickets`.
+    `additions` are the integer atomic additions, for `tickets`; `loads`
+    the plain scalar loads of one object, for `contents`.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -189,6 +192,7 @@ class Exploration:
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
     choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
     additions: list[Addition] = field(default_factory=list)
+    loads: list[Load] = field(default_factory=list)
 
 
 class Explorer:
@@ -727,6 +731,7 @@ class Explorer:
         if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
             state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
         stored = self._stored_bits(state, ins, atomic)
+        recorded = len(self.out.accesses)
         for obj, offset, chosen in places if space != "local" else ():
             size = _access_size(ins)
             scope = (ins.scope or "gpu") if atomic else None
@@ -745,6 +750,14 @@ class Explorer:
             return self._addition(state, ins, places, cond, guard)
         if ins.opcode in ("st", "red"):
             return state
+        dest = ins.operands[0]
+        plain = ins.opcode in ("ld", "ldu") and not atomic and ins.semantics != "volatile"
+        if plain and len(self.out.accesses) == recorded + 1 and isinstance(dest, Reg) and _access_size(ins) == _scalar_size(ins):
+            access = self.out.accesses[-1]
+            value = self._approx(dest.name, f"loaded from memory at {ins.where()}")
+            signed = bool(ins.types) and ins.types[-1].startswith("s")
+            self.out.loads.append(Load(access, value.term, signed, self.out.objects[access.obj].kind == "shared"))
+            return self._write_dest(state, dest, value, guard)
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
 
@@ -1142,7 +1155,7 @@ class Explorer:
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
         fn = self.module.functions.get(callee or "")
         if fn is None or fn.is_declaration:
-            raise Unsupported(f"{ins.where()}: a call to `{callee}`, whose body is not in this file, is not supported by verify")
+            raise Unsupported(f"{ins.where()}: {_bodiless(callee)}")
         if guard is not None:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
         return self._run_callee(state, ins, fn, results, args, state.cond)
@@ -1296,6 +1309,21 @@ def _appends(kept: Value, field: Value, offset: int, size: int) -> bool:
     """True when `field`, `size` bytes stored at `offset`, continues the plain bytes `kept` of an argument."""
     plain = kept.base is None and field.base is None and not z3.is_bool(kept.term) and not z3.is_bool(field.term)
     return plain and kept.term.size() == offset * 8 and field.term.size() == size * 8
+
+
+def _bodiless(callee: str | None) -> str:
+    """Why a call to a function declared without a body stops verify: anything it may do is unknown.
+
+    Defined in another file, it may write any global memory (through
+    pointers it is given, `__device__` variables, pointers stored in
+    memory), pass barriers and fence; none of that can be assumed away.
+    """
+    sig = demangle_signature(callee or "?")
+    name = sig.name + (f"({', '.join(sig.param_types)})" if sig.param_types is not None else "")
+    return (
+        f"a call to `{name}`, declared in this file but defined in none verify reads: what it reads, writes and "
+        "synchronises is unknown, so nothing about the kernel is proved"
+    )
 
 
 def _dest_regs(op) -> list[str]:

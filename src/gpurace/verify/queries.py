@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from gpurace.verify.contents import ContentFacts
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
 from gpurace.verify.tickets import ticket_facts
 from gpurace.verify.terms import Symbols, budgeted_solver, constants, fit, free_symbols
@@ -64,6 +65,8 @@ class PairSolver:
         for d in DIMS:
             threads = threads * fit(self.dim(f"ntid.{d}"), 128) * fit(self.dim(f"nctaid.{d}"), 128)
         self.base += ticket_facts(out.additions, out.accesses, bool(out.unknown_pointers), self.rename, z3.Not(self.thread_equal), threads)
+        blocks = {t: [self.index(f"ctaid.{d}", t) for d in DIMS] for t in (1, 2)}
+        self.contents = ContentFacts(out.loads, out.accesses, bool(out.unknown_pointers), self.rename, blocks.__getitem__)
 
     def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
         """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""
@@ -188,6 +191,8 @@ class PairSolver:
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
         """
+        if not quantified:  # `contents` reads the symbols of plain terms only
+            facts = (*facts, *self.contents.for_terms(facts))
         if not quantified:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
             abstract.set("timeout", self.timeout_ms)

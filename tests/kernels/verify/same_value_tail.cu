@@ -1,4 +1,4 @@
-// @verify_launch --benign-same-value
+// @verify_launch --benign-same-value --grid 4 --block 64
 // @verify y race-free
 // @verify_benign y 13 13
 // Every thread zeroes y[0] (the same float constant), sums y[1..n-1] and

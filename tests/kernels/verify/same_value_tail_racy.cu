@@ -1,4 +1,4 @@
-// @verify_launch --benign-same-value
+// @verify_launch --benign-same-value --grid 4 --block 64
 // @verify y race certain 13 14
 // same_value_tail.cu where n may be 0: thread 0's 1.0f then lands on y[0],
 // which the others zero.
