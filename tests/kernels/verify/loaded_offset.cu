@@ -1,3 +1,4 @@
+// @verify_launch --grid 4 --block 64
 // @verify base race-free
 // @verify in race-free
 // @verify out race-free
