@@ -3,11 +3,11 @@
 A load's result is a free value per thread (`explore`), so two threads that
 store what they loaded are never known to store the same thing. But when no
 access of the kernel writes an object (no store, no atomic, and no access
-through a pointer verify cannot trace, which might reach it), its contents
-do not change during the launch: every load of the same bytes returns the
-same bits. For global and constant memory that holds across the grid; for
-shared memory, within one block (each block has its own, holding whatever it
-held at the start). So each such load's value is `contents(offset)`, one
+through a pointer verify cannot trace, which might reach it) and no
+`discard` makes cached bytes unspecified, its contents do not change during
+the launch: every load of the same bytes returns the same bits. For global
+and constant memory that holds across the grid; for shared memory, within
+one block (each block has its own, holding whatever it held at the start). So each such load's value is `contents(offset)`, one
 uninterpreted function per object and width shared by all threads (for
 shared memory, a function of the block's indices too).
 
@@ -48,11 +48,13 @@ class ContentFacts:
     """
 
     def __init__(
-        self, loads: list[Load], accesses, untraced: bool, rename: Callable, block: Callable[[int], list[z3.BitVecRef]]
+        self, loads: list[Load], accesses, unsure: bool, rename: Callable, block: Callable[[int], list[z3.BitVecRef]]
     ):
+        """`unsure`: something may change memory that no access records (an access through an untraced
+        pointer, which may write any object; a `discard`): then no fact holds."""
         self.by_value: dict[str, tuple[z3.BoolRef, frozenset[str]]] = {}
         self.cache: dict[int, frozenset[str]] = {}
-        if untraced:  # an access through an untraced pointer may write any object
+        if unsure:
             return
         written = {a.obj for a in accesses if a.write}
         for load in loads:

@@ -173,7 +173,8 @@ class Exploration:
     is that object's; an access through it is an access of each object
     under its condition.
     `additions` are the integer atomic additions, for `tickets`; `loads`
-    the plain scalar loads of one object, for `contents`.
+    the plain scalar loads of one object, for `contents`, which `discards`
+    (a `discard` of cached bytes anywhere) turns off.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -193,6 +194,7 @@ class Exploration:
     choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
     additions: list[Addition] = field(default_factory=list)
     loads: list[Load] = field(default_factory=list)
+    discards: bool = False
 
 
 class Explorer:
@@ -539,7 +541,10 @@ class Explorer:
         if op in ("membar", "fence"):
             self.out.unmodelled.add("memory fences")
             return state
-        if op in ("bra", "ret", "exit", "trap", "pmevent", "prefetch", "prefetchu", "nanosleep", "discard"):
+        if op == "discard":  # the bytes become unspecified: a later load of them is not the contents others read
+            self.out.discards = True
+            return state
+        if op in ("bra", "ret", "exit", "trap", "pmevent", "prefetch", "prefetchu", "nanosleep"):
             return state
         if op == "call":
             return self._call(state, ins, guard)

@@ -66,7 +66,7 @@ class PairSolver:
             threads = threads * fit(self.dim(f"ntid.{d}"), 128) * fit(self.dim(f"nctaid.{d}"), 128)
         self.base += ticket_facts(out.additions, out.accesses, bool(out.unknown_pointers), self.rename, z3.Not(self.thread_equal), threads)
         blocks = {t: [self.index(f"ctaid.{d}", t) for d in DIMS] for t in (1, 2)}
-        self.contents = ContentFacts(out.loads, out.accesses, bool(out.unknown_pointers), self.rename, blocks.__getitem__)
+        self.contents = ContentFacts(out.loads, out.accesses, bool(out.unknown_pointers) or out.discards, self.rename, blocks.__getitem__)
 
     def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
         """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""
