@@ -59,9 +59,9 @@ class ContentFacts:
         written = {a.obj for a in accesses if a.write}
         for load in loads:
             acc = load.access
-            width = load.value.size()
-            if acc.obj in written or width < acc.size * 8:
+            if acc.obj in written or z3.is_bool(load.value) or load.value.size() < acc.size * 8:
                 continue
+            width = load.value.size()
             domain = [z3.BitVecSort(32)] * 3 if load.shared else []
             contents = z3.Function(f"contents of {acc.obj} ({acc.size} bytes)", *domain, z3.BitVecSort(64), z3.BitVecSort(acc.size * 8))
             for t in (1, 2):
