@@ -9,9 +9,12 @@ how many kernels were proved race-free (every object, barriers uniform), had
 alarms, stayed unknown or were refused as input (a legacy texture
 reference, say), and the median and worst verification time. A
 racy kernel proved race-free would be a soundness bug: the last line counts
-them (the test suite checks the same, and must keep it 0).
+them (the test suite checks the same, and must keep it 0). With
+`--benign-same-value` stores of the same value do not race, and the racy
+kernels whose races are all such stores (`@expect_cause both threads wrote
+the same value`) form a group of their own, "same-value", which may be proved.
 
-    .venv/bin/python benchmarks/bench_verify.py [--query-timeout SECONDS]
+    .venv/bin/python benchmarks/bench_verify.py [--query-timeout SECONDS] [--benign-same-value]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from corpus import read_header  # noqa: E402
 
+from gpurace.detect.findings import SAME_VALUE  # noqa: E402
 from gpurace.errors import UserError  # noqa: E402
 from gpurace.frontend.gpuverify import read_launch_header  # noqa: E402
 from gpurace.frontend.load import load_module  # noqa: E402
@@ -39,7 +43,7 @@ def _option(words: list[str], flag: str) -> str | None:
     return words[words.index(flag) + 1] if flag in words else None
 
 
-def verify_file(path: Path, timeout: float):
+def verify_file(path: Path, timeout: float, benign_same_value: bool):
     """(group, outcome, seconds) for the first launch of one corpus file; None when it has none.
 
     A file verify refuses as input (a legacy texture reference, a launch
@@ -55,12 +59,17 @@ def verify_file(path: Path, timeout: float):
     defines = [words[i + 1] for i, w in enumerate(words) if w == "-D"] + list(gv.defines if gv else ())
     expect = header.expect
     group = "racy" if any(e.startswith("data-race") for e in expect) else "clean" if expect == ["clean"] or (not expect and gv and gv.expect == "pass") else "other"
+    if group == "racy" and benign_same_value and SAME_VALUE in header.extra.get("expect_cause", []):
+        group = "same-value"
     arch = {"arch": _option(words, "--arch")} if "--arch" in words else {}
     started = time.perf_counter()
     try:
         module = load_module(path, defines=defines, device_debug="-G" in words, **arch)
         started = time.perf_counter()
-        verdicts, _ = verify_module(module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False)
+        verdicts, _ = verify_module(
+            module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False,
+            benign_same_value=benign_same_value,
+        )
     except UserError:
         return group, "refused", time.perf_counter() - started
     seconds = time.perf_counter() - started
@@ -77,12 +86,15 @@ def verify_file(path: Path, timeout: float):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--query-timeout", type=float, default=10.0)
+    parser.add_argument("--benign-same-value", action="store_true", help="verify as `gpurace verify --benign-same-value` does")
     opts = parser.parse_args()
     rows: dict[str, list[tuple[str, float]]] = {"clean": [], "racy": [], "other": []}
+    if opts.benign_same_value:
+        rows["same-value"] = []
     unsound = []
     files = sorted((ROOT / "tests" / "kernels").rglob("*.cu"))
     for path in files:
-        result = verify_file(path, opts.query_timeout)
+        result = verify_file(path, opts.query_timeout, opts.benign_same_value)
         if result is None:
             continue
         group, outcome, seconds = result
@@ -94,6 +106,7 @@ def main() -> None:
     for group, items in rows.items():
         times = [s for _, s in items]
         every += times
+        times = times or [0.0]  # a group with no kernels
         count = {k: sum(1 for o, _ in items if o == k) for k in ("proved", "alarm", "unknown", "refused")}
         print(
             f"{group:8} {len(items):7} {count['proved']:7} {count['alarm']:6} {count['unknown']:8} {count['refused']:8} "

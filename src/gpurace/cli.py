@@ -860,7 +860,12 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     help="Seconds the solver may spend on one question; past it the object's verdict is unknown.",
 )
 @click.option("--no-confirm", is_flag=True, help="Do not run possible alarms' witnesses in the simulator to confirm them.")
-def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm) -> None:
+@click.option(
+    "--benign-same-value", is_flag=True,
+    help="Two stores proved to write the same value to the same bytes do not race (GPUVerify's convention; a race "
+    "under the PTX memory model): objects proved so list those pairs.",
+)
+def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value) -> None:
     """Prove kernels in FILE race-free for every input and every pair of threads, or raise alarms.
 
     Per kernel and memory object: race-free, race (certain or possible, with a
@@ -870,7 +875,8 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     grid_dims, block_dims, _header = launch_dims(file, grid, block, required=False)
     module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits())
     verdicts, notes = verify_module(
-        module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm
+        module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm,
+        benign_same_value=benign_same_value,
     )
     for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
         for v in verdicts:

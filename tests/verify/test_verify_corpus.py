@@ -5,7 +5,8 @@ Header keys of the verify kernels (see tests/kernels/README.md):
 object the kernel accesses, exactly), `@verify_labels OBJECT CI DI|none`,
 `@verify_approx OBJECT TEXT`, `@verify_witness OBJECT PARAM`,
 `@verify_barriers VERDICT [LINE]`, `@verify_divergence STATUS`,
-`@verify_warp_barriers TEXT` (how the warp barrier verdict begins).
+`@verify_warp_barriers TEXT` (how the warp barrier verdict begins),
+`@verify_benign OBJECT LINE LINE` (a pair of stores `--benign-same-value` excused).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpurace.cli import cli
+from gpurace.detect.findings import SAME_VALUE as SAME_VALUE_CAUSE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from corpus import read_header  # noqa: E402
@@ -71,6 +73,13 @@ def test_verify_kernel(path: Path):
         name, text = line.split(maxsplit=1)
         for alarm in objects[name]["alarms"]:
             assert any(text in a for a in alarm["approximations"]), alarm
+    benign: dict[str, set[tuple[int, int]]] = {name: set() for name in objects}
+    for line in extra.get("verify_benign", []):
+        name, first, second = line.split()
+        benign[name].add(tuple(sorted((int(first), int(second)))))
+    for name, pairs in benign.items():
+        listed = {tuple(sorted(line_of(w) for w in pair.split(" / "))) for pair in objects[name]["benign_same_value"]}
+        assert listed == pairs, f"{name}: benign {objects[name]['benign_same_value']}"
     for line in extra.get("verify_witness", []):
         name, param = line.split()
         for alarm in objects[name]["alarms"]:
@@ -98,9 +107,14 @@ RACY = sorted(
 
 @pytest.mark.parametrize("path", RACY, ids=[f"{p.parent.name}/{p.stem}" for p in RACY])
 def test_racy_corpus_kernel_is_never_proved_race_free(path: Path):
-    """Soundness on everything the project has: a kernel `check` finds a race in is never called race-free."""
-    launch = shlex.split(read_header(path).launches[0])
-    options = []
+    """Soundness on everything the project has: a kernel `check` finds a race in is never called race-free.
+
+    Checked with `--benign-same-value` (which only ever removes alarms) unless
+    `check`'s races there are all between stores of the same value.
+    """
+    header = read_header(path)
+    launch = shlex.split(header.launches[0])
+    options = [] if SAME_VALUE_CAUSE in header.extra.get("expect_cause", []) else ["--benign-same-value"]
     for flag in ("--kernel", "--grid", "--block", "-D"):
         if flag in launch:
             options += [flag, launch[launch.index(flag) + 1]]
@@ -151,6 +165,16 @@ def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
     result = CliRunner().invoke(cli, ["verify", str(kernel), "--grid", "1", "--block", "32"])
     assert result.exit_code == 4
     assert "unknown:" in result.stdout and "recursion" in result.stdout
+
+
+def test_call_to_a_function_without_a_body_is_unknown_and_says_why(tmp_path):
+    """Defined elsewhere, it may write any memory and pass barriers: nothing is proved, and the report says so."""
+    kernel = tmp_path / "bodiless.cu"
+    kernel.write_text("__device__ int nondet(int x);\n__global__ void k(int* a) { a[threadIdx.x] = nondet(1); }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32")
+    (kernel_verdict,) = report["kernels"]
+    assert status == 4 and kernel_verdict["objects"] == []
+    assert "a call to `nondet(int)`, declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
 
 
 def test_bad_input_exits_2_with_a_message(tmp_path):

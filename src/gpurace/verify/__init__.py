@@ -16,11 +16,13 @@ DEFAULT_QUERY_TIMEOUT = 10.0
 
 
 def verify_module(
-    module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True
+    module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True,
+    benign_same_value: bool = False,
 ) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
     """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
 
-    With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`).
+    With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`); with
+    `benign_same_value`, stores that write the same value do not race (see `verdicts`).
     """
     check_dims(grid or (1, 1, 1), block or (1, 1, 1))
     if not module.kernels:
@@ -30,9 +32,9 @@ def verify_module(
     for fn in chosen:
         info = describe_kernel(module, fn)
         dims, scope = launch_scope(module, fn, grid, block)
-        verdict = verify_kernel(module, fn, info, dims, int(query_timeout * 1000))
+        verdict = verify_kernel(module, fn, info, dims, int(query_timeout * 1000), benign_same_value=benign_same_value)
         if confirm:
-            confirm_alarms(module, module.source_path or "", verdict, info, fn.name)
+            confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)
         verdicts.append(verdict)
         notes[info.name] = scope
     return verdicts, notes

@@ -7,7 +7,8 @@ automatic buffers (zero-filled, growing as the kernel touches them) and the
 witness's scalars; if the check reports a data race between the alarm's two
 source lines, the alarm is *confirmed*, and the report gives the `check`
 command that reproduces it. A launch over CONFIRM_MAX_THREADS threads is not
-run.
+run. Under `--benign-same-value` a race `check` labels same-value confirms
+nothing, and the command carries the option.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from gpurace.verify.verdicts import Alarm, KernelVerdict
 CONFIRM_MAX_THREADS = 1 << 16
 
 
-def confirm_alarms(module: Module, path: str, verdict: KernelVerdict, info: KernelInfo, mangled: str) -> None:
+def confirm_alarms(
+    module: Module, path: str, verdict: KernelVerdict, info: KernelInfo, mangled: str, *, benign_same_value: bool = False
+) -> None:
     """Mark the verdict's possible race alarms confirmed where a simulated launch shows the race."""
     runs: dict[tuple, set[tuple[str, str]] | None] = {}
     for obj in verdict.objects:
@@ -40,11 +43,11 @@ def confirm_alarms(module: Module, path: str, verdict: KernelVerdict, info: Kern
                 continue
             key = (launch["grid"], launch["block"], tuple(map(str, launch["args"])))
             if key not in runs:
-                runs[key] = _races(module, mangled, launch)
+                runs[key] = _races(module, mangled, launch, benign_same_value)
             seen = runs[key]
             if seen is not None and tuple(sorted((alarm.first, alarm.second))) in seen:
                 alarm.status = "confirmed"
-                alarm.reproduce = _command(path, info, launch)
+                alarm.reproduce = _command(path, info, launch, benign_same_value)
 
 
 def _launch(verdict: KernelVerdict, alarm: Alarm, info: KernelInfo) -> dict | None:
@@ -71,13 +74,14 @@ def _scalar(p: ParamInfo, raw: int):
     return int(value) if isinstance(value, bool) else value
 
 
-def _races(module: Module, mangled: str, launch: dict) -> set[tuple[str, str]] | None:
-    """The pairs of source positions of the data races `check` reports for the launch; None when it cannot run."""
+def _races(module: Module, mangled: str, launch: dict, benign_same_value: bool) -> set[tuple[str, str]] | None:
+    """The pairs of source positions of the data races `check` reports for the launch (with `benign_same_value`,
+    not those of stores of the same value); None when it cannot run."""
     try:
         report = check(module, kernel=mangled, grid=launch["grid"], block=launch["block"], args=list(launch["args"]))
     except UserError:
         return None
-    return race_lines(report.findings)
+    return race_lines([f for f in report.findings if not (benign_same_value and f.same_value)])
 
 
 def race_lines(findings) -> set[tuple[str, ...]]:
@@ -93,9 +97,11 @@ def source_positions(finding) -> tuple[str, ...] | None:
     return tuple(sorted(f"{display_path(fr.file)}:{fr.line}" for fr in (user_frame(s.loc) for s in finding.sites)))
 
 
-def _command(path: str, info: KernelInfo, launch: dict) -> str:
+def _command(path: str, info: KernelInfo, launch: dict, benign_same_value: bool) -> str:
     words = ["gpurace", "check", display_path(path), "--kernel", info.name]
     words += ["--grid", ",".join(map(str, launch["grid"])), "--block", ",".join(map(str, launch["block"]))]
     for a in launch["args"]:
         words += ["--arg", str(a)]
+    if benign_same_value:
+        words.append("--benign-same-value")
     return shlex.join(words)

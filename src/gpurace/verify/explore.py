@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import z3
 
 from gpurace.detect.rules import ATOMIC_SEMANTICS
+from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.names import variable_name
 from gpurace.frontend.ptx.debuginfo import is_library_file, user_frame
@@ -45,6 +46,7 @@ from gpurace.frontend.ptx.ir import (
     type_size,
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
+from gpurace.verify.contents import Load
 from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
@@ -106,6 +108,9 @@ class Access:
     loops: tuple[int, ...]
     warp_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
     grid_barriers: z3.BitVecRef = z3.BitVecVal(0, 64)
+    stored: z3.BitVecRef | None = None
+    """The bytes a plain store writes (`size` * 8 bits), when they are one register or constant that is not a
+    pointer; None for loads, atomics, vector stores and stored pointers. Only `--benign-same-value` reads it."""
 
 
 @dataclass
@@ -167,7 +172,9 @@ class Exploration:
     stands for its objects, each with the condition under which the pointer
     is that object's; an access through it is an access of each object
     under its condition.
-    `additions` are the integer atomic additions, for `tickets`.
+    `additions` are the integer atomic additions, for `tickets`; `loads`
+    the plain scalar loads of one object, for `contents`, which `discards`
+    (a `discard` of cached bytes anywhere) turns off.
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -186,6 +193,8 @@ class Exploration:
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
     choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
     additions: list[Addition] = field(default_factory=list)
+    loads: list[Load] = field(default_factory=list)
+    discards: bool = False
 
 
 class Explorer:
@@ -491,6 +500,7 @@ class Explorer:
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
+            acc.stored = None if acc.stored is None else sub(acc.stored)
             acc.warp_barriers, acc.grid_barriers = sub(acc.warp_barriers), sub(acc.grid_barriers)
             acc.cond = z3.And(sub(acc.cond), valid)
         sites = self.out.barriers[mark_bar[0] :] + self.out.warp_barriers[mark_bar[1] :] + self.out.grid_barriers[mark_bar[2] :]
@@ -531,7 +541,10 @@ class Explorer:
         if op in ("membar", "fence"):
             self.out.unmodelled.add("memory fences")
             return state
-        if op in ("bra", "ret", "exit", "trap", "pmevent", "prefetch", "prefetchu", "nanosleep", "discard"):
+        if op == "discard":  # the bytes become unspecified: a later load of them is not the contents others read
+            self.out.discards = True
+            return state
+        if op in ("bra", "ret", "exit", "trap", "pmevent", "prefetch", "prefetchu", "nanosleep"):
             return state
         if op == "call":
             return self._call(state, ins, guard)
@@ -612,6 +625,8 @@ class Explorer:
         if isinstance(op, Reg):
             return state.regs.get(op.name) or self._undefined(op.name, state)
         if isinstance(op, Imm):
+            if op.kind != "int" and op.bits is not None:  # `0f3F800000`: exact bits; float arithmetic stays approximated
+                return Value(z3.BitVecVal(op.bits, 32 if op.kind == "f32" else 64))
             if op.kind != "int":
                 return self._approx("imm", f"floating-point constant at {ins.where()}")
             shape = int_type(ins)
@@ -720,6 +735,8 @@ class Explorer:
         places = self._locate(state, addr, ins)
         if ins.opcode in ("st", "atom", "red") and len(self.out.unknown_pointers) > untraced:
             state = self._havoc_local(state, f"a store through an untraced pointer at {ins.where()}")
+        stored = self._stored_bits(state, ins, atomic)
+        recorded = len(self.out.accesses)
         for obj, offset, chosen in places if space != "local" else ():
             size = _access_size(ins)
             scope = (ins.scope or "gpu") if atomic else None
@@ -731,15 +748,39 @@ class Explorer:
                     atomic=atomic, scope=scope, volatile=ins.semantics == "volatile",
                     cond=z3.And(cond, chosen) if chosen is not None else cond,
                     barriers=state.regs[BAR].term, ins=ins, loops=tuple(self.active_loops),
-                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term,
+                    warp_barriers=state.regs[WARP_BAR].term, grid_barriers=state.regs[GRID_BAR].term, stored=stored,
                 )
             )
         if ins.opcode in ("atom", "red") and "add" in ins.modifiers and int_type(ins) is not None:
             return self._addition(state, ins, places, cond, guard)
         if ins.opcode in ("st", "red"):
             return state
+        dest = ins.operands[0]
+        plain = ins.opcode in ("ld", "ldu") and not atomic and ins.semantics != "volatile"
+        if plain and len(self.out.accesses) == recorded + 1 and isinstance(dest, Reg) and _access_size(ins) == _scalar_size(ins):
+            access = self.out.accesses[-1]
+            value = self._approx(dest.name, f"loaded from memory at {ins.where()}")
+            signed = bool(ins.types) and ins.types[-1].startswith("s")
+            self.out.loads.append(Load(access, value.term, signed, self.out.objects[access.obj].kind == "shared"))
+            return self._write_dest(state, dest, value, guard)
         why = "result of the atomic" if ins.opcode == "atom" else "loaded from memory"
         return self._clobber(state, ins, guard, f"{why} at {ins.where()}")
+
+    def _stored_bits(self, state: State, ins: Instruction, atomic: bool) -> z3.BitVecRef | None:
+        """What a plain scalar store writes, as `Access.stored` keeps it; None when that is not one known term.
+
+        A pointer is left out: its term is an offset in its object, and two
+        threads' equal offsets need not be equal addresses.
+        """
+        if ins.opcode != "st" or atomic or _access_size(ins) != _scalar_size(ins) or len(ins.operands) < 2:
+            return None
+        source = ins.operands[-1]
+        if not isinstance(source, (Reg, Imm)):
+            return None
+        value = self._operand(state, source, ins)
+        if value.base is not None or z3.is_bool(value.term):
+            return None
+        return fit(value.term, _access_size(ins) * 8)
 
     def _addition(self, state: State, ins: Instruction, places, cond, guard) -> State:
         """An integer `atom.add`/`red.add`: its result is a free value, recorded with the addition for `tickets`."""
@@ -1119,7 +1160,7 @@ class Explorer:
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
         fn = self.module.functions.get(callee or "")
         if fn is None or fn.is_declaration:
-            raise Unsupported(f"{ins.where()}: a call to `{callee}`, whose body is not in this file, is not supported by verify")
+            raise Unsupported(f"{ins.where()}: {_bodiless(callee)}")
         if guard is not None:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
         return self._run_callee(state, ins, fn, results, args, state.cond)
@@ -1275,6 +1316,21 @@ def _appends(kept: Value, field: Value, offset: int, size: int) -> bool:
     return plain and kept.term.size() == offset * 8 and field.term.size() == size * 8
 
 
+def _bodiless(callee: str | None) -> str:
+    """Why a call to a function declared without a body stops verify: anything it may do is unknown.
+
+    Defined in another file, it may write any global memory (through
+    pointers it is given, `__device__` variables, pointers stored in
+    memory), pass barriers and fence; none of that can be assumed away.
+    """
+    sig = demangle_signature(callee or "?")
+    name = sig.name + (f"({', '.join(sig.param_types)})" if sig.param_types is not None else "")
+    return (
+        f"a call to `{name}`, declared in this file but defined in none verify reads: what it reads, writes and "
+        "synchronises is unknown, so nothing about the kernel is proved"
+    )
+
+
 def _dest_regs(op) -> list[str]:
     if isinstance(op, Reg):
         return [op.name]
@@ -1287,8 +1343,13 @@ def _dest_regs(op) -> list[str]:
 
 def _access_size(ins: Instruction) -> int:
     lanes = next((int(m[1:]) for m in ins.modifiers if m in ("v2", "v4", "v8")), 1)
+    return lanes * _scalar_size(ins)
+
+
+def _scalar_size(ins: Instruction) -> int:
+    """The bytes of one element of a memory instruction (of a vector access, one lane)."""
     types = ins.types
-    return lanes * (type_size(types[-1]) if types else 4)
+    return type_size(types[-1]) if types else 4
 
 
 def _no_signed_wrap(start, step, counter, width: int) -> z3.BoolRef:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from gpurace.verify.contents import ContentFacts
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
 from gpurace.verify.tickets import ticket_facts
 from gpurace.verify.terms import Symbols, budgeted_solver, constants, fit, free_symbols
@@ -64,6 +65,8 @@ class PairSolver:
         for d in DIMS:
             threads = threads * fit(self.dim(f"ntid.{d}"), 128) * fit(self.dim(f"nctaid.{d}"), 128)
         self.base += ticket_facts(out.additions, out.accesses, bool(out.unknown_pointers), self.rename, z3.Not(self.thread_equal), threads)
+        blocks = {t: [self.index(f"ctaid.{d}", t) for d in DIMS] for t in (1, 2)}
+        self.contents = ContentFacts(out.loads, out.accesses, bool(out.unknown_pointers) or out.discards, self.rename, blocks.__getitem__)
 
     def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
         """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""
@@ -188,6 +191,8 @@ class PairSolver:
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
         """
+        if not quantified:  # `contents` reads the symbols of plain terms only
+            facts = (*facts, *self.contents.for_terms(facts))
         if not quantified:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
             abstract.set("timeout", self.timeout_ms)
@@ -223,7 +228,9 @@ class PairSolver:
 
     # ----------------------------------------------------------------- races
 
-    def conflict(self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None) -> z3.BoolRef | None:
+    def conflict(
+        self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None, same_value: bool = False
+    ) -> z3.BoolRef | None:
         """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
@@ -232,7 +239,9 @@ class PairSolver:
         sets it only when those barriers were proved uniform. `warp_mask`, when the warp
         barriers were proved to be passed together (`warp_divergence`), is
         the lanes every warp barrier names: two of them in one warp are
-        ordered when their counts of warp barriers passed differ.
+        ordered when their counts of warp barriers passed differ. With
+        `same_value` (GPUVerify's convention), two plain stores of one width
+        at one offset that write the same bits are exempt (`benign_writes`).
         """
         if not (a.write or b.write):
             return None
@@ -256,7 +265,21 @@ class PairSolver:
             facts.append(z3.Or(outside, same_warp_interval))
         lo1, lo2 = self.rename(a.offset, 1), self.rename(b.offset, 2)
         facts += [lo1 < lo2 + b.size, lo2 < lo1 + a.size]
+        if same_value and (benign := self.benign_writes(a, b)) is not None:
+            facts.append(z3.Not(benign))
         return z3.And(*facts)
+
+    def benign_writes(self, a: Access, b: Access) -> z3.BoolRef | None:
+        """Thread 1's store `a` and thread 2's store `b` write the same bits to the same bytes; None when the
+        pair is not two plain stores of known values and one width (then no pair of theirs is exempt).
+
+        Only whole stores at one offset count: where two stores overlap in
+        part, their other bytes would still differ in what a reader sees.
+        """
+        if a.stored is None or b.stored is None or a.size != b.size:
+            return None
+        same_bytes = self.rename(a.offset, 1) == self.rename(b.offset, 2)
+        return z3.And(same_bytes, self.rename(a.stored, 1) == self.rename(b.stored, 2))
 
     # ------------------------------------------------------------- barriers
 

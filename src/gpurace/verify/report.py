@@ -47,7 +47,10 @@ def verdicts_as_dict(path: str, verdicts: list[KernelVerdict], notes: dict[str, 
                 "warp_barriers": v.warp_barriers,
                 "unmodelled_synchronisation": v.unmodelled,
                 "objects": [
-                    {"object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason, "alarms": [alarm_as_dict(a) for a in o.alarms]}
+                    {
+                        "object": o.name, "kind": o.kind, "verdict": o.verdict, "reason": o.reason,
+                        "benign_same_value": o.benign, "alarms": [alarm_as_dict(a) for a in o.alarms],
+                    }
                     for o in v.objects
                 ],
             }
@@ -89,6 +92,8 @@ def as_text(path: str, verdicts: list[KernelVerdict], notes: dict[str, list[str]
             lines.append(f"  warp barriers: {v.warp_barriers}")
         for o in v.objects:
             lines.append(object_line(o.name, o.kind, o.verdict, o.reason))
+            for pair in o.benign:
+                lines.append(f"    benign: both threads write the same value: {pair}")
             for a in o.alarms:
                 lines.extend(alarm_lines(alarm_as_dict(a)))
         if v.unmodelled and any(o.alarms for o in v.objects):

@@ -10,6 +10,12 @@ verifier does not model (fences, atomics, `__syncwarp`, strong accesses)
 that could order the pair, nor an `__assume` the witness may break in
 iterations or on values it does not name. Otherwise it is *possible*, with
 the approximations that made it so named.
+
+With `benign_same_value` (GPUVerify's convention, as `check
+--benign-same-value` has it), two plain stores that provably write the same
+bits to the same bytes do not count; an object proved race-free only so
+lists those pairs in `ObjectVerdict.benign`, since they are still races
+under the PTX memory model.
 """
 
 from __future__ import annotations
@@ -70,6 +76,8 @@ class ObjectVerdict:
     verdict: str
     alarms: list[Alarm] = field(default_factory=list)
     reason: str | None = None
+    benign: list[str] = field(default_factory=list)
+    """`write at A / write at B` for each pair of stores the proof took as benign same-value writes."""
 
 
 @dataclass
@@ -84,8 +92,10 @@ class KernelVerdict:
     launch: dict[str, int | None] = field(default_factory=dict)
 
 
-def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int) -> KernelVerdict:
-    """Explore `fn` and answer every race and divergence question about it."""
+def verify_kernel(
+    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False
+) -> KernelVerdict:
+    """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module)."""
     verdict = KernelVerdict(info.name, launch=dict(dims))
     sym = Symbols()
     try:
@@ -94,7 +104,7 @@ def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str
         verdict.unknown = str(error)
         return verdict
     solver = PairSolver(out, sym, dims, timeout_ms)
-    judge = _Judge(out, sym, solver)
+    judge = _Judge(out, sym, solver, benign_same_value)
     verdict.divergence, verdict.barriers = judge.barriers()
     warp_mask, verdict.warp_barriers = judge.warp_barriers()
     if out.warp_barriers and warp_mask is None:
@@ -115,8 +125,8 @@ def verify_kernel(module: Module, fn: Function, info: KernelInfo, dims: dict[str
 
 
 class _Judge:
-    def __init__(self, out: Exploration, sym: Symbols, solver: PairSolver):
-        self.out, self.sym, self.solver = out, sym, solver
+    def __init__(self, out: Exploration, sym: Symbols, solver: PairSolver, same_value: bool):
+        self.out, self.sym, self.solver, self.same_value = out, sym, solver, same_value
         self.cache: dict[int, frozenset[str]] = {}
         self.loose = self._loose_assumptions()
 
@@ -154,11 +164,29 @@ class _Judge:
         if blind:
             where = blind[0].where()
             return ObjectVerdict(label, kind, "unknown", reason=f"an access at {where} goes through a pointer verify cannot trace to one object")
-        return ObjectVerdict(label, kind, "race-free")
+        return ObjectVerdict(label, kind, "race-free", benign=self._benign(pairs, barriers, warp_mask) if self.same_value else [])
+
+    def _benign(self, pairs: list[tuple[Access, Access]], barriers: bool, warp_mask: int | None) -> list[str]:
+        """The pairs of stores that conflict only where they write the same value: what the proof excused.
+
+        A pair the solver cannot decide without the exemption is listed
+        too: the proof may have needed it.
+        """
+        out: list[str] = []
+        for a, b in pairs:
+            if self.solver.benign_writes(a, b) is None:
+                continue
+            q = self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)
+            text = f"write at {a.ins.where()} / write at {b.ins.where()}"
+            if q is not None and text not in out and self.solver.solve(q).status != "unsat":
+                out.append(text)
+        return out
 
     def _pairs(self, pairs: list[tuple[Access, Access]], barriers: bool, warp_mask: int | None) -> tuple[list[Alarm], list[str]]:
         questions = [
-            (a, b, q) for a, b in pairs if (q := self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)) is not None
+            (a, b, q)
+            for a, b in pairs
+            if (q := self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask, same_value=self.same_value)) is not None
         ]
         if not questions:
             return [], []
@@ -241,13 +269,18 @@ class _Judge:
     def _race(self, a: Access, b: Access, model: z3.ModelRef, barriers: bool) -> Alarm:
         control = self._approximated(a.cond, b.cond)
         data = self._approximated(a.offset, b.offset)
-        iterations = self._iterations_reachable(model, ((self._loops_in(a.cond, a.offset), 1), (self._loops_in(b.cond, b.offset), 2)))
-        certain = not control and not data and not self.out.unmodelled and barriers and iterations and not self.loose
+        # taking same-value stores as benign, a race between two stores rests on their values being known too
+        values = self._approximated(a.stored, b.stored) if self.same_value and self.solver.benign_writes(a, b) is not None else []
+        loops = self._loops_in(a.cond, a.offset), self._loops_in(b.cond, b.offset)
+        if values:
+            loops = self._loops_in(a.cond, a.offset, a.stored), self._loops_in(b.cond, b.offset, b.stored)
+        iterations = self._iterations_reachable(model, ((loops[0], 1), (loops[1], 2)))
+        certain = not control and not data and not values and not self.out.unmodelled and barriers and iterations and not self.loose
         witness = self._witness(model, [(a, 1), (b, 2)])
         kinds = (_kind(a), _kind(b))
         return Alarm(
             "data-race", a.ins.where(), b.ins.where(), kinds, witness, ci=not control, di=not data,
-            approximations=sorted(set(control + data)) + ([] if iterations else ["loop iterations beyond those checked"]) + self.loose,
+            approximations=sorted(set(control + data + values)) + ([] if iterations else ["loop iterations beyond those checked"]) + self.loose,
             status="certain" if certain else "possible", cause=_cause(a, b), locations=(_user_loc(a.ins), _user_loc(b.ins)),
         )
 
