@@ -673,3 +673,53 @@ def test_runs_give_back_the_rows_they_encode():
     rows = merge_rows(again.decode(np.arange(len(again.runs["start"]))))
     assert np.array_equal(rows[3], np.where((k >= 10) & (k < 20), 2, 1))  # counts summed
     assert rows[8].all() and np.array_equal(rows[7], coalesced[7])  # the same bytes stored twice stay known
+
+
+# ---------------------------------------------------------------- instructions whose ranges meet no conflict
+
+
+def checked_pcs(s: Stream, monkeypatch) -> list[int]:
+    """Record the pcs of every access the detector's closes check."""
+    seen: list[int] = []
+    det = s.detector()
+    close_records = det._close_records
+
+    def spy(records, repeats, ranges):
+        seen.extend(int(p) for p in records[3])
+        close_records(records, repeats, ranges)
+
+    monkeypatch.setattr(det, "_close_records", spy)
+    return seen
+
+
+def test_the_last_close_leaves_out_an_input_nobody_writes(monkeypatch):
+    s = Stream(grid=4)
+    r = s.pc("ld.global.u32", 30)
+    w = s.pc("st.global.u32", 31)
+    seen = checked_pcs(s, monkeypatch)
+    t = np.arange(256)
+    for k in range(4):  # every thread reads words 0..3 of the input, then writes its own element after it
+        s.access(r, t, s.glob(4 * k))
+    s.access(w, t, s.glob(64 + 4 * t))
+    s.exit()
+    assert s.findings() == [] and seen == []
+
+
+def test_writes_of_one_instruction_in_overlapping_batches_are_still_checked(monkeypatch):
+    s = Stream(grid=4)
+    w = s.pc("st.global.u32", 40)
+    seen = checked_pcs(s, monkeypatch)
+    s.access(w, np.arange(128), s.glob(4 * np.arange(128)))
+    s.access(w, np.arange(128, 256), s.glob(4 * np.arange(128)))  # blocks 2 and 3 write what blocks 0 and 1 wrote
+    s.exit()
+    (f,) = s.findings()
+    assert lines(f) == [40, 40] and f.count == 128 and set(seen) == {w}
+
+
+def test_a_batch_whose_lanes_share_an_address_is_still_checked():
+    s = Stream(grid=1)
+    w = s.pc("st.global.u32", 41)
+    s.access(w, np.arange(64), s.glob(4 * (np.arange(64) % 8)))
+    s.exit()
+    (f,) = s.findings()
+    assert lines(f) == [41, 41]

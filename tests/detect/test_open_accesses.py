@@ -110,3 +110,22 @@ def test_batches_with_no_access_left_are_forgotten():
     assert buf.batches == 3
     close(buf, {1}, most=100)  # batch 3 (threads 0, 5, 6, 7, 12) keeps nothing
     assert (buf.batches, buf.n) == (2, 5)
+
+
+def test_accesses_of_unwanted_instructions_close_unchecked():
+    buf, batches = filled()
+    wanted = np.array([False, True, True])  # pc 0's accesses need no check
+    closing = np.array([True, True, False, False])
+    chunks = []
+    buf.close(closing, np.arange(16) // BLOCK, 100, lambda records: chunks.append(rows(records)), wanted)
+    assert chunks == [expected(batches[1:], {0, 1})]
+    (rest,) = close(buf, {2, 3}, most=100)
+    assert rest == expected(batches, {2, 3})  # what stays open is kept whatever its instruction
+
+
+def test_the_batches_bounds_give_each_instructions_range():
+    buf, _ = filled()
+    r = buf.ranges(3)
+    assert list(r.present) == [0, 1, 2]
+    assert (int(r.lo[1]), int(r.hi[1])) == (0x1100 + 12, 0x1100 + 60)  # threads 3 and 14 of pc 1
+    assert r.apart.all()

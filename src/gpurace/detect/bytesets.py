@@ -86,13 +86,17 @@ class PageBits:
     sorted page numbers (`pages`, with their rows in `rows`), so setting and
     reading the flags of a batch of accesses is a few NumPy operations
     whichever pages they fall in. A naturally aligned access never straddles
-    a page. It costs PAGE_SIZE bytes per page that holds a written byte.
+    a page. It costs PAGE_SIZE bytes per page that holds a written byte; while
+    pages are being added, rows are made in a buffer with room for more
+    (`_store`, whose first rows are `bits`), so that a set that grows a few
+    pages at a time (a launch's footprint, flushed batch after batch) is not
+    copied whole at each step; `trim` gives the room back.
     """
 
     def __init__(self) -> None:
         self.pages = np.zeros(0, dtype=np.uint64)
         self.rows = np.zeros(0, dtype=np.int64)
-        self.bits = np.zeros((0, PAGE_SIZE), dtype=np.uint8)
+        self.bits = self._store = np.zeros((0, PAGE_SIZE), dtype=np.uint8)
 
     @property
     def nbytes(self) -> int:
@@ -180,6 +184,11 @@ class PageBits:
                 return first
         return None
 
+    def trim(self) -> None:
+        """Give back the rows made ahead of need (a set that will not grow for a while: a finished footprint)."""
+        if len(self._store) > len(self.bits):
+            self.bits = self._store = self.bits.copy()
+
     def discard_pages(self, lo: int, hi: int) -> None:
         """Forget the pages that lie wholly inside [lo, hi) (freed memory)."""
         first, last = np.uint64(-(-lo // PAGE_SIZE)), np.uint64(hi // PAGE_SIZE)
@@ -189,7 +198,7 @@ class PageBits:
         """Drop the pages where `keep` is False, giving their rows back."""
         if keep.all():
             return
-        self.bits = self.bits[self.rows[keep]]
+        self.bits = self._store = self.bits[self.rows[keep]]
         self.pages = self.pages[keep]
         self.rows = np.arange(len(self.pages), dtype=np.int64)
 
@@ -213,7 +222,15 @@ class PageBits:
         if run is not None:
             row, address = run
             return (starts - address).astype(np.int64) + row * PAGE_SIZE
-        rows = self.rows[np.searchsorted(self.pages, starts >> _PAGE_SHIFT)]
+        pages = starts >> _PAGE_SHIFT
+        lo = pages.min() if len(pages) else None
+        if lo is not None and pages.max() - lo < len(pages):
+            # the accesses' pages span fewer pages than there are accesses (a batch, whose pages are held but not
+            # in consecutive rows): each page of the span is looked up once, not each access
+            span = np.searchsorted(self.pages, np.arange(lo, pages.max() + np.uint64(1), dtype=np.uint64))
+            rows = self.rows[np.minimum(span, len(self.pages) - 1)][(pages - lo).astype(np.int64)]
+        else:
+            rows = self.rows[np.searchsorted(self.pages, pages)]
         return rows * PAGE_SIZE + (starts & _PAGE_MASK).astype(np.int64)
 
     def _rows(self, pages: np.ndarray) -> np.ndarray:
@@ -225,12 +242,16 @@ class PageBits:
         """Make rows for those of `pages` (distinct, sorted) not held yet, in consecutive rows."""
         if not len(self.pages):  # a new set (one per launch): no merge
             self.pages, self.rows = pages.copy(), np.arange(len(pages), dtype=np.int64)
-            self.bits = np.zeros((len(pages), PAGE_SIZE), dtype=np.uint8)
+            self.bits = self._store = np.zeros((len(pages), PAGE_SIZE), dtype=np.uint8)
             return
         new = np.setdiff1d(pages, self.pages, assume_unique=True)
         if len(new):
             count = len(self.pages)
-            self.bits = np.concatenate([self.bits, np.zeros((len(new), PAGE_SIZE), dtype=np.uint8)])
+            if count + len(new) > len(self._store):  # room for as many rows again: each row is copied O(1) times
+                store = np.zeros((2 * (count + len(new)), PAGE_SIZE), dtype=np.uint8)
+                store[:count] = self.bits
+                self._store = store
+            self.bits = self._store[: count + len(new)]
             held = np.concatenate([self.pages, new])
             order = np.argsort(held, kind="stable")
             self.pages = held[order]

@@ -32,6 +32,10 @@ ATOMIC_SEMANTICS = frozenset({"relaxed", "acquire", "release", "acq_rel"})
 FLUSH_ACCESSES = 1 << 20
 """Accesses buffered before their flags are set (in a few NumPy operations for all of them: per batch, the
 cost would be several operations for a few dozen accesses)."""
+ALONE_ACCESSES = 1 << 12
+"""Batches of at least this many accesses have their flags set one at a time: a batch's accesses lie close
+together, so `PageBits.add` indexes them by one run of rows, where those of many batches (an input read over
+and over, a few small arrays besides) span several allocations and cost a sort and a search per access."""
 
 
 @dataclass(frozen=True)
@@ -160,12 +164,8 @@ class LaunchFootprint:
     def _flush(self) -> None:
         """Set the flags of the buffered accesses, a few NumPy operations for many batches."""
         for (size, writes), batches in self._buffered.items():
-            if len(batches) == 1:  # one instruction of this size and kind (small kernels): its batch as it is
-                starts, flags = batches[0]
-            else:
-                starts = np.concatenate([s for s, _ in batches])
-                flags = np.repeat(np.array([f for _, f in batches], dtype=np.uint8), [len(s) for s, _ in batches])
-            (self.writes if writes else self.reads).add(starts, size, flags)
+            for starts, flags in _pieces(batches):
+                (self.writes if writes else self.reads).add(starts, size, flags)
         self._buffered.clear()
         self._buffered_count = 0
         if self.reads.nbytes + self.writes.nbytes > self.budget:
@@ -175,6 +175,8 @@ class LaunchFootprint:
         """The launch's footprint, once it is over. The launch's program and geometry are let go (a footprint may
         be kept for many launches), so the sites of its instructions are made now."""
         self._flush()
+        self.reads.trim()
+        self.writes.trim()
         if self.ctx is not None:
             program, geometry = self.ctx.program, self.ctx.geometry
             self._sites = {flag: make_site(program, geometry, *example) for flag, example in self._examples.items()}
@@ -190,3 +192,23 @@ class LaunchFootprint:
     def site(self, address: int, write: bool) -> Site | None:
         """The instruction that last read (or wrote) the byte at `address`, with a thread that executed it."""
         return self._sites.get((self.writes if write else self.reads).flag_at(address))
+
+
+def _pieces(batches: list[tuple[np.ndarray, int]]) -> list[tuple[np.ndarray, int | np.ndarray]]:
+    """The buffered (starts, flag) batches of one size and kind, in order, as (starts, flags) to set: each batch
+    of ALONE_ACCESSES or more alone, the others concatenated run by run. The order of the accesses is kept, so
+    where several set one byte the last one's flag stays, as with one concatenation."""
+    pieces, run = [], []
+    for batch in [*batches, None]:
+        if batch is not None and len(batch[0]) < ALONE_ACCESSES:
+            run.append(batch)
+            continue
+        if len(run) == 1:
+            pieces.append(run[0])
+        elif run:
+            flags = np.repeat(np.array([f for _, f in run], dtype=np.uint8), [len(s) for s, _ in run])
+            pieces.append((np.concatenate([s for s, _ in run]), flags))
+        run = []
+        if batch is not None:
+            pieces.append(batch)
+    return pieces

@@ -25,6 +25,7 @@ from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
 from gpurace.detect.interval_summary import Summary
 from gpurace.detect.open_accesses import OpenAccesses
+from gpurace.detect.pc_ranges import PcRanges
 from gpurace.detect.rules import (
     BLOCK_SCOPES,
     NO_SCOPE,
@@ -212,13 +213,37 @@ class IntervalDetector:
             closing[:] = False
             closing[blocks] = True
         repeats = self._pending_repeats
-        self._open.close(closing, self.geometry.block_of, CLOSE_CHUNK, lambda records: self._close_records(records, repeats))
+        ranges = self._open.ranges(len(self.pcs.write))
+        self._open.close(
+            closing, self.geometry.block_of, CLOSE_CHUNK, lambda records: self._close_records(records, repeats, ranges),
+            self._wanted(ranges),
+        )
         if self._open.n == 0:
             self._pending_pcs, self._pending_repeats = set(), False
 
-    def _close_records(self, records: list[np.ndarray], repeats: bool) -> None:
+    def _wanted(self, ranges: PcRanges) -> np.ndarray | None:
+        """The instructions whose closing accesses a close must check (per pc), or None for all of them.
+
+        An access can take part in a race only if its instruction's range meets (`PcRanges.meet`) that of an
+        instruction it may conflict with: within one block in any interval; across blocks, when global items
+        are no longer remembered for later intervals (the last close of a launch, with no earlier interval in
+        the summary to meet), else every global access is needed for the summary.
+        """
+        if self._summary.rows or (self._alive > 0).any():
+            return None
+        present = ranges.present
+        a, b = np.repeat(present, len(present)), np.tile(present, len(present))
+        fa, fb = self.pcs.flags(a), self.pcs.flags(b)
+        meet = ranges.meet(a, b) & (fa.write | fb.write)
+        racy = meet & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
+        racy |= meet & (classify(fa, fb, False, False, self.ctx.model) != Cause.NONE)
+        wanted = np.zeros(len(self.pcs.write), dtype=np.bool_)
+        wanted[a[racy]] = True
+        return wanted
+
+    def _close_records(self, records: list[np.ndarray], repeats: bool, ranges: PcRanges) -> None:
         """Check the accesses (thread, addr, size, pc, seq, val, known) of whole blocks whose interval closed;
-        `repeats`: a thread may have made one access twice."""
+        `repeats`: a thread may have made one access twice; `ranges`: the instructions' address ranges."""
         # Large intervals (a grid-stride loop over millions of elements) make every column hundreds of MB: each
         # is let go (`del`, `clear`) as soon as a smaller or reordered one replaces it, so that few live at once.
         # The cheap filters come first and see every execution of a repeated access (they answer the same for
@@ -229,7 +254,7 @@ class IntervalDetector:
         if len(thread) == 0:
             return
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
-        maybe = self._may_conflict(pc, glob)
+        maybe = self._may_conflict(pc, glob, ranges)
         if maybe.any():
             near = maybe.nonzero()[0]
             maybe[near] = shared_by_threads(thread[near], addr[near], size[near], write=self.pcs.write[pc[near]])
@@ -248,10 +273,12 @@ class IntervalDetector:
             del glob
             self._check_other_blocks(columns, repeats)
 
-    def _may_conflict(self, pc: np.ndarray, glob: np.ndarray) -> np.ndarray:
+    def _may_conflict(self, pc: np.ndarray, glob: np.ndarray, ranges: PcRanges) -> np.ndarray:
         """Per access: whether its instruction may conflict, within one block, with an instruction that accessed
-        the same space in this chunk (itself included). An interval of shared-memory atomics only (a histogram's
-        bins) or of reads only has none, and skips the sort and group pass of `_check_same_block` entirely."""
+        the same space in this chunk (itself included) and whose `ranges` meet its own. An interval of
+        shared-memory atomics only (a histogram's bins), of reads only, or whose writes are each thread's own
+        elements of arrays it does not read has none, and skips the sort and group pass of `_check_same_block`
+        entirely."""
         npcs = len(self.pcs.write)
         may = np.zeros(len(pc), dtype=np.bool_)
         for space in (glob, ~glob):
@@ -260,7 +287,7 @@ class IntervalDetector:
                 continue
             a, b = np.repeat(present, len(present)), np.tile(present, len(present))
             fa, fb = self.pcs.flags(a), self.pcs.flags(b)
-            racy = (fa.write | fb.write) & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
+            racy = (fa.write | fb.write) & ranges.meet(a, b) & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
             loud = np.zeros(npcs, dtype=np.bool_)
             loud[a[racy]] = True
             may |= space & loud[pc]

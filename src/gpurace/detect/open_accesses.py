@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from gpurace.detect.pc_ranges import PcRanges, bounds
 from gpurace.detect.written_values import stored_words
 from gpurace.sim.events import AccessBatch
 
@@ -28,6 +29,8 @@ SEGMENT = 1 << 20
 """Accesses per segment: large enough that per-segment NumPy calls cost nothing, small beside the buffer."""
 CUT_SAMPLE = 1 << 16
 """Accesses sampled to place the address cuts of a close in chunks."""
+_OPEN, _UNCHECKED = np.int32(-1), np.int32(-2)
+"""`OpenAccesses.close`'s marks for accesses that stay buffered and for closing accesses left unchecked."""
 
 
 class _Segment:
@@ -38,7 +41,8 @@ class _Segment:
         self.thread = np.empty(SEGMENT, dtype=thread_type)
         self.addr = np.empty(SEGMENT, dtype=np.uint64)
         self.batch = np.empty(SEGMENT, dtype=np.int32)
-        self.val = np.empty(SEGMENT, dtype=np.uint64)
+        # zeros from the start (lazily mapped pages): the accesses of loads and atomics leave their 0 unwritten
+        self.val = np.zeros(SEGMENT, dtype=np.uint64)
 
     COLUMNS = ("thread", "addr", "batch", "val")
 
@@ -58,14 +62,22 @@ class OpenAccesses:
         self.size = np.empty(0, dtype=np.uint64)
         self.seq = np.empty(0, dtype=np.int64)
         self.known = np.empty(0, dtype=np.bool_)
+        # each batch's `pc_ranges.bounds`
+        self.lo = np.empty(0, dtype=np.uint64)
+        self.hi = np.empty(0, dtype=np.uint64)
+        self.apart = np.empty(0, dtype=np.bool_)
+
+    def _tables(self) -> tuple[np.ndarray, ...]:
+        return self.pc, self.size, self.seq, self.known, self.lo, self.hi, self.apart
 
     def append(self, batch: AccessBatch) -> None:
         words = stored_words(batch)
         if self.batches == len(self.pc):
             grown = max(1024, 2 * self.batches)
-            self.pc, self.size, self.seq, self.known = (_resized(t, grown) for t in (self.pc, self.size, self.seq, self.known))
+            self.pc, self.size, self.seq, self.known, self.lo, self.hi, self.apart = (_resized(t, grown) for t in self._tables())
         b = self.batches
         self.pc[b], self.size[b], self.seq[b], self.known[b] = batch.pc, batch.size, batch.seq, words is not None
+        self.lo[b], self.hi[b], self.apart[b] = bounds(np.asarray(batch.addrs), batch.size)
         self.batches += 1
         columns = {
             "thread": np.asarray(batch.threads),
@@ -76,7 +88,8 @@ class OpenAccesses:
         self._extend(columns, len(batch.threads), b)
 
     def _extend(self, columns: dict, count: int, batch: int | None = None) -> None:
-        """Append `count` accesses; a None column is the batch number `batch`, or 0 for `val`."""
+        """Append `count` accesses; a None column is the batch number `batch`, or 0 for `val` (as a segment's
+        `val` starts)."""
         done = 0
         while done < count:
             if not self._segments or self._segments[-1].n == SEGMENT:
@@ -85,20 +98,40 @@ class OpenAccesses:
             take = min(count - done, SEGMENT - seg.n)
             for name in _Segment.COLUMNS:
                 col = columns[name]
-                getattr(seg, name)[seg.n : seg.n + take] = (batch if name == "batch" else 0) if col is None else col[done : done + take]
+                if col is not None:
+                    getattr(seg, name)[seg.n : seg.n + take] = col[done : done + take]
+                elif name == "batch":
+                    seg.batch[seg.n : seg.n + take] = batch
             seg.n += take
             done += take
         self.n += count
 
-    def close(self, closing: np.ndarray, block_of: np.ndarray, most: int, check: Callable[[list[np.ndarray]], None]) -> None:
+    def ranges(self, npcs: int) -> PcRanges:
+        """The address range of each instruction's buffered accesses (closing or not: a superset of a close's)."""
+        b = self.batches
+        return PcRanges(npcs, self.pc[:b], self.lo[:b], self.hi[:b], self.apart[:b])
+
+    def close(
+        self, closing: np.ndarray, block_of: np.ndarray, most: int, check: Callable[[list[np.ndarray]], None],
+        wanted: np.ndarray | None = None,
+    ) -> None:
         """Hand the accesses of the blocks where `closing` is true to `check(records)` and forget them.
 
         `records` are the columns (thread, addr, size, pc, seq, val, known) the detector checks, in event order,
         for one address range at a time: when more than `most` accesses close, the address line is cut into
         ranges of about `most` of them each (`_address_cuts`; one address never spans two, so a chunk holds
-        every closing access that may overlap one of its own). The rest of the buffer keeps its order.
+        every closing access that may overlap one of its own). With `wanted` (per instruction), the accesses of
+        the other instructions are forgotten without a check. The rest of the buffer keeps its order.
         """
-        chunk_of = [np.where(closing[block_of[seg.used("thread")]], 0, -1).astype(np.int32) for seg in self._segments]
+        # per access: its chunk, or _OPEN (stays buffered) or _UNCHECKED (forgotten without a check)
+        wanted_batch = None if wanted is None else wanted[self.pc[: self.batches]]
+        everything = bool(closing.all())  # the usual last close: no thread's block to look up
+        chunk_of = []
+        for seg in self._segments:
+            c = np.zeros(seg.n, dtype=np.int32) if everything else np.where(closing[block_of[seg.used("thread")]], np.int32(0), _OPEN)
+            if wanted_batch is not None:
+                c[(c == 0) & ~wanted_batch[seg.used("batch")]] = _UNCHECKED
+            chunk_of.append(c)
         total = sum(int(np.count_nonzero(c >= 0)) for c in chunk_of)
         chunks = 1 if total else 0
         if total > most:
@@ -139,12 +172,12 @@ class OpenAccesses:
         ]
 
     def _drop(self, chunk_of: list[np.ndarray]) -> None:
-        """Forget the accesses with a chunk (>= 0 in `chunk_of`, segment by segment); batches left with no access
-        go too."""
+        """Forget the closed accesses (all but _OPEN in `chunk_of`, segment by segment); batches left with no
+        access go too."""
         old, self._segments, self.n = self._segments, [], 0
         for i, chunk in enumerate(chunk_of):
             seg, old[i] = old[i], None  # each old segment goes as soon as its kept accesses are copied
-            keep = chunk < 0
+            keep = chunk == _OPEN
             self._extend({name: seg.used(name)[keep] for name in _Segment.COLUMNS}, int(keep.sum()))
         self._renumber_batches()
 
@@ -161,7 +194,7 @@ class OpenAccesses:
         used = np.concatenate([seg.used("batch")[c] for seg, c in zip(self._segments, changes)]) if changes else np.zeros(0, dtype=np.int32)
         if len(used) == self.batches:
             return
-        for table in (self.pc, self.size, self.seq, self.known):
+        for table in self._tables():
             table[: len(used)] = table[used]
         first = 0
         for seg, change in zip(self._segments, changes):

@@ -131,7 +131,10 @@ def _resolve_space(
 
 
 def _present(spaces: np.ndarray) -> list[Space]:
-    """The distinct spaces in an int8 space-code array (O(N), no sort)."""
+    """The distinct spaces in an int8 space-code array (O(N), no sort; the usual single space by its least and
+    greatest code, which costs less than counting: `bincount` first widens every code to an intp)."""
+    if len(spaces) and (lowest := int(spaces.min())) == int(spaces.max()):
+        return [Space(lowest)]
     counts = np.bincount(spaces.view(np.uint8), minlength=len(Space))
     return [Space(int(s)) for s in np.flatnonzero(counts)]
 
