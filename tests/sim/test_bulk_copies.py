@@ -146,7 +146,7 @@ def test_a_misaligned_bulk_copy_is_a_finding():
     "line, message",
     [
         ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%tile], [%in], 24, [%bar];", "multiple of 16"),
-        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%tile], [%in], 16, [%bar], 3;", "multicast"),
+        ("cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.multicast::cluster [%tile], [%in], 16, [%bar], 3;", "multicast"),
         ("cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%out], [%tile], 16, 65535;", "cp_mask"),
         ("cp.async.bulk.wait_group %t;", "non-negative integer constant"),
         ("cp.async.bulk.global.global.bulk_group [%out], [%in], 16;", "not a form of cp.async.bulk"),
