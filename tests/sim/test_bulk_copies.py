@@ -249,46 +249,6 @@ def test_a_bulk_store_a_thread_never_waits_for_lands_when_it_exits():
     np.testing.assert_array_equal(out, np.arange(64))
 
 
-def test_a_bulk_copy_to_another_block_of_the_cluster_completes_on_that_blocks_mbarrier():
-    # block 0 copies its tile into block 1's, through block 1's mbarrier; block 1 waits and stores it
-    body = """
-    mov.u32 %r7, %ctaid.x;
-    shl.b32 %r1, %t, 2;
-    add.u32 %r1, %r1, %tile;
-    add.u32 %r2, %t, %r7;
-    st.shared.u32 [%r1], %r2;
-    fence.proxy.async.shared::cta;
-    setp.eq.u32 %p, %t, 0;
-    @%p mbarrier.init.shared::cta.b64 [%bar], 1;
-    barrier.cluster.arrive;
-    barrier.cluster.wait;
-    setp.eq.u32 %p, %r7, 0;
-    @%p bra SEND;
-    setp.eq.u32 %p, %t, 0;
-    @%p mbarrier.arrive.expect_tx.shared::cta.b64 _, [%bar], 256;
-WAIT:
-    mbarrier.try_wait.parity.shared::cta.b64 %p, [%bar], 0;
-    @!%p bra WAIT;
-    ld.shared.u32 %r3, [%r1];
-    mul.wide.u32 %rd1, %t, 4;
-    add.s64 %rd1, %out, %rd1;
-    st.global.u32 [%rd1], %r3;
-    bra DONE;
-SEND:
-    setp.eq.u32 %p, %t, 0;
-    mapa.shared::cluster.u32 %r4, %tile, 1;
-    mapa.shared::cluster.u32 %r5, %bar, 1;
-    @%p cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r4], [%tile], 256, [%r5];
-DONE:
-    barrier.cluster.arrive;
-    barrier.cluster.wait;"""
-    a = np.zeros(64, dtype=np.uint32)
-    out = np.zeros(64, dtype=np.uint32)
-    result = simulate(parse_ptx(KERNEL.format(body=body), "k.ptx"), grid=2, block=64, cluster=2, args=[a, out], arch="sm_90a")
-    assert [f.kind for f in result.findings] == []
-    np.testing.assert_array_equal(out, np.arange(64))
-
-
 F16_STORE = """\
 .version 8.0
 .target sm_90a
