@@ -221,3 +221,34 @@ def test_writing_the_source_before_the_wait_races_with_the_reduction():
 def test_forms_the_isa_lacks_are_refused_by_name(line, message):
     with pytest.raises(UserError, match=message):
         reduce("", np.zeros(16, np.uint32), np.zeros(16, np.uint32), "    " + line)
+
+
+# ---------------------------------------------------------------- TMA reductions (cp.reduce.async.bulk.tensor)
+
+ROWS, COLS = 40, 100
+
+
+def test_a_tma_reduction_adds_each_box_element_inside_the_tensor():
+    a = np.random.default_rng(11).integers(-50, 50, size=2048, dtype=np.int32)
+    tensor = np.random.default_rng(12).integers(-50, 50, size=ROWS * COLS, dtype=np.int32)
+    want = tensor.reshape(ROWS, COLS).copy()
+    for b, tile in enumerate(a.reshape(4, 16, 32)):
+        col = 16 * b - 8
+        for r in range(16):
+            for c in range(32):
+                if 30 + r < ROWS and 0 <= col + c < COLS:
+                    want[30 + r, col + c] += tile[r, c]
+    spec = f"tensormap:i32:{ROWS}x{COLS}:16x32:2"
+    result = simulate(KERNELS / "bulk_copy" / "tma_reduce_add.cu", grid=4, block=512, args=[spec, a, tensor], arch="sm_90a")
+    assert result.clean
+    np.testing.assert_array_equal(tensor.reshape(ROWS, COLS), want)
+
+
+@pytest.mark.parametrize("op", ["inc", "xor"])
+def test_a_tma_reduction_the_isa_lacks_for_the_maps_type_is_refused(op, tmp_path):
+    text = (KERNELS / "bulk_copy" / "tma_reduce_add.cu").read_text().replace('tma_reduce_2d("add"', f'tma_reduce_2d("{op}"')
+    path = tmp_path / "k.cu"
+    path.write_text(text.replace('"bulk_ptx.cuh"', f'"{KERNELS / "bulk_copy" / "bulk_ptx.cuh"}"'))
+    spec = f"tensormap:f32:{ROWS}x{COLS}:16x32:2"
+    with pytest.raises(UserError, match=f"no .{op} on .f32"):
+        simulate(path, grid=4, block=512, args=[spec, np.zeros(2048, np.float32), np.zeros(4000, np.float32)], arch="sm_90a")

@@ -154,3 +154,16 @@ def test_a_copy_from_another_block_is_ordered_before_a_cta_scope_wait_on_its_mba
     result = check(module, grid=2, block=64, cluster=2, args=[out], arch="sm_90a", detector=detector)
     assert result.findings == []
     np.testing.assert_array_equal(out, np.arange(64))
+
+
+def test_a_multicast_tma_load_delivers_the_box_to_both_blocks():
+    tensor = np.random.default_rng(2).standard_normal((40, 100)).astype(np.float32)
+    out = np.zeros(4 * 512, dtype=np.float32)
+    path = CLUSTERS / "tma_multicast_load.cu"
+    result = check(path, grid=4, block=512, cluster=2, args=["tensormap:f32:40x100:16x32:2", out, tensor], arch="sm_90a")
+    assert result.findings == []
+    padded = np.zeros((40 + 32, 100 + 64), dtype=np.float32)
+    padded[16:56, 32:132] = tensor
+    for b in range(4):
+        col = 32 * (b // 2) - 8
+        np.testing.assert_array_equal(out[512 * b : 512 * (b + 1)].reshape(16, 32), padded[24 + 16 : 40 + 16, col + 32 : col + 64])

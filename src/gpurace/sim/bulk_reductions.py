@@ -8,13 +8,13 @@ Forms simulated, as the PTX ISA writes them:
 - `cp.reduce.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes.redOp.type [dst], [src], size,
   [mbar]`: into (distributed) shared memory of a block of the cluster, completing `size` bytes on the mbarrier
   there;
-- `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp.tile.bulk_group [tensorMap, {c0, ...}], [src]`: the
-  box of a tensor map, `sim.tensor_copies`.
+- `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile}.bulk_group [tensorMap, {c0, ...}], [src]`: the
+  box of a tensor map, in its element type (`sim.tensor_copies`).
 
 Each element of the destination is reduced with the element at the same offset of the source, by `.redOp`
 (`.add`, `.min`, `.max`, `.inc`, `.dec`, `.and`, `.or`, `.xor`) in `.type`, as `atom` does it (`.inc`/`.dec` with
 the source element as the bound); `.add.f32` flushes subnormal inputs and results to sign-preserving zero, as the
-ISA says the instruction does. Each element's reduction is an atomic of its own with `.relaxed.gpu` semantics (or
+ISA says `cp.reduce.async.bulk` does (it says nothing of the kind for the tensor form, which rounds only). Each element's reduction is an atomic of its own with `.relaxed.gpu` semantics (or
 the `.relaxed.scope` the instruction names): two reductions onto the same bytes never race, while a plain access
 to them does, unless ordered. The simulator runs a reduction as the bulk copy it is (`sim.bulk_copies`): the
 source is read at issue (an async-proxy read, so `fence.proxy.async` must follow the generic writes to it,
@@ -77,6 +77,7 @@ class Reduction:
     op: str
     type: str
     scope: str = "gpu"
+    ftz: bool = True  # `.add.f32` flushes subnormals (what the ISA says of cp.reduce.async.bulk, not of .tensor)
 
     def land(self, eng, pc: int, threads: np.ndarray, space: Space, dst: np.ndarray, data: np.ndarray) -> None:
         """Reduce the rows of `data` (bytes, one row per thread) into the destinations `dst` (addresses of `space`):
@@ -84,7 +85,7 @@ class Reduction:
         would store)."""
         esize = type_size(self.type)
         udt = UINT_OF_SIZE[esize]
-        memory_op = "add.ftz" if (self.op, self.type) == ("add", "f32") else self.op
+        memory_op = "add.ftz" if self.ftz and (self.op, self.type) == ("add", "f32") else self.op
         blocks = eng.geo.block_of[threads]
         for e in range(data.shape[1] // esize):
             acc = eng.mem.resolve(space, dst + np.uint64(e * esize), threads, blocks, esize, write=True)

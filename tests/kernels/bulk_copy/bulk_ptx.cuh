@@ -122,3 +122,18 @@ __device__ __forceinline__ unsigned cluster_rank()
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
+
+// TMA: shared -> the box of `map` at column c0, row c1, reduced by `op` (e.g. "add") in the map's element type,
+// in the thread's current bulk group
+#define tma_reduce_2d(op, map, c0, c1, src)                                                                    \
+    asm volatile("cp.reduce.async.bulk.tensor.2d.global.shared::cta." op ".tile.bulk_group [%0, {%1, %2}], [%3];" \
+                 ::"l"(map), "r"(int(c0)), "r"(int(c1)), "r"(smem(src))                                        \
+                 : "memory")
+
+// TMA: the box of `map` at column c0, row c1 -> the same offset of `dst` in every block of the cluster whose
+// rank is a bit of `mask`, completing the box's bytes on each one's `bar`
+#define tma_load_2d_multicast(dst, map, c0, c1, bar, mask)                                                     \
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"            \
+                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(smem(dst)), "l"(map),              \
+                 "r"(int(c0)), "r"(int(c1)), "r"(smem(bar)), "h"((unsigned short)(mask))                       \
+                 : "memory")
