@@ -18,7 +18,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.sim.events import AccessBatch, AccessKind
 from gpurace.sim.launch import simulate
-from gpurace.sim.mbarriers import PHASE_BYTES
+from gpurace.sim.mbarriers import ARRIVAL_BYTES
 from test_expectations import ROOT
 
 KERNEL = """\
@@ -234,15 +234,15 @@ def test_a_wait_acquires_the_arrivals_of_its_phase_only():
     body = INIT.format(count=2) + """
     mbarrier.arrive.shared::cta.b64 %tok, [%bar];""" + WAIT_TOKEN
     _, result = run(body, 2, sinks=[Recorder()])
-    bar = [e for e in events if e.size in (PHASE_BYTES, 8)]
+    bar = [e for e in events if e.size in (ARRIVAL_BYTES, 8)]
     # init: a plain 8-byte store; phase 0: a release store (first arrival) and a release atomic at bar+0;
     # the waits: acquire loads of bar+0, all of CTA scope
     kinds = [(e.kind, e.size, e.sem, e.scope, e.threads.tolist()) for e in bar]
     assert kinds == [
         (AccessKind.WRITE, 8, None, None, [0]),
-        (AccessKind.WRITE, PHASE_BYTES, "release", "cta", [0]),
-        (AccessKind.ATOMIC, PHASE_BYTES, "release", "cta", [1]),
-        (AccessKind.READ, PHASE_BYTES, "acquire", "cta", [0, 1]),
+        (AccessKind.WRITE, ARRIVAL_BYTES, "release", "cta", [0]),
+        (AccessKind.ATOMIC, ARRIVAL_BYTES, "release", "cta", [1]),
+        (AccessKind.READ, ARRIVAL_BYTES, "acquire", "cta", [0, 1]),
     ]
     assert len({int(e.addrs[0]) for e in bar}) == 1  # phase 0's location is the object's first 4 bytes
 

@@ -25,13 +25,14 @@ with no mbarrier changed since is in a `deadlock`, reported with the wait's and 
 **Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every
 wait that sees it complete (acquire, by default), when each is inside the other's scope (`.cta` by default,
 `.cluster` for threads of other blocks of the cluster). The detectors see this as release/acquire operations on a
-location, as they see flags and locks, with no detector knowing about mbarriers: the 2 bytes at
-`object + 4 * (phase % 2)` stand for the phase's arrivals. The first arrival of a phase is a strong release store
-there (which starts a new release sequence, dropping the phase two before), each later arrival a release atomic
-(which extends it), and a satisfied wait an acquire load of the completed phase's location, all with the scope of
-their instruction. So a waiter acquires exactly the arrivals of the phase it waited for, and a `.cta` wait does
-not synchronise with a remote arrive (nor a `.cta` arrive with a wait in another block): the detectors report
-what the arrive was to order as a race of insufficient scope. `init` is an ordinary 8-byte store, so an `init` that other threads may
+location, as they see flags and locks, with no detector knowing about mbarriers: the byte at
+`object + 4 * (phase % 2)` stands for the phase's `.cta` arrivals, the next for its `.cluster` ones. The first
+arrival of a phase there is a strong release store (which starts a new release sequence, dropping the phase two
+before), each later arrival a release atomic (which extends it), and a satisfied wait an acquire load of the
+completed phase's byte of `.cta` arrivals, and a `.cluster` wait one of both bytes, each with its instruction's
+scope. So a waiter acquires exactly the arrivals of the phase it waited for that its scope lets it see: a `.cta`
+wait orders nothing of a remote `.cluster` arrive (it does not read its byte, and what the arrive was to publish
+is a race with the waiter's reads), and mbarrier operations never race with each other, as PTX has it. `init` is an ordinary 8-byte store, so an `init` that other threads may
 still be using the object across (no barrier in between) is a data race with their operations. `inval` emits
 nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp only by a
 warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
@@ -82,8 +83,11 @@ WAITING = 5
 """The engine's status of a thread blocked in an unsatisfied mbarrier wait (beside RUN, BAR, WARP, DONE, PARKED)."""
 
 OBJECT_SIZE = 8
-PHASE_BYTES = 2
-"""The bytes at `object + 4 * (phase % 2)` that stand for a phase's arrivals; the next 2 for its complete-tx."""
+ARRIVAL_BYTES = 1
+"""The byte at `object + 4 * (phase % 2)` stands for a phase's `.cta` arrivals, the next for its `.cluster` ones."""
+TX_OFFSET, TX_BYTES = 2, 2
+"""The 2 bytes after them stand for the complete-tx of the phase's bulk copies."""
+_SCOPES = ("cta", "cluster")
 MAX_COUNT = (1 << 20) - 1
 """The largest expected arrival count PTX allows."""
 
@@ -100,7 +104,8 @@ class Barrier:
     pending: int
     phase: int = 0
     tx: int = 0
-    arrivals: int = 0  # arrivals so far in this phase: the first one starts the phase's release sequence
+    arrivals: list[int] = field(default_factory=lambda: [0, 0])  # so far in this phase, by scope (`_SCOPES`): the
+    # first of each scope starts the release sequence of its byte
     deferred: int = 0  # arrivals owed by `cp.async.mbarrier.arrive`, made when the phase can otherwise complete
     alive: bool = True  # False after `inval`
     copied: list[bool] = field(default_factory=lambda: [False, False])  # by phase parity: bulk copies completed it
@@ -225,9 +230,9 @@ class Mbarriers:
             c = counts[mine].astype(np.int64)
             if tx is not None:
                 b.tx += int(tx[mine].sum())
-            loc[mine] = self._phase_location(a, b.phase)
-            first[mine[0]] = b.arrivals == 0
-            b.arrivals += len(mine)
+            loc[mine] = self._phase_location(a, b.phase) + np.uint64(_SCOPES.index(scope))
+            first[mine[0]] = b.arrivals[_SCOPES.index(scope)] == 0
+            b.arrivals[_SCOPES.index(scope)] += len(mine)
             if deferred:
                 b.pending += int(c.sum())
                 b.deferred += len(mine)
@@ -250,9 +255,9 @@ class Mbarriers:
             touched.append(a)
         self.epoch += 1
         release = "release" if sem == "release" else "relaxed"
-        self._emit(pc, AccessKind.WRITE, threads[first], loc[first], PHASE_BYTES, release, scope)
+        self._emit(pc, AccessKind.WRITE, threads[first], loc[first], ARRIVAL_BYTES, release, scope)
         rest = ok & ~first
-        self._emit(pc, AccessKind.ATOMIC, threads[rest], loc[rest], PHASE_BYTES, release, scope)
+        self._emit(pc, AccessKind.ATOMIC, threads[rest], loc[rest], ARRIVAL_BYTES, release, scope)
         for a in touched:
             self._try_complete(a)
         return tokens
@@ -295,7 +300,7 @@ class Mbarriers:
         inflight = {a: copies.inflight_bytes(a) for a in objects}
         pcs, threads, barriers = copies.release(objects)
         phase_of = {a: self.table[a].phase for a in objects}
-        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) + np.uint64(PHASE_BYTES) for a in barriers.tolist()], dtype=np.uint64)
+        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) + np.uint64(TX_OFFSET) for a in barriers.tolist()], dtype=np.uint64)
         for pc in np.unique(pcs).tolist():
             mine = np.flatnonzero(pcs == pc)
             # an event names each thread once: a thread that copied towards several objects gets one per object
@@ -306,7 +311,7 @@ class Mbarriers:
             rounds[order] = np.arange(len(t)) - np.maximum.accumulate(np.where(~same, np.arange(len(t)), 0))
             for r in range(int(rounds.max()) + 1):
                 sel = mine[rounds == r]
-                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], PHASE_BYTES, "release", "cluster")
+                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], TX_BYTES, "release", "cluster")
         for a in objects:
             self.ready.discard(a)
             b = self.table[a]
@@ -323,7 +328,7 @@ class Mbarriers:
     def _next_phase(self, a: int) -> None:
         b = self.table[a]
         b.phase += 1
-        b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
+        b.pending, b.arrivals, b.deferred, b.tx = b.expected, [0, 0], 0, 0
         b.copied[b.phase % 2] = False
         self.eng.progress = True
         self._wake(a)
@@ -357,10 +362,12 @@ class Mbarriers:
             copied[mine] = np.array(b.copied)[phase % 2]
         acquired = done & ok
         acquire = "acquire" if sem == "acquire" else "relaxed"
-        self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired], PHASE_BYTES, acquire, scope)
+        self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired], ARRIVAL_BYTES, acquire, scope)
+        if scope == "cluster":  # the phase's arrivals of cluster scope too
+            self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired] + np.uint64(1), ARRIVAL_BYTES, acquire, scope)
         # the complete-tx of the phase's bulk copies, at cluster scope (module docstring)
         tx = acquired & copied
-        self._emit(pc, AccessKind.READ, threads[tx], loc[tx] + np.uint64(PHASE_BYTES), PHASE_BYTES, acquire, "cluster")
+        self._emit(pc, AccessKind.READ, threads[tx], loc[tx] + np.uint64(TX_OFFSET), TX_BYTES, acquire, "cluster")
         blocked = ~done & ~self.told_false[threads]
         self.told_false[threads] = False
         if blocked.any():
