@@ -6,6 +6,9 @@ Forms simulated, as the PTX ISA writes them:
   (and `.shared::cta` destinations): global to shared memory, completing through the mbarrier's tx-count;
 - `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]`: shared
   memory of this block to (distributed) shared memory of a block of the cluster;
+- `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar],
+  ctaMask`: global memory to the same offset in every block of the cluster that ctaMask names, each completing
+  on its mbarrier at the same offset (`multicast_targets`);
 - `cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size`: shared to global memory,
   completing through `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group{.read} N`;
 - `cp.async.bulk.prefetch{.tensor}...`: a hint that moves data into the L2 cache, a no-op for memory;
@@ -16,8 +19,8 @@ The size must be a multiple of 16 and both addresses 16-byte aligned; a misalign
 into 16-byte pieces, its unit, which go into `sim.async_copies`' table of copies in flight: the source is read at
 issue (a read event of the issuing thread per piece; a write to it before completion races with the copy), and
 the destination is written at completion (the mbarrier phase, or the wait for the bulk group). A copy that reads
-shared memory is an async-proxy read (`sim.proxy_fences`). Refused by name: `.multicast::cluster`, `.cp_mask`,
-`.ignore_oob` and the `cp.reduce.async.bulk` reductions.
+shared memory is an async-proxy read (`sim.proxy_fences`). The bulk reductions (`cp.reduce.async.bulk`,
+`sim.bulk_reductions`) are made here too (`copier`). Refused by name: `.cp_mask` and `.ignore_oob`.
 """
 
 from __future__ import annotations
@@ -132,13 +135,6 @@ def emit_by_piece(dec, kind: AccessKind, threads, acc, ok, number, size: int = M
         dec.emit_access(kind, threads[sel], lanes(acc, sel), ok[sel], size)
 
 
-def barrier_objects(dec, op, space: Space):
-    """idx -> (usable mask, canonical address) of the `[mbar]` operand of a copy into `space`."""
-    addr = dec.address(op)
-    resolve = barriers_at(dec, space)
-    return lambda idx: resolve(idx, addr(idx))
-
-
 def barriers_at(dec, space: Space):
     """(idx, addresses) -> (usable mask, canonical address) of the mbarrier objects a copy into `space` completes
     on, at `addresses` (of `space`, or generic)."""
@@ -203,7 +199,9 @@ def copier(dec, dst_space: Space, src_space: Space, completion: str, kind: Acces
     hint = "L2::cache_hint" in ins.modifiers
     multicast = MULTICAST in ins.modifiers
     if multicast and (dst_space, src_space, completion) != (Space.SHARED_CLUSTER, Space.GLOBAL, COMPLETE_TX):
-        raise UserError(f"the simulator does not support `{ins.text}`: .multicast::cluster copies global memory to .shared::cluster")
+        raise UserError(
+            f"the simulator does not support `{ins.text}`: .multicast::cluster copies global memory to .shared::cluster"
+        )
     ops = dec.operands(3 + (completion == COMPLETE_TX) + multicast + hint)
     resolve_barrier = barriers_at(dec, dst_space) if completion == COMPLETE_TX else None
     baddr = dec.address(ops[3]) if completion == COMPLETE_TX else None

@@ -11,16 +11,17 @@ Forms simulated, as the PTX ISA writes them:
 - `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.redOp{.tile}.bulk_group [tensorMap, {c0, ...}], [src]`: the
   box of a tensor map, in its element type (`sim.tensor_copies`).
 
-Each element of the destination is reduced with the element at the same offset of the source, by `.redOp`
-(`.add`, `.min`, `.max`, `.inc`, `.dec`, `.and`, `.or`, `.xor`) in `.type`, as `atom` does it (`.inc`/`.dec` with
-the source element as the bound); `.add.f32` flushes subnormal inputs and results to sign-preserving zero, as the
-ISA says `cp.reduce.async.bulk` does (it says nothing of the kind for the tensor form, which rounds only). Each element's reduction is an atomic of its own with `.relaxed.gpu` semantics (or
-the `.relaxed.scope` the instruction names): two reductions onto the same bytes never race, while a plain access
-to them does, unless ordered. The simulator runs a reduction as the bulk copy it is (`sim.bulk_copies`): the
-source is read at issue (an async-proxy read, so `fence.proxy.async` must follow the generic writes to it,
-`sim.proxy_fences`), the pieces stay in flight in `sim.async_copies`' table (an access to their destination before
-completion races with them, save another atomic), and at completion each element becomes an atomic event of the
-issuing thread (`Reduction.land`). Combinations of operation and type that the ISA's table lacks are refused.
+Each element of the destination is reduced with the element at the same offset of the source, by `.redOp` (`.add`,
+`.min`, `.max`, `.inc`, `.dec`, `.and`, `.or`, `.xor`) in `.type`, as `atom` does it (`.inc`/`.dec` with the source
+element as the bound); `.add.f32` flushes subnormal inputs and results to sign-preserving zero, as the ISA says
+`cp.reduce.async.bulk` does (it says nothing of the kind for the tensor form, which rounds only). Each element's
+reduction is an atomic of its own with `.relaxed.gpu` semantics (or the `.relaxed.scope` the instruction names): two
+reductions onto the same bytes never race, while a plain access to them does, unless ordered. The simulator runs a
+reduction as the bulk copy it is (`sim.bulk_copies`): the source is read at issue (an async-proxy read, so
+`fence.proxy.async` must follow the generic writes to it, `sim.proxy_fences`), the pieces stay in flight in
+`sim.async_copies`' table (an access to their destination before completion races with them, save another atomic),
+and at completion each element becomes an atomic event of the issuing thread (`Reduction.land`). Combinations of
+operation and type that the ISA's table lacks are refused.
 """
 
 from __future__ import annotations

@@ -40,7 +40,10 @@ def mbarrier(dec):
     if len(ops) != 1:
         raise UserError(f"`{ins.text}` needs exactly one mbarrier operation ({', '.join('.' + n for n in _OPERATIONS)})")
     if "shared::cluster" in mods and ops[0] not in _REMOTE:
-        raise UserError(f"`{ins.text}`: mbarrier.{ops[0]} takes no .shared::cluster object (only arrive, arrive_drop, expect_tx and complete_tx do)")
+        raise UserError(
+            f"`{ins.text}`: mbarrier.{ops[0]} takes no .shared::cluster object (only arrive, arrive_drop, expect_tx "
+            "and complete_tx do)"
+        )
     return _BUILDERS[ops[0]](dec)
 
 

@@ -22,22 +22,22 @@ mbarrier completes. When nothing else can run, each blocked thread is let go onc
 which its test came early), so a kernel that does other work between tests goes on; a thread that blocks again
 with no mbarrier changed since is in a `deadlock`, reported with the wait's and the `init`'s lines.
 
-**Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every
-wait that sees it complete (acquire, by default), when each is inside the other's scope (`.cta` by default,
-`.cluster` for threads of other blocks of the cluster). The detectors see this as release/acquire operations on a
-location, as they see flags and locks, with no detector knowing about mbarriers: the byte at
-`object + 4 * (phase % 2)` stands for the phase's `.cta` arrivals, the next for its `.cluster` ones. The first
-arrival of a phase there is a strong release store (which starts a new release sequence, dropping the phase two
-before), each later arrival a release atomic (which extends it), and a satisfied wait an acquire load of the
-completed phase's byte of `.cta` arrivals, and a `.cluster` wait one of both bytes, each with its instruction's
-scope. So a waiter acquires exactly the arrivals of the phase it waited for that its scope lets it see: a `.cta`
-wait orders nothing of a remote `.cluster` arrive (it does not read its byte, and what the arrive was to publish
-is a race with the waiter's reads), and mbarrier operations never race with each other, as PTX has it. `init` is an ordinary 8-byte store, so an `init` that other threads may
-still be using the object across (no barrier in between) is a data race with their operations. `inval` emits
-nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp only by a
-warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
-simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in
-the ISA) and emit no event.
+**Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every wait
+that sees it complete (acquire, by default), when each is inside the other's scope (`.cta` by default, `.cluster`
+for threads of other blocks of the cluster). The detectors see this as release/acquire operations on a location, as
+they see flags and locks, with no detector knowing about mbarriers: the byte at `object + 4 * (phase % 2)` stands
+for the phase's `.cta` arrivals, the next for its `.cluster` ones. The first arrival of a phase there is a strong
+release store (which starts a new release sequence, dropping the phase two before), each later arrival a release
+atomic (which extends it), and a satisfied wait an acquire load of the completed phase's byte of `.cta` arrivals,
+and a `.cluster` wait one of both bytes, each with its instruction's scope. So a waiter acquires exactly the
+arrivals of the phase it waited for that its scope lets it see: a `.cta` wait orders nothing of a remote `.cluster`
+arrive (it does not read its byte, and what the arrive was to publish is a race with the waiter's reads), and
+mbarrier operations never race with each other, as PTX has it. `init` is an ordinary 8-byte store, so an `init` that
+other threads may still be using the object across (no barrier in between) is a data race with their operations.
+`inval` emits nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp
+only by a warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
+simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in the
+ISA) and emit no event.
 
 **Cluster scope.** An object in another block's shared memory (a `mapa` address, `.shared::cluster` or generic)
 takes `arrive` and `arrive_drop` (which cannot return a state there: the sink `_`), `expect_tx` and `complete_tx`,
@@ -48,15 +48,15 @@ asked of a remote arrive.
 on its object when it completes (`sim.async_copies`, mode `BULK_MBARRIER`). The ISA gives that complete-tx
 `.release` semantics at `.cluster` scope and makes the copies' writes visible to every wait that sees the phase
 complete: the detectors see it as a release at cluster scope on the 2 bytes after the arrivals' (`object + 4 *
-(phase % 2) + 2`), which a satisfied wait on a phase that had copies also acquires at cluster scope. So a copy
-from another block of the cluster (a multicast, a bulk copy or reduction into distributed shared memory) is
-ordered before the waiters of the phase it completes on, whatever the wait's scope. The simulator lets it complete as late
+(phase % 2) + 2`), which a satisfied wait on a phase that had copies also acquires at cluster scope. So a copy from
+another block of the cluster (a multicast, a bulk copy or reduction into distributed shared memory) is ordered
+before the waiters of the phase it completes on, whatever the wait's scope. The simulator lets it complete as late
 as it can: once the phase's pending count is zero and its tx-count no more than the bytes of the bulk copies in
 flight on it, the phase is *ready*, and completes when the next mbarrier operation on the object (a wait, most
-often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that
-saw the phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing thread on the
-phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes than the
-tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
+often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that saw the
+phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing
+thread on the phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes
+than the tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
 
 **`cp.async.mbarrier.arrive[.noinc]`.** The thread's earlier `cp.async` copies complete, and then an arrival
 happens, at some time the ISA leaves open; the simulator takes the latest, when the phase could complete
@@ -300,7 +300,8 @@ class Mbarriers:
         inflight = {a: copies.inflight_bytes(a) for a in objects}
         pcs, threads, barriers = copies.release(objects)
         phase_of = {a: self.table[a].phase for a in objects}
-        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) + np.uint64(TX_OFFSET) for a in barriers.tolist()], dtype=np.uint64)
+        tx_at = np.uint64(TX_OFFSET)
+        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) + tx_at for a in barriers.tolist()], dtype=np.uint64)
         for pc in np.unique(pcs).tolist():
             mine = np.flatnonzero(pcs == pc)
             # an event names each thread once: a thread that copied towards several objects gets one per object

@@ -217,9 +217,15 @@ def _reduction(dec, op: str, tm: TensorMap) -> Reduction:
     bits = f"b{8 * tm.esize}"
     rtype = bits if op in ("and", "or", "xor") and ptx[0] in "us" else ptx
     if rtype not in _REDUCTION_TYPES[op]:
-        raise UserError(f"{dec.ins.where()}: `{dec.ins.text}` on a tensor map of {name} elements: cp.reduce.async.bulk.tensor has no .{op} on .{rtype}")
+        raise UserError(
+            f"{dec.ins.where()}: `{dec.ins.text}` on a tensor map of {name} elements: cp.reduce.async.bulk.tensor has "
+            f"no .{op} on .{rtype}"
+        )
     reduction = Reduction(op, rtype, ftz=False)
     known = dec.eng.async_copies.reductions.get(dec.pc)
     if known is not None and known != reduction and (dec.eng.async_copies.copies.pc == dec.pc).any():
-        raise UserError(f"{dec.ins.where()}: `{dec.ins.text}` reduces elements of two types while the first are in flight: not supported")
+        raise UserError(
+            f"{dec.ins.where()}: `{dec.ins.text}` reduces elements of two types while the first are in flight: "
+            "not supported"
+        )
     return reduction
