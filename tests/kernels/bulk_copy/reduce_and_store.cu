@@ -1,7 +1,7 @@
 // @kernel column_sums(const unsigned*, unsigned*)
 // @shared column_sums 1024
 // @barriers column_sums 15
-// @launch --arch sm_90a --grid 4 --block 256 --arg buf:1024:iota --arg buf:256
+// @launch --arch sm_90a --grid 2 --block 256 --arg buf:512:iota --arg buf:256
 // @expect data-race global 17 22
 // reduce_add.cu where thread 1 of block 0 also clears out[0] with a plain store: the bulk reductions
 // are atomic with each other, not with an ordinary store to the same bytes.
