@@ -3,6 +3,7 @@
 // @arch sm_90
 // @stdout before the launch
 // @exit 2
+// @launches 1
 // @expect_error cudaErrorInvalidClusterSize
 #include <cstdio>
 
