@@ -98,9 +98,11 @@ def memcpy(server, dst: int, src: int, count: int, kind: MemcpyKind) -> int:
     return ask(server, Op.MEMCPY, u64(dst) + u64(src) + u64(count) + u32(kind) + u64(0) + u32(0) + site("cudaMemcpy"))[0]
 
 
-def launch(server, flags: LaunchFlag = LaunchFlag(0), grid: int = 1, block: int = 32) -> int:
+def launch(server, flags: LaunchFlag = LaunchFlag(0), grid: int = 1, block: int = 32, cluster=(1, 1, 1)) -> int:
+    """A LAUNCH request; with LaunchFlag.CLUSTER, `cluster`'s dimensions follow the flags, as the shim sends them."""
+    dims = b"".join(u32(c) for c in cluster) if LaunchFlag.CLUSTER in flags else b""
     payload = (
-        u64(STUB) + u32(grid) + u32(1) * 2 + u32(block) + u32(1) * 2 + u64(0) + u64(0) + u32(flags)
+        u64(STUB) + u32(grid) + u32(1) * 2 + u32(block) + u32(1) * 2 + u64(0) + u64(0) + u32(flags) + dims
         + site("kernel launch") + u32(12) + bytes(12)
     )  # fmt: skip
     return ask(server, Op.LAUNCH, payload)[0]
@@ -114,8 +116,9 @@ def fake_launch(monkeypatch, result):
     """Make `run_launch` return (or raise) `result` with the launch's record, recording its calls."""
     calls = []
 
-    def run_launch(device, module, name, grid, block, shared_bytes, params, frame, sinks=(), cooperative=False):
-        calls.append((name, grid, block, shared_bytes, params, frame.call) + (("cooperative",) if cooperative else ()))
+    def run_launch(device, module, name, grid, block, shared_bytes, params, frame, sinks=(), cooperative=False, cluster=None):
+        extra = (("cooperative",) if cooperative else ()) + ((("cluster", cluster),) if cluster is not None else ())
+        calls.append((name, grid, block, shared_bytes, params, frame.call) + extra)
         if isinstance(result, Exception):
             raise result
         return result, launch_record(device, name, grid, block, frame)
@@ -441,7 +444,8 @@ def test_the_launch_flags_reach_the_simulator(server, monkeypatch):
     register(server)
     assert launch(server, LaunchFlag.COOPERATIVE) == CudaError.SUCCESS
     assert launch(server) == CudaError.SUCCESS
-    assert [c[-1] for c in calls] == ["cooperative", "kernel launch"]
+    assert launch(server, LaunchFlag.CLUSTER, grid=4, cluster=(2, 1, 1)) == CudaError.SUCCESS
+    assert [c[-1] for c in calls] == ["cooperative", "kernel launch", ("cluster", (2, 1, 1))]
 
 
 def test_a_cooperative_launch_gets_a_workspace_of_its_own_and_others_none(probe_server):

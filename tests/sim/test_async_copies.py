@@ -362,7 +362,7 @@ def test_word_index_finds_every_overlapping_word_and_its_copy():
     [
         ("cp.async.wait_group %t;", "must be a non-negative integer constant"),
         ("cp.async.cg.shared.global [%dst], [%src], 8;", "cp.async.cg copies 16 bytes"),
-        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%dst], [%src], 16, [%base], 3;", "multicast"),
+        ("cp.async.bulk.global.shared::cta.bulk_group.ignore_oob [%dst], [%src], 16;", "ignore_oob"),
         ("cp.async.mbarrier.arrive.shared::cluster.b64 [%base];", "shared::cluster"),
     ],
 )

@@ -18,6 +18,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.sim.events import AccessBatch, AccessKind
 from gpurace.sim.launch import simulate
+from gpurace.sim.mbarriers import ARRIVAL_BYTES
 from test_expectations import ROOT
 
 KERNEL = """\
@@ -233,15 +234,15 @@ def test_a_wait_acquires_the_arrivals_of_its_phase_only():
     body = INIT.format(count=2) + """
     mbarrier.arrive.shared::cta.b64 %tok, [%bar];""" + WAIT_TOKEN
     _, result = run(body, 2, sinks=[Recorder()])
-    bar = [e for e in events if e.size in (4, 8)]
+    bar = [e for e in events if e.size in (ARRIVAL_BYTES, 8)]
     # init: a plain 8-byte store; phase 0: a release store (first arrival) and a release atomic at bar+0;
-    # the waits: acquire loads of bar+0
-    kinds = [(e.kind, e.size, e.sem, e.threads.tolist()) for e in bar]
+    # the waits: acquire loads of bar+0, all of CTA scope
+    kinds = [(e.kind, e.size, e.sem, e.scope, e.threads.tolist()) for e in bar]
     assert kinds == [
-        (AccessKind.WRITE, 8, None, [0]),
-        (AccessKind.WRITE, 4, "release", [0]),
-        (AccessKind.ATOMIC, 4, "release", [1]),
-        (AccessKind.READ, 4, "acquire", [0, 1]),
+        (AccessKind.WRITE, 8, None, None, [0]),
+        (AccessKind.WRITE, ARRIVAL_BYTES, "release", "cta", [0]),
+        (AccessKind.ATOMIC, ARRIVAL_BYTES, "release", "cta", [1]),
+        (AccessKind.READ, ARRIVAL_BYTES, "acquire", "cta", [0, 1]),
     ]
     assert len({int(e.addrs[0]) for e in bar}) == 1  # phase 0's location is the object's first 4 bytes
 
@@ -316,24 +317,25 @@ def test_a_wait_group_for_a_copy_tied_to_an_mbarrier_is_refused():
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text, message",
     [
-        "mbarrier.arrive.release.cluster.shared::cta.b64 %tok, [%bar];",
-        "mbarrier.arrive.release.cta.shared::cluster.b64 _, [%bar];",
-        "mbarrier.try_wait.acquire.cluster.shared::cta.b64 %q, [%bar], %tok;",
+        ("mbarrier.arrive.release.cluster.shared::cluster.b64 %tok, [%bar];", "returns no state"),
+        ("mbarrier.try_wait.acquire.cluster.shared::cluster.b64 %q, [%bar], %tok;", "takes no .shared::cluster object"),
+        ("mbarrier.init.shared::cluster.b64 [%bar], 1;", "takes no .shared::cluster object"),
+        ("cp.async.mbarrier.arrive.shared::cluster.b64 [%bar];", "shared::cluster not supported for cp"),
     ],
 )
-def test_cluster_scope_is_refused_with_the_line(text):
-    with pytest.raises(UserError, match="clusters are not simulated"):
+def test_forms_the_isa_lacks_on_cluster_objects_are_refused_with_the_line(text, message):
+    with pytest.raises(UserError, match=message):
         run(INIT.format(count=1) + "\n    " + text, 1)
 
 
-def test_the_command_line_refuses_cluster_scope_with_exit_2(tmp_path):
+def test_the_command_line_refuses_a_remote_arrive_returning_a_state_with_exit_2(tmp_path):
     path = tmp_path / "k.ptx"
-    path.write_text(KERNEL.format(body=INIT.format(count=1) + "\n    mbarrier.arrive.release.cluster.shared::cta.b64 %tok, [%bar];"))
+    path.write_text(KERNEL.format(body=INIT.format(count=1) + "\n    mbarrier.arrive.release.cluster.shared::cluster.b64 %tok, [%bar];"))
     result = CliRunner().invoke(cli, ["check", str(path), "--grid", "1", "--block", "1", "--arg", "u32:4", "--arg", "u32:4"])
     assert result.exit_code == 2
-    assert "clusters are not simulated" in result.output
+    assert "returns no state" in result.output and "mbarrier.arrive.release.cluster.shared::cluster.b64" in result.output
 
 
 # ---------------------------------------------------------------- compiled kernels

@@ -944,8 +944,8 @@ def _scope_name(rank: int) -> str | None:
 
 def _op_name(ins, write: bool) -> str:
     """How a site names an access, as every detector names it: `atomic add`, `read`, `volatile write`,
-    `acquire read` (a strong `ld`/`st` says its semantics)."""
-    if ins.opcode in ("atom", "red"):
+    `acquire read` (a strong `ld`/`st` says its semantics); a bulk reduction's writes are its atomics."""
+    if ins.opcode in ("atom", "red") or (write and ins.opcode == "cp" and "reduce" in ins.modifiers):
         op = next((m for m in ins.modifiers if m in _ATOMIC_OPS), "rmw")
         return f"atomic {op}"
     op = "write" if write else "read"

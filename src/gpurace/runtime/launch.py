@@ -109,12 +109,15 @@ def _kernel_name(mangled: str) -> str:
 def run_launch(
     device: Device, module: int, mangled: str, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
     params: bytes, site: HostFrame, sinks: Sequence[EventSink] = (), cooperative: bool = False,
+    cluster: tuple[int, int, int] | None = None,
 ) -> tuple[int, dict]:
     """Run one launch of kernel `mangled` of `device.modules[module]`, checked unless its filter says otherwise; the
     `cudaError_t` the program gets for it, and the launch as its findings name it (`launch_record`).
     `sinks` watch its run (the first schedule's, when checked). A `cooperative` launch
     (`cudaLaunchCooperativeKernel`) gets a grid workspace of its own, and fails with
-    `cudaErrorCooperativeLaunchTooLarge` when its blocks cannot all be resident (`sim.cooperative`).
+    `cudaErrorCooperativeLaunchTooLarge` when its blocks cannot all be resident (`sim.cooperative`). `cluster`:
+    the dimensions of `cudaLaunchKernelEx`'s cudaLaunchAttributeClusterDimension (None: the kernel's own
+    `__cluster_dims__`, if any; `sim.clusters`).
 
     `device.launches` already counts this launch. A launch the simulator
     cannot run raises a UserError (the program is then stopped).
@@ -133,7 +136,7 @@ def run_launch(
     else:
         findings, steps, replayed = _execute_or_replay(
             device, module, mangled, grid, block, shared_bytes, params, sinks, checked=left_out_by is None,
-            cooperative=cooperative,
+            cooperative=cooperative, cluster=cluster,
         )
         device.simulated_seconds += steps / SIMULATED_CLOCK_HZ
         status = next((FAULTS[f.kind] for f in findings if f.kind in FAULTS), CudaError.SUCCESS)
@@ -149,13 +152,15 @@ def run_launch(
 
 def _execute_or_replay(
     device: Device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *,
-    checked: bool, cooperative: bool,
+    checked: bool, cooperative: bool, cluster: tuple[int, int, int] | None,
 ) -> tuple[list[Finding], int, bool]:
     """`_execute`, or the outcome of an earlier launch this one repeats exactly (`runtime.repeats`; a cooperative
-    launch never does: each has a grid workspace of its own); and whether it was that."""
+    launch never does: each has a grid workspace of its own; nor, unremembered, one with cluster dimensions);
+    and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    key = None if cooperative else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
+    once = cooperative or cluster is not None
+    key = None if once else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)
         if replayed is not None:
@@ -163,7 +168,7 @@ def _execute_or_replay(
     watch = repeats.watch(key, device, footprint, checked) if key is not None else None
     findings, steps = _execute(
         device, module, mangled, grid, block, shared_bytes, params, [*sinks, *(watch.sinks if watch else ())], checked=checked,
-        cooperative=cooperative,
+        cooperative=cooperative, cluster=cluster,
     )
     _refuse_waiting_for_host(device, findings, sinks)
     if watch is not None:
@@ -203,7 +208,7 @@ def _not_coresident(device: Device, module: int, mangled: str, grid, block, shar
 
 def _execute(
     device: Device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink], *,
-    checked: bool, cooperative: bool,
+    checked: bool, cooperative: bool, cluster: tuple[int, int, int] | None = None,
 ) -> tuple[list[Finding], int]:
     """Run the launch on the device's memory: checked (`gpurace.check.check`, every detector and schedule of the
     command) or only simulated. The findings, of which the simulator's own decide the launch's CUDA error, and
@@ -213,7 +218,7 @@ def _execute(
     so two launches never share one), and its page goes back to the system when the launch ends."""
     workspace = _place_workspace(device) if cooperative else None
     try:
-        return _run(device, module, mangled, grid, block, shared_bytes, params, sinks, checked, workspace)
+        return _run(device, module, mangled, grid, block, shared_bytes, params, sinks, checked, workspace, cluster)
     finally:
         if workspace is not None:
             device.global_arena.release(workspace.base, PAGE_SIZE)
@@ -233,8 +238,10 @@ def _run(
     device: Device, index: int, mangled: str, grid, block, shared_bytes: int, params: bytes, sinks: Sequence[EventSink],
     checked: bool,
     workspace: Allocation | None,
+    cluster: tuple[int, int, int] | None = None,
 ) -> tuple[list[Finding], int]:
-    """`_execute`'s run, with the grid workspace of a cooperative launch (None: not cooperative)."""
+    """`_execute`'s run, with the grid workspace of a cooperative launch (None: not cooperative) and the launch's
+    cluster dimensions (None: the kernel's own)."""
     module = device.modules[index]
     memory = DeviceMemory(
         device.global_table,
@@ -248,7 +255,7 @@ def _run(
     launch = dict(
         kernel=mangled, grid=grid, block=block, shared_bytes=shared_bytes, limits=device.limits, sinks=[init_check, *sinks],
         args=DeviceArgs(memory, params, grid_workspace=workspace.base if workspace is not None else 0),
-        cooperative=workspace is not None,
+        cooperative=workspace is not None, cluster=cluster,
     )  # fmt: skip
     if checked:
         report = check(module, **launch, **device.check_options)

@@ -185,9 +185,11 @@ so cudaHostGetFlags reports this bit whatever the program asked for (as NVIDIA's
 
 class LaunchFlag(IntFlag):
     """How a LAUNCH runs: COOPERATIVE as `cudaLaunchCooperativeKernel` launches (`sim.cooperative`), or with
-    `cudaLaunchKernelEx`'s cudaLaunchAttributeCooperative."""
+    `cudaLaunchKernelEx`'s cudaLaunchAttributeCooperative; CLUSTER with cudaLaunchAttributeClusterDimension, whose
+    three dimensions follow the flags in the request (`sim.clusters`)."""
 
     COOPERATIVE = 1
+    CLUSTER = 2
 
 
 class VarFlag(IntFlag):

@@ -318,6 +318,7 @@ class DeviceServer:
 
     def _launch(self, r: Reader) -> bytes:
         host_fun, grid, block, shared_bytes, stream, flags = r.u64(), r.dims(), r.dims(), r.u64(), r.u64(), LaunchFlag(r.u32())
+        cluster = r.dims() if LaunchFlag.CLUSTER in flags else None
         site, params = r.site(), r.bytes()
         kernel = self.functions.get(host_fun)
         if kernel is None:
@@ -332,7 +333,7 @@ class DeviceServer:
         try:
             status, launch = run_launch(
                 self.device, module, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output],
-                cooperative=LaunchFlag.COOPERATIVE in flags,
+                cooperative=LaunchFlag.COOPERATIVE in flags, cluster=cluster,
             )  # fmt: skip
         except UserError as e:
             self.errors.append(f"{_prefix(frame.where())}the launch of {_readable_kernel(name)} cannot be simulated: {e}")

@@ -47,6 +47,11 @@ row per 16 bytes (their unit of size and alignment), with a `mode` that says how
   work as `cp.async`'s groups but count apart from them; `wait_group.read N` only ends the reading of the
   sources (they may be written again), the plain `wait_group N` also writes the destinations.
 
+A bulk reduction (`cp.reduce.async.bulk`, `sim.bulk_reductions`) is a bulk copy whose instruction is in
+`reductions`: at completion its rows reduce into their destination, element by element, as atomics, instead of
+storing, and while they are in flight an atomic access to their destination (another reduction's included) is
+not a race with them (the detectors judge the atomics' scopes once the reduction lands).
+
 Pending copies live in NumPy arrays, one row per copy of one thread; the
 check on every shared or global access costs one boolean while nothing is
 pending and a search in the sorted words of the copies in flight when something is.
@@ -188,6 +193,7 @@ class AsyncCopies:
         self.pending = False  # any copy in flight: the one test every access pays
         self._member = np.zeros(n, dtype=np.bool_)  # scratch: the threads of one instruction
         self._index: tuple[WordIndex, WordIndex] | None = None
+        self.reductions: dict = {}  # pc -> the `bulk_reductions.Reduction` of the cp.reduce.async.bulk there
 
     # ------------------------------------------------------------------ issue, commit, wait
 
@@ -387,6 +393,10 @@ class AsyncCopies:
             threads = thread[sel]
             size = int(done["size"][sel[0]])
             space = Space(int(done["dst_space"][sel[0]]))
+            reduction = self.reductions.get(int(p))
+            if reduction is not None:
+                reduction.land(eng, int(p), threads, space, done["dst"][sel], done["data"][sel, :size])
+                continue
             acc = eng.mem.resolve(space, done["dst"][sel], threads, block_of[threads], size, write=True)
             # the detectors see the write before it takes effect, as for a store (`AccessBatch`)
             batch = AccessBatch(eng.next_seq(), int(p), AccessKind.WRITE, threads, acc.canonical, size, acc.space, False, None, None)
@@ -410,6 +420,9 @@ class AsyncCopies:
             self._index = (WordIndex(c.dst_canon, c.size), WordIndex(c.src_canon, c.src_size))
         dst, src = self._index
         lanes, rows = dst.hits(canon, size)
+        if kind == AccessKind.ATOMIC and self.reductions:  # atomics and bulk reductions do not race (module docstring)
+            other = ~np.isin(self.copies.pc[rows], np.fromiter(self.reductions, dtype=np.int64))
+            lanes, rows = lanes[other], rows[other]
         cause = READ_DESTINATION if kind == AccessKind.READ else WRITE_DESTINATION
         self._report(pc, kind, threads, canon, lanes, rows, cause, True)
         if kind != AccessKind.READ:
@@ -430,6 +443,8 @@ class AsyncCopies:
             _, lane, row = (int(v) for v in pairs[f])
             mode = int(copies.mode[row])
             name = "cp.async" if mode == CP_ASYNC else "wgmma.mma_async" if mode == WGMMA else "cp.async.bulk"
+            if int(copy_pc) in self.reductions:
+                name = "cp.reduce.async.bulk"
             copy_op = f"{name} write" if at_destination else f"{name} read"
             space = _SPACE_NAMES[int(copies.dst_space[row] if at_destination else copies.src_space[row])]
             start = copies.dst_canon[row] if at_destination else copies.src_canon[row]

@@ -6,6 +6,9 @@ Forms simulated, as the PTX ISA writes them:
   (and `.shared::cta` destinations): global to shared memory, completing through the mbarrier's tx-count;
 - `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]`: shared
   memory of this block to (distributed) shared memory of a block of the cluster;
+- `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [dst], [src], size, [mbar],
+  ctaMask`: global memory to the same offset in every block of the cluster that ctaMask names, each completing
+  on its mbarrier at the same offset (`multicast_targets`);
 - `cp.async.bulk.global.shared::cta.bulk_group{.L2::cache_hint} [dst], [src], size`: shared to global memory,
   completing through `cp.async.bulk.commit_group` and `cp.async.bulk.wait_group{.read} N`;
 - `cp.async.bulk.prefetch{.tensor}...`: a hint that moves data into the L2 cache, a no-op for memory;
@@ -16,8 +19,8 @@ The size must be a multiple of 16 and both addresses 16-byte aligned; a misalign
 into 16-byte pieces, its unit, which go into `sim.async_copies`' table of copies in flight: the source is read at
 issue (a read event of the issuing thread per piece; a write to it before completion races with the copy), and
 the destination is written at completion (the mbarrier phase, or the wait for the bulk group). A copy that reads
-shared memory is an async-proxy read (`sim.proxy_fences`). Refused by name: `.multicast::cluster`, `.cp_mask`,
-`.ignore_oob` and the `cp.reduce.async.bulk` reductions.
+shared memory is an async-proxy read (`sim.proxy_fences`). The bulk reductions (`cp.reduce.async.bulk`,
+`sim.bulk_reductions`) are made here too (`copier`). Refused by name: `.cp_mask` and `.ignore_oob`.
 """
 
 from __future__ import annotations
@@ -29,13 +32,15 @@ import numpy as np
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Imm
 from gpurace.sim.async_copies import BULK_GROUP, BULK_MBARRIER, MAX_COPY
+from gpurace.sim.clusters import map_shared
 from gpurace.sim.events import AccessKind
 from gpurace.sim.mbarriers import OBJECT_SIZE
 from gpurace.sim.memory import Space
 
 SPACES = {"global": Space.GLOBAL, "shared": Space.SHARED, "shared::cta": Space.SHARED, "shared::cluster": Space.SHARED_CLUSTER}
 COMPLETE_TX = "mbarrier::complete_tx::bytes"
-_COPY_MODIFIERS = frozenset({"async", "bulk", COMPLETE_TX, "bulk_group", "L2::cache_hint"}) | frozenset(SPACES)
+MULTICAST = "multicast::cluster"
+_COPY_MODIFIERS = frozenset({"async", "bulk", COMPLETE_TX, "bulk_group", "L2::cache_hint", MULTICAST}) | frozenset(SPACES)
 _FORMS = {
     (Space.SHARED_CLUSTER, Space.GLOBAL, COMPLETE_TX),
     (Space.SHARED, Space.GLOBAL, COMPLETE_TX),
@@ -98,8 +103,13 @@ def pieces(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lane, byte offset, number) of every 16-byte piece of copies of `sizes` bytes, lane by lane."""
     count = sizes // MAX_COPY
     lane = np.repeat(np.arange(len(sizes)), count)
-    number = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+    number = number_within(count)
     return lane, (number * MAX_COPY).astype(np.uint64), number
+
+
+def number_within(count: np.ndarray) -> np.ndarray:
+    """0, 1, ..., count[0] - 1, 0, 1, ..., count[1] - 1, ...: the number of each item within its run."""
+    return np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
 
 
 def read_pieces(dec, space: Space, addrs, threads, number) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -125,25 +135,27 @@ def emit_by_piece(dec, kind: AccessKind, threads, acc, ok, number, size: int = M
         dec.emit_access(kind, threads[sel], lanes(acc, sel), ok[sel], size)
 
 
-def barrier_objects(dec, op, space: Space):
-    """idx -> (usable mask, canonical address) of the `[mbar]` operand of a copy into `space`."""
+def barriers_at(dec, space: Space):
+    """(idx, addresses) -> (usable mask, canonical address) of the mbarrier objects a copy into `space` completes
+    on, at `addresses` (of `space`, or generic)."""
     eng = dec.eng
-    addr = dec.address(op)
     mb = eng.mbarriers
     pc = dec.pc
+    what = f"{dec.ins.opcode}.async.bulk complete_tx"
 
-    def resolve(idx):
-        acc = eng.mem.resolve(space, addr(idx), idx, eng.geo.block_of[idx], OBJECT_SIZE, write=True)
+    def resolve(idx, addrs):
+        acc = eng.mem.resolve(space, addrs, idx, eng.geo.block_of[idx], OBJECT_SIZE, write=True)
         ok = dec.check_access(acc, idx, "mbarrier", OBJECT_SIZE)
-        ok[ok] = mb.usable(pc, f"{dec.ins.opcode}.async.bulk complete_tx", idx[ok], acc.canonical[ok])
+        ok[ok] = mb.usable(pc, what, idx[ok], acc.canonical[ok])
         return ok, acc.canonical
 
     return resolve
 
 
 def issue(dec, mode: int, threads, dst_space: Space, daddrs, src_ok, src_canon, src_space: Space, data, barriers,
-          size: int = MAX_COPY, src_size: int = MAX_COPY) -> None:  # fmt: skip
-    """Put the pieces in flight (`sim.async_copies`): those whose source was read and whose destination resolves."""
+          size: int = MAX_COPY, src_size: int = MAX_COPY, kind: AccessKind = AccessKind.WRITE) -> None:  # fmt: skip
+    """Put the pieces in flight (`sim.async_copies`): those whose source was read and whose destination resolves.
+    `kind`: how the pieces will access their destination (`ATOMIC` for a bulk reduction, `sim.bulk_reductions`)."""
     eng = dec.eng
     copies = eng.async_copies
     dacc = eng.mem.resolve(dst_space, daddrs, threads, eng.geo.block_of[threads], size, write=True)
@@ -152,7 +164,7 @@ def issue(dec, mode: int, threads, dst_space: Space, daddrs, src_ok, src_canon, 
         return
     t, canon = threads[go], dacc.canonical[go]
     if copies.pending:  # another copy in flight to the same bytes: PTX orders none of them
-        copies.check(dec.pc, AccessKind.WRITE, t, canon, size)
+        copies.check(dec.pc, kind, t, canon, size)
     copies.issue_bulk(dec.pc, mode, t, dacc.space_address[go], dst_space, canon, src_canon[go], src_space, data[go],
                       None if barriers is None else barriers[go], size, src_size)  # fmt: skip
     if barriers is not None:
@@ -176,15 +188,24 @@ def copy_sizes(dec, op):
 
 
 def _copy(dec):
+    return copier(dec, *copy_form(dec, _COPY_MODIFIERS))
+
+
+def copier(dec, dst_space: Space, src_space: Space, completion: str, kind: AccessKind = AccessKind.WRITE):
+    """The handler of a bulk copy (or, with `kind` `ATOMIC`, a bulk reduction) of the form given, with its operands
+    `[dst], [src], size{, [mbar]{, ctaMask}}{, cache-policy}`; `.multicast::cluster` copies go to every block of the
+    cluster that ctaMask names (`multicast_targets`)."""
     ins = dec.ins
-    dst_space, src_space, completion = copy_form(dec, _COPY_MODIFIERS)
     hint = "L2::cache_hint" in ins.modifiers
-    if completion == COMPLETE_TX:
-        ops = dec.operands(5 if hint else 4)
-        resolve_barrier = barrier_objects(dec, ops[3], dst_space)
-    else:
-        ops = dec.operands(4 if hint else 3)
-        resolve_barrier = None
+    multicast = MULTICAST in ins.modifiers
+    if multicast and (dst_space, src_space, completion) != (Space.SHARED_CLUSTER, Space.GLOBAL, COMPLETE_TX):
+        raise UserError(
+            f"the simulator does not support `{ins.text}`: .multicast::cluster copies global memory to .shared::cluster"
+        )
+    ops = dec.operands(3 + (completion == COMPLETE_TX) + multicast + hint)
+    resolve_barrier = barriers_at(dec, dst_space) if completion == COMPLETE_TX else None
+    baddr = dec.address(ops[3]) if completion == COMPLETE_TX else None
+    masks = dec.reader(ops[4], "u16") if multicast else None
     daddr, saddr = dec.address(ops[0]), dec.address(ops[1])
     sizes = copy_sizes(dec, ops[2])
     mode = BULK_MBARRIER if completion == COMPLETE_TX else BULK_GROUP
@@ -192,15 +213,39 @@ def _copy(dec):
     nxt = dec.pc + 1
 
     def copy(idx):
-        s = sizes(idx)
+        lanes, dst = np.arange(len(idx)), daddr(idx)
+        barriers = None
+        if masks is not None:
+            lanes, dst, bar = multicast_targets(masks(idx), dst, baddr(idx))
+        elif baddr is not None:
+            bar = baddr(idx)
         if resolve_barrier is not None:
-            usable, barriers = resolve_barrier(idx)
-            s = np.where(usable, s, 0)  # a copy towards no usable mbarrier is not made (a finding says why)
-        lane, offset, number = pieces(s)
+            usable, barriers = resolve_barrier(idx[lanes], bar)
+            # a copy towards no usable mbarrier is not made (a finding says why)
+            lanes, dst, barriers = lanes[usable], dst[usable], barriers[usable]
+        # the source is read once per lane that copies anywhere, whatever the number of its destinations
+        copying = np.zeros(len(idx), dtype=np.bool_)
+        copying[lanes] = True
+        per_lane = np.where(copying, sizes(idx), 0) // MAX_COPY
+        lane, offset, number = pieces(per_lane * MAX_COPY)
         threads = idx[lane]
         src_ok, src_canon, data = read_pieces(dec, src_space, saddr(idx)[lane] + offset, threads, number)
-        issue(dec, mode, threads, dst_space, daddr(idx)[lane] + offset, src_ok, src_canon, src_space, data,
-              barriers[lane] if resolve_barrier is not None else None)  # fmt: skip
+        # each destination of a lane takes every piece of its lane's source
+        count = per_lane[lanes]
+        row = np.repeat((np.cumsum(per_lane) - per_lane)[lanes], count) + number_within(count)
+        target = np.repeat(np.arange(len(lanes)), count)
+        issue(dec, mode, threads[row], dst_space, dst[target] + offset[row], src_ok[row], src_canon[row], src_space,
+              data[row], None if barriers is None else barriers[target], kind=kind)  # fmt: skip
         return nxt
 
     return copy
+
+
+def multicast_targets(masks: np.ndarray, dst: np.ndarray, barriers: np.ndarray):
+    """(lane, destination address, mbarrier address) of every destination of `.multicast::cluster` copies: the
+    same offset in the shared memory of each block whose `%cluster_ctarank` is a bit of the lane's ctaMask, for the
+    data and the mbarrier alike (ranks the cluster lacks resolve out of bounds, a finding at the copy)."""
+    bits = (masks.astype(np.uint32)[:, None] >> np.arange(16, dtype=np.uint32)[None, :]) & np.uint32(1)
+    lane, rank = np.nonzero(bits)
+    rank = rank.astype(np.uint64)
+    return lane, map_shared(dst[lane], rank), map_shared(barriers[lane], rank)

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, bulk_copies, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
+from gpurace.sim import annotations, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -658,6 +658,8 @@ class Decoder:
         ins = self.ins
         if "async" not in ins.modifiers:
             return unsupported(ins)
+        if "reduce" in ins.modifiers:
+            return tensor_copies.tensor(self) if "tensor" in ins.modifiers else bulk_reductions.bulk_reduce(self)
         if "bulk" in ins.modifiers:
             if "tensor" in ins.modifiers and "prefetch" not in ins.modifiers:
                 return tensor_copies.tensor(self)

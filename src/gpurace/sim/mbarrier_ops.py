@@ -1,9 +1,11 @@
 """Decoding of the `mbarrier` instructions and `cp.async.mbarrier.arrive` into handlers (`sim.execute.Decoder`).
 
-The operand forms are the PTX ISA's; the semantics live in `sim.mbarriers`. What the simulator does not model is
-refused when the instruction is decoded, so a kernel that never executes it still runs: cluster scope and
-`.shared::cluster` objects (clusters are not simulated). The time limit of `mbarrier.try_wait` is a hint and is
-ignored (the wait may return false earlier, which a kernel must handle anyway).
+The operand forms are the PTX ISA's; the semantics live in `sim.mbarriers`. Forms the ISA does not have are
+refused when the instruction is decoded, so a kernel that never executes them still runs: `.shared::cluster` on
+anything but `arrive`, `arrive_drop`, `expect_tx` and `complete_tx`, a state asked of a `.shared::cluster` arrive,
+and `.cluster` on `cp.async.mbarrier.arrive`. `.cluster` scope (`.release.cluster` arrives, `.acquire.cluster`
+waits) widens what the operation orders to the cluster (`sim.mbarriers`). The time limit of `mbarrier.try_wait`
+is a hint and is ignored (the wait may return false earlier, which a kernel must handle anyway).
 """
 
 from __future__ import annotations
@@ -11,21 +13,23 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.errors import UserError
+from gpurace.frontend.ptx.ir import Sink
 from gpurace.sim.memory import Space
 from gpurace.sim.mbarriers import MAX_COUNT, OBJECT_SIZE, WAITING
 
 _OPERATIONS = ("init", "arrive", "arrive_drop", "expect_tx", "complete_tx", "test_wait", "try_wait", "inval", "pending_count")
 _ALLOWED = frozenset(_OPERATIONS) | {
-    "noComplete", "parity", "shared", "shared::cta", "b64", "release", "acquire", "relaxed", "cta",
+    "noComplete", "parity", "shared", "shared::cta", "shared::cluster", "b64", "release", "acquire", "relaxed", "cta",
+    "cluster",
 }  # fmt: skip
+_REMOTE = frozenset({"arrive", "arrive_drop", "expect_tx", "complete_tx"})
+"""The operations the PTX ISA allows on an object in another block's shared memory (`.shared::cluster`)."""
 
 
 def mbarrier(dec):
     """The handler of one `mbarrier.*` instruction."""
     ins = dec.ins
     mods = ins.modifiers
-    if "cluster" in mods or "shared::cluster" in mods:
-        raise UserError(f"the simulator does not support `{ins.text}`: clusters are not simulated (.cluster, .shared::cluster)")
     unknown = [m for m in mods if m not in _ALLOWED]
     if unknown:
         listed = ", ".join("." + m for m in unknown)
@@ -35,6 +39,11 @@ def mbarrier(dec):
         return _BUILDERS[f"{ops[0]}_expect_tx"](dec)
     if len(ops) != 1:
         raise UserError(f"`{ins.text}` needs exactly one mbarrier operation ({', '.join('.' + n for n in _OPERATIONS)})")
+    if "shared::cluster" in mods and ops[0] not in _REMOTE:
+        raise UserError(
+            f"`{ins.text}`: mbarrier.{ops[0]} takes no .shared::cluster object (only arrive, arrive_drop, expect_tx "
+            "and complete_tx do)"
+        )
     return _BUILDERS[ops[0]](dec)
 
 
@@ -43,7 +52,7 @@ def _object(dec, op):
     eng = dec.eng
     mem = eng.mem
     space = dec.state_space()
-    if space not in (Space.SHARED, Space.GENERIC):
+    if space not in (Space.SHARED, Space.SHARED_CLUSTER, Space.GENERIC):
         raise UserError(f"`{dec.ins.text}`: an mbarrier object lives in shared memory (.shared or a generic address)")
     addr = dec.address(op)
     block_of = eng.geo.block_of
@@ -68,6 +77,7 @@ def _init(dec):
 
     def init(idx):
         ok, canon = resolve(idx)
+        ok[ok] = mb.local_only(pc, "mbarrier.init", idx[ok], canon[ok])
         mb.init(pc, idx[ok], canon[ok], read(idx)[ok].astype(np.int64), where)
         return nxt
 
@@ -82,6 +92,7 @@ def _inval(dec):
 
     def inval(idx):
         ok, canon = resolve(idx)
+        ok[ok] = mb.local_only(pc, "mbarrier.inval", idx[ok], canon[ok])
         mb.inval(pc, idx[ok], canon[ok])
         return nxt
 
@@ -95,20 +106,29 @@ def _arrive_kind(dec, *, drop: bool, expect_tx: bool):
     state, target = ops[0], ops[1]
     count = dec.bounded(ops[2], "the arrival count", 1, MAX_COUNT) if len(ops) == 3 and not expect_tx else None
     tx = dec.reader(ops[2], "u32") if expect_tx else None
+    returns = not isinstance(state, Sink)
+    if returns and "shared::cluster" in ins.modifiers:
+        raise UserError(f"`{ins.text}`: an arrive on a .shared::cluster object returns no state (write the sink `_`)")
     write = dec.writer(state, "b64")
     resolve = _object(dec, target)
     sem = "relaxed" if "relaxed" in ins.modifiers else "release"
     if "acquire" in ins.modifiers:
         raise UserError(f"`{ins.text}`: an arrive has .release or .relaxed semantics")
+    scope = _scope(ins)
     mb = dec.eng.mbarriers
     pc, nxt = dec.pc, dec.pc + 1
 
     def arrive(idx):
         ok, canon = resolve(idx)
+        if returns:  # a remote object cannot return a state (the ISA's table of mbarrier support)
+            far = np.zeros(len(idx), dtype=np.bool_)
+            far[ok] = ~mb.local_only(pc, "mbarrier.arrive returning a state", idx[ok], canon[ok])
+            ok &= ~far
         counts = count(idx) if count is not None else np.ones(len(idx), dtype=np.int64)
         txs = tx(idx).astype(np.int64)[ok] if tx is not None else None
         tokens = np.zeros(len(idx), dtype=np.uint64)
-        tokens[ok] = mb.arrive(pc, idx[ok], canon[ok], counts[ok], sem=sem, drop=drop, no_complete=no_complete, tx=txs)
+        tokens[ok] = mb.arrive(pc, idx[ok], canon[ok], counts[ok], sem=sem, drop=drop, no_complete=no_complete, tx=txs,
+                               scope=scope)  # fmt: skip
         write(idx, tokens)
         return nxt
 
@@ -162,6 +182,7 @@ def _wait(dec):
     if "release" in ins.modifiers:
         raise UserError(f"`{ins.text}`: a wait has .acquire or .relaxed semantics")
     sem = "relaxed" if "relaxed" in ins.modifiers else "acquire"
+    scope = _scope(ins)
     wanted = dec.reader(wanted_op, "b32" if parity else "b64")
     write = dec.writer(done_op, "pred")
     resolve = _object(dec, target)
@@ -175,13 +196,18 @@ def _wait(dec):
         go = ~ok
         lanes = idx[ok]
         if len(lanes):
-            done[ok] = mb.wait(pc, lanes, canon[ok], wanted(idx)[ok].astype(np.uint64), parity=parity, sem=sem)
+            done[ok] = mb.wait(pc, lanes, canon[ok], wanted(idx)[ok].astype(np.uint64), parity=parity, sem=sem, scope=scope)
         go |= eng.status[idx] != WAITING  # the blocked lanes stay at the wait, to run it again when woken
         write(idx[go], done[go])
         eng.pc[idx] = np.where(go, nxt, pc)
         return None
 
     return wait
+
+
+def _scope(ins) -> str:
+    """The scope of an arrive or a wait: `.cta` (the default) or `.cluster`."""
+    return "cluster" if "cluster" in ins.modifiers else "cta"
 
 
 def _pending_count(dec):
@@ -217,7 +243,7 @@ def copy_arrive(dec):
     object's current phase, and an arrival follows them (`sim.mbarriers`, module docstring)."""
     ins = dec.ins
     if "cluster" in ins.modifiers or "shared::cluster" in ins.modifiers:
-        raise UserError(f"the simulator does not support `{ins.text}`: clusters are not simulated")
+        raise UserError(f"`{ins.text}`: cp.async.mbarrier.arrive takes a .shared::cta object and no scope")
     (target,) = dec.operands(1)
     resolve = _object(dec, target)
     owed = 0 if "noinc" in ins.modifiers else 1

@@ -22,27 +22,41 @@ mbarrier completes. When nothing else can run, each blocked thread is let go onc
 which its test came early), so a kernel that does other work between tests goes on; a thread that blocks again
 with no mbarrier changed since is in a `deadlock`, reported with the wait's and the `init`'s lines.
 
-**Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every
-wait that sees it complete (acquire, by default). The detectors see this as release/acquire operations on a
-location, as they see flags and locks, with no detector knowing about mbarriers: the 4 bytes at
-`object + 4 * (phase % 2)` stand for the phase. The first arrival of a phase is a strong release store there
-(which starts a new release sequence, dropping the phase two before), each later arrival a release atomic (which
-extends it), and a satisfied wait an acquire load of the completed phase's location. So a waiter acquires exactly
-the arrivals of the phase it waited for. `init` is an ordinary 8-byte store, so an `init` that other threads may
-still be using the object across (no barrier in between) is a data race with their operations. `inval` emits
-nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp only by a
-warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
-simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in
-the ISA) and emit no event.
+**Happens-before.** Completing a phase synchronises every arrive of the phase (release, by default) with every wait
+that sees it complete (acquire, by default), when each is inside the other's scope (`.cta` by default, `.cluster`
+for threads of other blocks of the cluster). The detectors see this as release/acquire operations on a location, as
+they see flags and locks, with no detector knowing about mbarriers: the byte at `object + 4 * (phase % 2)` stands
+for the phase's `.cta` arrivals, the next for its `.cluster` ones. The first arrival of a phase there is a strong
+release store (which starts a new release sequence, dropping the phase two before), each later arrival a release
+atomic (which extends it), and a satisfied wait an acquire load of the completed phase's byte of `.cta` arrivals,
+and a `.cluster` wait one of both bytes, each with its instruction's scope. So a waiter acquires exactly the
+arrivals of the phase it waited for that its scope lets it see: a `.cta` wait orders nothing of a remote `.cluster`
+arrive (it does not read its byte, and what the arrive was to publish is a race with the waiter's reads), and
+mbarrier operations never race with each other, as PTX has it. `init` is an ordinary 8-byte store, so an `init` that
+other threads may still be using the object across (no barrier in between) is a data race with their operations.
+`inval` emits nothing: libcu++'s `cuda::pipeline` invalidates its objects after ordering the other lanes of the warp
+only by a warp collective (`match.any.sync`), which the memory model does not count, and a use after `inval` in the
+simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in the
+ISA) and emit no event.
+
+**Cluster scope.** An object in another block's shared memory (a `mapa` address, `.shared::cluster` or generic)
+takes `arrive` and `arrive_drop` (which cannot return a state there: the sink `_`), `expect_tx` and `complete_tx`,
+as the ISA's table allows; `init`, `inval` and the waits on it are `invalid-mbarrier-use` findings, as is a state
+asked of a remote arrive.
 
 **Bulk copies.** A `cp.async.bulk{.tensor}` with `.mbarrier::complete_tx::bytes` performs a complete-tx of its size
-on its object when it completes (`sim.async_copies`, mode `BULK_MBARRIER`). The simulator lets it complete as late
+on its object when it completes (`sim.async_copies`, mode `BULK_MBARRIER`). The ISA gives that complete-tx
+`.release` semantics at `.cluster` scope and makes the copies' writes visible to every wait that sees the phase
+complete: the detectors see it as a release at cluster scope on the 2 bytes after the arrivals' (`object + 4 *
+(phase % 2) + 2`), which a satisfied wait on a phase that had copies also acquires at cluster scope. So a copy from
+another block of the cluster (a multicast, a bulk copy or reduction into distributed shared memory) is ordered
+before the waiters of the phase it completes on, whatever the wait's scope. The simulator lets it complete as late
 as it can: once the phase's pending count is zero and its tx-count no more than the bytes of the bulk copies in
 flight on it, the phase is *ready*, and completes when the next mbarrier operation on the object (a wait, most
-often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that
-saw the phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing thread on the
-phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes than the
-tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
+often) observes it, or when no thread can run otherwise; so every access to a destination before a wait that saw the
+phase complete races with a copy still in flight. The copies then write, each followed by a release of its issuing
+thread on the phase's location (so the phase's waiters acquire the copies' writes). Copies that complete more bytes
+than the tx-count expects are an `invalid-mbarrier-use` finding: the phase completes before some of them.
 
 **`cp.async.mbarrier.arrive[.noinc]`.** The thread's earlier `cp.async` copies complete, and then an arrival
 happens, at some time the ISA leaves open; the simulator takes the latest, when the phase could complete
@@ -54,7 +68,7 @@ in flight for `sim.async_copies`, which reports any access to their destination 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -62,12 +76,18 @@ from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
 from gpurace.errors import UserError
 from gpurace.sim.events import AccessBatch, AccessKind
 from gpurace.sim.memory import Space
+from gpurace.sim.memory.layout import CANON_OWNER_SHIFT, CANON_OWNER_MASK
 from gpurace.words import plural
 
 WAITING = 5
 """The engine's status of a thread blocked in an unsatisfied mbarrier wait (beside RUN, BAR, WARP, DONE, PARKED)."""
 
 OBJECT_SIZE = 8
+ARRIVAL_BYTES = 1
+"""The byte at `object + 4 * (phase % 2)` stands for a phase's `.cta` arrivals, the next for its `.cluster` ones."""
+TX_OFFSET, TX_BYTES = 2, 2
+"""The 2 bytes after them stand for the complete-tx of the phase's bulk copies."""
+_SCOPES = ("cta", "cluster")
 MAX_COUNT = (1 << 20) - 1
 """The largest expected arrival count PTX allows."""
 
@@ -84,9 +104,11 @@ class Barrier:
     pending: int
     phase: int = 0
     tx: int = 0
-    arrivals: int = 0  # arrivals so far in this phase: the first one starts the phase's release sequence
+    arrivals: list[int] = field(default_factory=lambda: [0, 0])  # so far in this phase, by scope (`_SCOPES`): the
+    # first of each scope starts the release sequence of its byte
     deferred: int = 0  # arrivals owed by `cp.async.mbarrier.arrive`, made when the phase can otherwise complete
     alive: bool = True  # False after `inval`
+    copied: list[bool] = field(default_factory=lambda: [False, False])  # by phase parity: bulk copies completed it
 
 
 class Mbarriers:
@@ -141,7 +163,7 @@ class Mbarriers:
 
     # ------------------------------------------------------------------ events
 
-    def _emit(self, pc: int, kind: AccessKind, threads, addrs, size: int, sem: str | None) -> None:
+    def _emit(self, pc: int, kind: AccessKind, threads, addrs, size: int, sem: str | None, scope: str = "cta") -> None:
         if not len(threads):
             return
         eng = self.eng
@@ -150,10 +172,24 @@ class Mbarriers:
         strong = sem is not None
         op = "add" if kind == AccessKind.ATOMIC else None
         eng.emit(AccessBatch(eng.next_seq(), pc, kind, threads[order], addrs[order], size, space, strong,
-                             "cta" if strong else None, sem, op))  # fmt: skip
+                             scope if strong else None, sem, op))  # fmt: skip
 
     def _phase_location(self, addr: int, phase: int) -> np.uint64:
         return np.uint64(addr + 4 * (phase % 2))
+
+    def remote(self, threads: np.ndarray, canon: np.ndarray) -> np.ndarray:
+        """Which objects (at canonical shared addresses `canon`) lie in another block than their thread's."""
+        owner = ((canon >> np.uint64(CANON_OWNER_SHIFT)) & np.uint64(CANON_OWNER_MASK)).astype(np.int64)
+        return owner != self.eng.geo.block_of[threads]
+
+    def local_only(self, pc: int, what: str, threads: np.ndarray, canon: np.ndarray) -> np.ndarray:
+        """Lanes whose object is in their own block; the others are findings (`what` does not reach a remote one)."""
+        far = self.remote(threads, canon)
+        if far.any():
+            i = int(np.argmax(far))
+            self._misuse(pc, int(threads[i]), f"{what} on an mbarrier object of another block of the cluster (only "
+                         "arrive, arrive_drop, expect_tx and complete_tx may reach one)", int(canon[i]), int(far.sum()))  # fmt: skip
+        return ~far
 
     # ------------------------------------------------------------------ instructions
 
@@ -175,11 +211,13 @@ class Mbarriers:
         self.epoch += 1
         self._index()
 
-    def arrive(self, pc: int, threads, canon, counts, *, sem: str, drop: bool, no_complete: bool, tx=None, deferred=False):
+    def arrive(self, pc: int, threads, canon, counts, *, sem: str, drop: bool, no_complete: bool, tx=None, deferred=False,
+               scope: str = "cta"):  # fmt: skip
         """Arrivals of `threads` (ascending) on the objects at `canon`, `counts` each; returns the state tokens.
 
         `tx`: the tx-counts of `.expect_tx`; `deferred`: `cp.async.mbarrier.arrive`, whose arrival is owed
-        (`counts` 1 without `.noinc`, which adds the one it owes to the pending count, 0 with it)."""
+        (`counts` 1 without `.noinc`, which adds the one it owes to the pending count, 0 with it); `scope`: the
+        threads the arrival's release reaches."""
         tokens = np.zeros(len(threads), dtype=np.uint64)
         ok = self.usable(pc, "mbarrier arrive", threads, canon)
         first = np.zeros(len(threads), dtype=np.bool_)
@@ -192,9 +230,9 @@ class Mbarriers:
             c = counts[mine].astype(np.int64)
             if tx is not None:
                 b.tx += int(tx[mine].sum())
-            loc[mine] = self._phase_location(a, b.phase)
-            first[mine[0]] = b.arrivals == 0
-            b.arrivals += len(mine)
+            loc[mine] = self._phase_location(a, b.phase) + np.uint64(_SCOPES.index(scope))
+            first[mine[0]] = b.arrivals[_SCOPES.index(scope)] == 0
+            b.arrivals[_SCOPES.index(scope)] += len(mine)
             if deferred:
                 b.pending += int(c.sum())
                 b.deferred += len(mine)
@@ -217,9 +255,9 @@ class Mbarriers:
             touched.append(a)
         self.epoch += 1
         release = "release" if sem == "release" else "relaxed"
-        self._emit(pc, AccessKind.WRITE, threads[first], loc[first], 4, release)
+        self._emit(pc, AccessKind.WRITE, threads[first], loc[first], ARRIVAL_BYTES, release, scope)
         rest = ok & ~first
-        self._emit(pc, AccessKind.ATOMIC, threads[rest], loc[rest], 4, release)
+        self._emit(pc, AccessKind.ATOMIC, threads[rest], loc[rest], ARRIVAL_BYTES, release, scope)
         for a in touched:
             self._try_complete(a)
         return tokens
@@ -262,7 +300,8 @@ class Mbarriers:
         inflight = {a: copies.inflight_bytes(a) for a in objects}
         pcs, threads, barriers = copies.release(objects)
         phase_of = {a: self.table[a].phase for a in objects}
-        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) for a in barriers.tolist()], dtype=np.uint64)
+        tx_at = np.uint64(TX_OFFSET)
+        loc = np.array([self._phase_location(int(a), phase_of[int(a)]) + tx_at for a in barriers.tolist()], dtype=np.uint64)
         for pc in np.unique(pcs).tolist():
             mine = np.flatnonzero(pcs == pc)
             # an event names each thread once: a thread that copied towards several objects gets one per object
@@ -273,10 +312,11 @@ class Mbarriers:
             rounds[order] = np.arange(len(t)) - np.maximum.accumulate(np.where(~same, np.arange(len(t)), 0))
             for r in range(int(rounds.max()) + 1):
                 sel = mine[rounds == r]
-                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], 4, "release")
+                self._emit(pc, AccessKind.ATOMIC, threads[sel], loc[sel], TX_BYTES, "release", "cluster")
         for a in objects:
             self.ready.discard(a)
             b = self.table[a]
+            b.copied[b.phase % 2] = True
             if b.tx < inflight[a]:
                 first = int(np.argmax(barriers == np.uint64(a)))
                 self._misuse(
@@ -289,7 +329,8 @@ class Mbarriers:
     def _next_phase(self, a: int) -> None:
         b = self.table[a]
         b.phase += 1
-        b.pending, b.arrivals, b.deferred, b.tx = b.expected, 0, 0, 0
+        b.pending, b.arrivals, b.deferred, b.tx = b.expected, [0, 0], 0, 0
+        b.copied[b.phase % 2] = False
         self.eng.progress = True
         self._wake(a)
 
@@ -299,12 +340,14 @@ class Mbarriers:
         if len(waiting):
             eng.resume(waiting)
 
-    def wait(self, pc: int, threads, canon, wanted, *, parity: bool, sem: str) -> np.ndarray:
+    def wait(self, pc: int, threads, canon, wanted, *, parity: bool, sem: str, scope: str = "cta") -> np.ndarray:
         """`test_wait`/`try_wait`: which of `threads` see their phase complete (`wanted`: tokens, or parities).
 
         The lanes that do not, and were not let go with false (`unstick`), block (`WAITING`)."""
         ok = self.usable(pc, "mbarrier wait", threads, canon)
+        ok[ok] = self.local_only(pc, "mbarrier wait", threads[ok], canon[ok])
         done = ~ok  # the run goes on past a wait on no object
+        copied = np.zeros(len(threads), dtype=np.bool_)
         loc = np.zeros(len(threads), dtype=np.uint64)
         for a in np.unique(canon[ok]).tolist():
             b = self.table[a]
@@ -317,8 +360,15 @@ class Mbarriers:
                 got = phase < b.phase
             done[mine] = got
             loc[mine] = np.uint64(a) + (np.uint64(4) * (phase % 2).astype(np.uint64))
+            copied[mine] = np.array(b.copied)[phase % 2]
         acquired = done & ok
-        self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired], 4, "acquire" if sem == "acquire" else "relaxed")
+        acquire = "acquire" if sem == "acquire" else "relaxed"
+        self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired], ARRIVAL_BYTES, acquire, scope)
+        if scope == "cluster":  # the phase's arrivals of cluster scope too
+            self._emit(pc, AccessKind.READ, threads[acquired], loc[acquired] + np.uint64(1), ARRIVAL_BYTES, acquire, scope)
+        # the complete-tx of the phase's bulk copies, at cluster scope (module docstring)
+        tx = acquired & copied
+        self._emit(pc, AccessKind.READ, threads[tx], loc[tx] + np.uint64(TX_OFFSET), TX_BYTES, acquire, "cluster")
         blocked = ~done & ~self.told_false[threads]
         self.told_false[threads] = False
         if blocked.any():

@@ -1018,16 +1018,19 @@ EXPORT cudaError_t __cudaGetKernel(void **kernel, const void *fun) {
     return cudaSuccess;
 }
 
-/* How a launch runs (the LAUNCH request's flags, protocol.py LaunchFlag). */
-enum { LAUNCH_COOPERATIVE = 1 };
+/* How a launch runs (the LAUNCH request's flags, protocol.py LaunchFlag): LAUNCH_CLUSTER says the cluster's
+   dimensions follow the flags. */
+enum { LAUNCH_COOPERATIVE = 1, LAUNCH_CLUSTER = 2 };
 
-static cudaError_t launch_with(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream,
-                               unsigned flags) {
+static cudaError_t launch_in_clusters(const void *func, dim3 grid, dim3 block, void **args, size_t shared,
+                                      void *stream, unsigned flags, dim3 cluster) {
     struct stack site = launch_site;
     if (site.n == 0) capture(&site); /* cudaLaunchKernel called by the program itself */
     launch_site.n = 0;
     if ((flags & LAUNCH_COOPERATIVE) && __atomic_load_n(&captures, __ATOMIC_ACQUIRE))
         unsupported("a cooperative launch while a stream capture is in progress", &site);
+    if ((flags & LAUNCH_CLUSTER) && __atomic_load_n(&captures, __ATOMIC_ACQUIRE))
+        unsupported("a launch with cluster dimensions while a stream capture is in progress", &site);
     CAPTURE_HOOK(capture_launch(func, grid, block, args, shared, stream, &site));
     if (rt.sticky) return rt.sticky;
     pthread_mutex_lock(&rt.lock);
@@ -1052,6 +1055,7 @@ static cudaError_t launch_with(const void *func, dim3 grid, dim3 block, void **a
     put_u64(&b, shared);
     put_u64(&b, (uintptr_t)stream);
     put_u32(&b, flags);
+    if (flags & LAUNCH_CLUSTER) put_u32(&b, cluster.x), put_u32(&b, cluster.y), put_u32(&b, cluster.z);
     put_site(&b, "kernel launch", &site);
     put_u32(&b, (uint32_t)nbytes);
     size_t start = b.len;
@@ -1067,6 +1071,12 @@ static cudaError_t launch_with(const void *func, dim3 grid, dim3 block, void **a
     pthread_mutex_unlock(&rt.lock);
     free(printed);
     return record(status);
+}
+
+static cudaError_t launch_with(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream,
+                               unsigned flags) {
+    dim3 none = {0, 0, 0};
+    return launch_in_clusters(func, grid, block, args, shared, stream, flags, none);
 }
 
 static cudaError_t launch(const void *func, dim3 grid, dim3 block, void **args, size_t shared, void *stream) {
@@ -1098,6 +1108,7 @@ struct launch_attribute {
     union {
         char bytes[64];
         int value; /* cooperative, priority, programmaticStreamSerializationAllowed, ... */
+        dim3 cluster; /* clusterDim */
     } val;
 };
 
@@ -1109,9 +1120,10 @@ struct launch_config {
     unsigned int nattrs;
 };
 
-/* cudaLaunchKernelEx's attributes: cooperative is honoured; hints that change nothing a simulator shows are
-   accepted; an attribute whose semantics gpurace does not model stops the program, by name. */
-static unsigned launch_flags_of(const struct launch_config *config, const char *call) {
+/* cudaLaunchKernelEx's attributes: cooperative and cluster dimensions are honoured (the latter into `cluster`);
+   hints that change nothing a simulator shows are accepted; an attribute whose semantics gpurace does not model
+   stops the program, by name. */
+static unsigned launch_flags_of(const struct launch_config *config, const char *call, dim3 *cluster) {
     unsigned flags = 0;
     for (unsigned int i = 0; i < config->nattrs; i++) {
         const struct launch_attribute *a = &config->attrs[i];
@@ -1127,7 +1139,7 @@ static unsigned launch_flags_of(const struct launch_config *config, const char *
         case 8: break;  /* cudaLaunchAttributePriority: streams run in order of issue here */
         case 14: break; /* cudaLaunchAttributePreferredSharedMemoryCarveout: a hint */
         case 16: break; /* cudaLaunchAttributeNvlinkUtilCentricScheduling: a hint */
-        case 4: refused = "cudaLaunchAttributeClusterDimension"; break;
+        case 4: flags |= LAUNCH_CLUSTER, *cluster = a->val.cluster; break;
         case 7: refused = "cudaLaunchAttributeProgrammaticEvent"; break;
         case 9: refused = "cudaLaunchAttributeMemSyncDomainMap"; break;
         case 10: refused = "cudaLaunchAttributeMemSyncDomain"; break;
@@ -1152,8 +1164,9 @@ static unsigned launch_flags_of(const struct launch_config *config, const char *
 
 EXPORT cudaError_t cudaLaunchKernelExC(const struct launch_config *config, const void *func, void **args) {
     if (!config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
-    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx");
-    return launch_with(func, config->grid, config->block, args, config->shared, config->stream, flags);
+    dim3 cluster = {0, 0, 0};
+    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx", &cluster);
+    return launch_in_clusters(func, config->grid, config->block, args, config->shared, config->stream, flags, cluster);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2031,8 +2044,10 @@ EXPORT cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
 
 EXPORT cudaError_t cudaLaunchKernelExC_ptsz(const struct launch_config *config, const void *func, void **args) {
     if (!config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
-    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx");
-    return launch_with(func, config->grid, config->block, args, config->shared, PER_THREAD(config->stream), flags);
+    dim3 cluster = {0, 0, 0};
+    unsigned flags = launch_flags_of(config, "cudaLaunchKernelEx", &cluster);
+    return launch_in_clusters(func, config->grid, config->block, args, config->shared, PER_THREAD(config->stream), flags,
+                              cluster);
 }
 
 EXPORT cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, int kind) {

@@ -19,7 +19,7 @@ a Python loop over the lanes would give. Nothing here loops over lanes:
    every lane tries to take);
 5. `inc`/`dec` with one bound per address have a closed form (the counter
    walks a cycle of length bound+1);
-6. everything else (bf16 and packed f16x2/bf16x2 add, `inc`/`dec` with
+6. everything else (bf16 and packed f16x2/bf16x2 add, `add.ftz` on f32, `inc`/`dec` with
    differing bounds) runs in rounds, one lane per address per round: the loop
    count is the largest number of lanes hitting one address.
 """
@@ -34,7 +34,9 @@ import numpy as np
 from gpurace.frontend.ptx.ir import type_size
 from gpurace.sim.memory.floats import FLOAT_OF_TYPE, SINT_OF_SIZE, UINT_OF_SIZE, bf16_to_f32, f32_to_bf16
 
-OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"})
+OPS = frozenset({"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", "add.ftz"})
+"""The operations of `apply`: PTX's atomics, and `add.ftz`, an f32 add that flushes subnormal inputs and results to
+sign-preserving zero (what the PTX ISA says `cp.reduce.async.bulk.add.f32` does)."""
 
 
 @dataclass
@@ -161,6 +163,17 @@ def _dec_step(old, _a, b):
     return np.where((old == 0) | (old > b), b, old - 1).astype(old.dtype)
 
 
+def _flush_f32(bits: np.ndarray) -> np.ndarray:
+    """f32 bit patterns with subnormals replaced by a zero of their sign (exponent bits all zero: keep the sign)."""
+    return np.where((bits & np.uint32(0x7F800000)) == 0, bits & np.uint32(0x80000000), bits).astype(np.uint32)
+
+
+def _f32_ftz_add_step(old, a, _b):
+    with np.errstate(all="ignore"):
+        total = _flush_f32(old).view(np.float32) + _flush_f32(a).view(np.float32)
+    return _flush_f32(total.view(np.uint32))
+
+
 def _bf16_add_step(old, a, _b):
     return f32_to_bf16(bf16_to_f32(old) + bf16_to_f32(a))
 
@@ -225,6 +238,8 @@ def apply(view: np.ndarray, elem_index: np.ndarray, op: str, ptx_type: str, a: n
         with np.errstate(all="ignore"):
             fb, ff = _segmented_scan(np.add, _float_domain(ptx_type, first), _float_domain(ptx_type, a_s), g)
         before, final = _from_float_domain(ptx_type, fb), _from_float_domain(ptx_type, ff)
+    elif op == "add.ftz" and ptx_type == "f32":
+        before, final = _rounds(first, a_s, b_s, g, _f32_ftz_add_step)
     elif op == "add" and ptx_type == "bf16":
         before, final = _rounds(first, a_s, b_s, g, _bf16_add_step)
     elif op == "add" and ptx_type in ("f16x2", "bf16x2"):
