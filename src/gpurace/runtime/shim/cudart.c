@@ -1888,6 +1888,7 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
         *value = 0; break; /* stream memory operations, RDMA, IPC, NUMA, multicast, ...: features of none */
     case 126: *value = 1; break; /* memory synchronisation domains */
     case 127: *value = rt.compute_capability >= 90; break; /* TMA tensor maps (tensor_maps.h) */
+    case 120: *value = rt.compute_capability >= 90; break; /* cluster launches (cudaLaunchKernelEx) */
     case 130: *value = 0; break; /* no NUMA configuration */
     case 131: case 134: *value = -1; break; /* NUMA ids: none */
     case 139: case 140: *value = 0; break; /* PCI ids */
