@@ -109,14 +109,15 @@ def _read_unit(data: bytes, start: int, end: int, where: str, limits: Limits, to
         payload = pos + header_size
         if header_size < _ENTRY.size or payload + size > end:
             raise FatbinError(f"{where}: the fatbinary entry at byte {pos} runs past the end of its container")
-        header, body = data[pos:payload], data[payload : payload + size]
+        header = data[pos:payload]
         if kind == KIND_PTX:
-            entry = _ptx_entry(header, body, f"{where}: the PTX entry at byte {pos}", limits, total)
+            entry = _ptx_entry(header, data[payload : payload + size], f"{where}: the PTX entry at byte {pos}", limits, total)
             total += len(entry.text)
             ptx.append(entry)
         elif kind == KIND_ELF:
             machine_code += 1
-            if keep_cubins:
+            if keep_cubins:  # copied only when asked for: a program's machine code may be large
+                body = data[payload : payload + size]
                 cubins.append(_payload(header, body, f"{where}: the machine-code entry at byte {pos}", limits, total))
                 total += len(cubins[-1])
         pos = payload + size
