@@ -96,11 +96,14 @@ static CUresult driver_result(int error, const char *call) {
     unsupported(what);
 }
 
-/* `function` as cuda.h spells it for programs, written to `name`: `cuMemAlloc` for cuMemAlloc_v2. */
+/* `function` as cuda.h spells it for programs, written to `name`: `cuMemAlloc` for cuMemAlloc_v2, `cuMemcpy`
+   for cuMemcpy_ptds. */
 static const char *spelled(const char *function, char name[64]) {
     snprintf(name, 64, "%s", function);
     char *version = strstr(name, "_v");
     if (version && version[2] >= '0' && version[2] <= '9') *version = 0;
+    char *per_thread = strstr(name, "_pt");
+    if (per_thread && (strcmp(per_thread, "_ptds") == 0 || strcmp(per_thread, "_ptsz") == 0)) *per_thread = 0;
     return name;
 }
 
@@ -838,6 +841,97 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
     return CALL(RUNTIME("cudaEventElapsedTime", int (*)(float *, CUevent, CUevent))(ms, start, end));
 }
 EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) { return cuEventElapsedTime_v2(ms, start, end); }
+
+/* ------------------------------------------------------------------------ */
+/* Per-thread default streams: a program built with `--default-stream per-thread` calls the _ptsz (asynchronous)
+   and _ptds (synchronous) forms, in which stream 0 is the calling thread's default stream, CU_STREAM_PER_THREAD
+   (the runtime's cudaStreamPerThread, the same handle) */
+/* ------------------------------------------------------------------------ */
+
+#define STREAM_PER_THREAD ((CUstream)2)
+#define PER_THREAD(stream) ((stream) ? (stream) : STREAM_PER_THREAD)
+
+EXPORT CUresult cuLaunchKernel_ptsz(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                                    unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared,
+                                    CUstream stream, void **params, void **extra) {
+    return cuLaunchKernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared, PER_THREAD(stream),
+                          params, extra);
+}
+EXPORT CUresult cuLaunchCooperativeKernel_ptsz(void *function, unsigned grid_x, unsigned grid_y, unsigned grid_z,
+                                               unsigned block_x, unsigned block_y, unsigned block_z, unsigned shared,
+                                               CUstream stream, void **params) {
+    return cuLaunchCooperativeKernel(function, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared,
+                                     PER_THREAD(stream), params);
+}
+EXPORT CUresult cuLaunchKernelEx_ptsz(const launch_config *config, void *function, void **params, void **extra) {
+    if (!config) return CUDA_ERROR_INVALID_VALUE;
+    launch_config own = *config;
+    own.stream = PER_THREAD(own.stream);
+    return cuLaunchKernelEx(&own, function, params, extra);
+}
+EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
+    return cuMemcpyHtoDAsync_v2(dst, src, bytes, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+    return cuMemcpyDtoHAsync_v2(dst, src, bytes, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+    return cuMemcpyDtoDAsync_v2(dst, src, bytes, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream) {
+    return cuMemcpyAsync(dst, src, bytes, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const void *copy, CUstream stream) {
+    return cuMemcpy2DAsync_v2(copy, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream) {
+    return cuMemsetD8Async(dst, value, count, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream) {
+    return cuMemsetD16Async(dst, value, count, PER_THREAD(stream));
+}
+EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream) {
+    return cuMemsetD32Async(dst, value, count, PER_THREAD(stream));
+}
+EXPORT CUresult cuStreamSynchronize_ptsz(CUstream stream) { return cuStreamSynchronize(PER_THREAD(stream)); }
+EXPORT CUresult cuStreamQuery_ptsz(CUstream stream) { return cuStreamQuery(PER_THREAD(stream)); }
+EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags) {
+    return cuStreamWaitEvent(PER_THREAD(stream), event, flags);
+}
+EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEventRecord(event, PER_THREAD(stream)); }
+
+/* The synchronous forms: the copy or memset runs on the thread's default stream, and the host waits for it as
+   for the legacy form's. */
+static CUresult copy_per_thread(void *dst, const void *src, size_t bytes, int kind, const char *call) {
+    return CALL_AS(call, RUNTIME("cudaMemcpy_ptds", copy_fn)(dst, src, bytes, kind));
+}
+EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t bytes) {
+    return copy_per_thread(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, __func__);
+}
+EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t bytes) {
+    return copy_per_thread(dst, PTR(src), bytes, MEMCPY_DEVICE_TO_HOST, __func__);
+}
+EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    return copy_per_thread(PTR(dst), PTR(src), bytes, MEMCPY_DEVICE_TO_DEVICE, __func__);
+}
+EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
+    return copy_per_thread(PTR(dst), PTR(src), bytes, MEMCPY_DEFAULT, __func__);
+}
+EXPORT CUresult cuMemcpy2D_v2_ptds(const void *copy) {
+    return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, STREAM_PER_THREAD, SYNC));
+}
+EXPORT CUresult cuMemcpy2DUnaligned_v2_ptds(const void *copy) {
+    return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, STREAM_PER_THREAD, SYNC));
+}
+EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dst, unsigned char value, size_t count) {
+    return fill(dst, value, 1, count, STREAM_PER_THREAD, SYNC, __func__);
+}
+EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dst, unsigned short value, size_t count) {
+    return fill(dst, value, 2, count, STREAM_PER_THREAD, SYNC, __func__);
+}
+EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int value, size_t count) {
+    return fill(dst, value, 4, count, STREAM_PER_THREAD, SYNC, __func__);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
