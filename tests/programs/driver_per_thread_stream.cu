@@ -1,13 +1,12 @@
-// A driver-API program built for per-thread default streams (the macro nvcc's --default-stream per-thread
-// defines), so that cuda.h sends its calls to the _ptds (synchronous) and _ptsz (asynchronous) forms, in which
-// stream 0 is the thread's own default stream: a memset and a copy through them, an asynchronous memset on
-// stream 0 waited for with cuStreamSynchronize(0), and a copy past the end of the block, reported at its line.
-// @nvcc_flags -lcuda
+// A driver-API program built with --default-stream=per-thread, so that cuda.h sends its calls to the _ptds
+// (synchronous) and _ptsz (asynchronous) forms, in which stream 0 is the thread's own default stream: a
+// memset and a copy through them, an asynchronous memset on stream 0 waited for with cuStreamSynchronize(0),
+// and a copy past the end of the block, reported at its line.
+// @nvcc_flags -lcuda --default-stream=per-thread
 // @stdout words 07070707 07070707, then 00000009
 // @stdout past end: CUDA_ERROR_INVALID_VALUE
 // @exit 1
-// @expect out-of-bounds 32
-#define CUDA_API_PER_THREAD_DEFAULT_STREAM 1
+// @expect out-of-bounds 31
 #include <cstdio>
 #include <cuda.h>
 

@@ -37,7 +37,7 @@ SOURCE_SUFFIXES = frozenset({".cu", ".hip", ".cpp", ".cc", ".cxx", ".c"})
 _FLAG_RE = re.compile(r"^-[A-Za-z0-9_./+=,:-]*$")
 _BUILD_SHAPING_FLAGS = re.compile(
     r"^--?(?:o|output-file|c|compile|dc|device-c|dw|device-w|ptx|cubin|fatbin|E|preprocess|M.*|run|lib|shared|dlink|"
-    r"device-link|cudart|default-stream|keep|keep-dir|save-temps|dryrun)(?:=.*)?$"
+    r"device-link|cudart|keep|keep-dir|save-temps|dryrun)(?:=.*)?$"
 )
 _RELOCATABLE_FLAG = re.compile(r"^--?(?:rdc|relocatable-device-code)=(?:true|1)$")
 
