@@ -231,15 +231,18 @@ class IntervalDetector:
         """
         if self._summary.rows or (self._alive > 0).any():
             return None
-        present = ranges.present
+        return self._conflicting(ranges.present, ranges, True) | self._conflicting(ranges.present, ranges, False)
+
+    def _conflicting(self, present: np.ndarray, ranges: PcRanges, same_block: bool) -> np.ndarray:
+        """Per pc: whether it is one of the instructions `present` that may race with one of them (itself
+        included), by threads of one block or of two (`same_block`): one of the two writes, their `ranges` meet
+        and the model's rules (`rules.classify`) give a cause."""
         a, b = np.repeat(present, len(present)), np.tile(present, len(present))
         fa, fb = self.pcs.flags(a), self.pcs.flags(b)
-        meet = ranges.meet(a, b) & (fa.write | fb.write)
-        racy = meet & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
-        racy |= meet & (classify(fa, fb, False, False, self.ctx.model) != Cause.NONE)
-        wanted = np.zeros(len(self.pcs.write), dtype=np.bool_)
-        wanted[a[racy]] = True
-        return wanted
+        racy = (fa.write | fb.write) & ranges.meet(a, b) & (classify(fa, fb, same_block, False, self.ctx.model) != Cause.NONE)
+        conflicting = np.zeros(len(self.pcs.write), dtype=np.bool_)
+        conflicting[a[racy]] = True
+        return conflicting
 
     def _close_records(self, records: list[np.ndarray], repeats: bool, ranges: PcRanges) -> None:
         """Check the accesses (thread, addr, size, pc, seq, val, known) of whole blocks whose interval closed;
@@ -283,14 +286,8 @@ class IntervalDetector:
         may = np.zeros(len(pc), dtype=np.bool_)
         for space in (glob, ~glob):
             present = np.flatnonzero(np.bincount(pc[space], minlength=npcs))
-            if len(present) == 0:
-                continue
-            a, b = np.repeat(present, len(present)), np.tile(present, len(present))
-            fa, fb = self.pcs.flags(a), self.pcs.flags(b)
-            racy = (fa.write | fb.write) & ranges.meet(a, b) & (classify(fa, fb, True, False, self.ctx.model) != Cause.NONE)
-            loud = np.zeros(npcs, dtype=np.bool_)
-            loud[a[racy]] = True
-            may |= space & loud[pc]
+            if len(present):
+                may |= space & self._conflicting(present, ranges, True)[pc]
         return may
 
     def _check_same_block(self, thread, addr, size, pc, seq, val, known) -> None:
