@@ -284,7 +284,10 @@ EXPORT CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes) {
     return CALL(RUNTIME("cudaMemGetInfo", int (*)(size_t *, size_t *))(free_bytes, total_bytes));
 }
 
-static CUresult copy(void *dst, const void *src, size_t bytes, int kind, const char *call) {
+/* A synchronous copy on the legacy default stream, or (`per_thread`: the _ptds forms below) on the calling
+   thread's default stream. */
+static CUresult copy(void *dst, const void *src, size_t bytes, int kind, int per_thread, const char *call) {
+    if (per_thread) return CALL_AS(call, RUNTIME("cudaMemcpy_ptds", copy_fn)(dst, src, bytes, kind));
     return CALL_AS(call, RUNTIME("cudaMemcpy", copy_fn)(dst, src, bytes, kind));
 }
 
@@ -293,16 +296,16 @@ static CUresult copy_async(void *dst, const void *src, size_t bytes, int kind, C
 }
 
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
-    return copy(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, __func__);
+    return copy(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, 0, __func__);
 }
 EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
-    return copy(dst, PTR(src), bytes, MEMCPY_DEVICE_TO_HOST, __func__);
+    return copy(dst, PTR(src), bytes, MEMCPY_DEVICE_TO_HOST, 0, __func__);
 }
 EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEVICE_TO_DEVICE, __func__);
+    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEVICE_TO_DEVICE, 0, __func__);
 }
 EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEFAULT, __func__);
+    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEFAULT, 0, __func__);
 }
 EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream) {
     return copy_async(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, stream, __func__);
@@ -902,20 +905,17 @@ EXPORT CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { return cuEv
 
 /* The synchronous forms: the copy or memset runs on the thread's default stream, and the host waits for it as
    for the legacy form's. */
-static CUresult copy_per_thread(void *dst, const void *src, size_t bytes, int kind, const char *call) {
-    return CALL_AS(call, RUNTIME("cudaMemcpy_ptds", copy_fn)(dst, src, bytes, kind));
-}
 EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t bytes) {
-    return copy_per_thread(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, __func__);
+    return copy(PTR(dst), src, bytes, MEMCPY_HOST_TO_DEVICE, 1, __func__);
 }
 EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t bytes) {
-    return copy_per_thread(dst, PTR(src), bytes, MEMCPY_DEVICE_TO_HOST, __func__);
+    return copy(dst, PTR(src), bytes, MEMCPY_DEVICE_TO_HOST, 1, __func__);
 }
 EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    return copy_per_thread(PTR(dst), PTR(src), bytes, MEMCPY_DEVICE_TO_DEVICE, __func__);
+    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEVICE_TO_DEVICE, 1, __func__);
 }
 EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes) {
-    return copy_per_thread(PTR(dst), PTR(src), bytes, MEMCPY_DEFAULT, __func__);
+    return copy(PTR(dst), PTR(src), bytes, MEMCPY_DEFAULT, 1, __func__);
 }
 EXPORT CUresult cuMemcpy2D_v2_ptds(const void *copy) {
     return CALL(RUNTIME("__cudaGpuraceCuMemcpy2D", memcpy2d_fn)(copy, STREAM_PER_THREAD, SYNC));
