@@ -53,13 +53,14 @@ def read_image(data: bytes, where: str, capability: int, limits: Limits) -> Load
 
 
 def _fatbinary(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
-    units = read_units(data, where, limits, cubins=True)
-    entries = [e for u in units for e in u.ptx]
+    entries = [e for u in read_units(data, where, limits) for e in u.ptx]
     if entries:
         return LoadedImage(_parse(choose_ptx(entries, capability).text, where, capability))
-    kernels = [name for u in units for cubin in u.cubins for name in ElfFile(where, limits, data=cubin).kernel_names()]
-    if not any(u.cubins for u in units):
+    # machine code only: read again, keeping (and decompressing) the cubins this time
+    cubins = [cubin for u in read_units(data, where, limits, cubins=True) for cubin in u.cubins]
+    if not cubins:
         raise UserError(f"{where}: a fatbinary with neither PTX nor machine code")
+    kernels = [name for cubin in cubins for name in ElfFile(where, limits, data=cubin).kernel_names()]
     return LoadedImage(None, tuple(dict.fromkeys(kernels)))
 
 
