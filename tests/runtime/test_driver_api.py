@@ -145,3 +145,24 @@ def test_a_damaged_fatbinary_is_a_fatbin_error(images):
     data = (images / "sass.fatbin").read_bytes()
     with pytest.raises(FatbinError, match="runs past the end"):
         read_image(data[: len(data) // 2], "half.fatbin", 75, Limits())
+
+
+NVRTC_HOST = DRIVER / "nvrtc_host.cpp"
+
+
+@pytest.mark.parametrize("output", ["cubin", "ptx"])
+def test_kernels_compiled_at_run_time_with_nvrtc_run_and_their_race_is_found_at_its_source_line(output):
+    result = exec_program([NVRTC_HOST], [str(KERNELS), output], nvcc_flags=["-lnvrtc", "-lcuda"], capture_output=True)
+    assert result.stdout.splitlines() == ["scale: ok", "total: launched"], (result.stderr, result.errors)
+    assert result.errors == [] and result.exit_code() == 1 and result.launches == 2
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global" and race.launch["kernel"] == "total"
+    assert [(s.loc.file, s.loc.line) for s in race.sites] == [(str(KERNELS), RACE_LINE)] * 2
+
+
+def test_kernels_compiled_at_run_time_with_nvrtc_race_free_are_clean():
+    result = exec_program(
+        [NVRTC_HOST], [str(KERNELS), "cubin", "race-free"], nvcc_flags=["-lnvrtc", "-lcuda"], capture_output=True
+    )
+    assert result.stdout.splitlines() == ["scale: ok"] and result.findings == []
+    assert result.errors == [] and result.exit_code() == 0 and result.launches == 1

@@ -75,7 +75,8 @@ def build_program(
 ) -> Path:
     """Compile and link `sources` into an executable in `workdir` (which owns it: it goes when the directory does).
 
-    `library_dirs` are searched for the libraries the program links (`-L`): gpurace's own, for `-lcuda`.
+    `library_dirs` are searched for the libraries the program links (`-L`): gpurace's own, for `-lcuda`,
+    and NVRTC's.
     `include_dirs` and `defines` (`NAME`, `NAME=VALUE`) apply to host and
     device code alike; `arch` is `compute_XX` or `sm_XX`. nvcc runs within
     `limits` (memory budget, time); its diagnostics are the CompileError's

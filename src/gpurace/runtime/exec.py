@@ -42,10 +42,11 @@ from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_
 from gpurace.runtime.device import Device
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.launch import LaunchOutcome
+from gpurace.runtime.nvrtc_library import build_folders, nvrtc_root
 from gpurace.runtime.prebuilt import is_prebuilt, load_prebuilt
 from gpurace.runtime.process import Program
 from gpurace.runtime.server import DeviceServer, unsupported_message
-from gpurace.runtime.shim_build import shim_directory
+from gpurace.runtime.shim_build import NVRTC_CAPTURE_NAME, shim_directory
 from gpurace.runtime.sites import SourceLines
 from gpurace.words import plural
 
@@ -178,6 +179,9 @@ def exec_program(
         if prebuilt is not None:
             executable, modules = load_prebuilt(prebuilt, arch=arch, limits=limits)
         else:
+            nvrtc = build_folders(workdir)  # after the user's: their own NVRTC comes first
+            if nvrtc is not None:
+                include_dirs.append(nvrtc[0])
             executable = build_program(
                 paths,
                 workdir=workdir,
@@ -185,7 +189,7 @@ def exec_program(
                 defines=defines,
                 arch=arch,
                 nvcc_flags=nvcc_flags,
-                library_dirs=[shim],
+                library_dirs=[shim, *nvrtc[1:]] if nvrtc else [shim],
                 limits=limits,
             )
             device_sources = [p for p in paths if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))]
@@ -284,11 +288,17 @@ def _run(
 
 
 def _environment(device: Device, fds: tuple[int, int, int], shim: Path) -> dict[str, str]:
-    """The program's environment: the user's, with gpurace's runtime first in the library path and the
-    variables that tell it where the device is (see `protocol`)."""
+    """The program's environment: the user's, with gpurace's runtime first in the library path (NVRTC's
+    package last), gpurace's NVRTC capture preloaded, and the variables that tell the runtime where the device
+    is (see `protocol`)."""
     socket_fd, global_fd, const_fd = fds
     env = dict(os.environ)
-    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(shim), env.get("LD_LIBRARY_PATH")) if p)
+    root = nvrtc_root()
+    nvrtc_lib = str(root / "lib") if root is not None and ":" not in str(root) else None
+    env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(shim), env.get("LD_LIBRARY_PATH"), nvrtc_lib) if p)
+    capture = str(shim / NVRTC_CAPTURE_NAME)
+    if not any(c.isspace() for c in capture):  # LD_PRELOAD splits at spaces
+        env["LD_PRELOAD"] = " ".join(p for p in (capture, env.get("LD_PRELOAD")) if p)
     env.update(
         {
             protocol.ENV_SOCKET: str(socket_fd),

@@ -9,12 +9,16 @@ the driver API (`-gencode arch=compute_XX,code=sm_XX`) holds nothing else;
 its kernels are then named by the cubin's sections (`elf.ElfFile.kernel_names`),
 and their PTX comes from the sources `gpurace exec` was given: the one module
 compiled from them that defines every kernel of the image stands in for it
-(`LoadedImage.kernels`). The image itself is untrusted data, read within the
+(`LoadedImage.kernels`). Machine code the program compiled itself with NVRTC
+runs the PTX NVRTC made it from, which the program's NVRTC handed to gpurace
+beside it (`compiled`: `shim/nvrtc_capture.c`). The image itself is untrusted data, read within the
 memory budget; what does not parse is a UserError naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpurace.errors import UserError
@@ -36,15 +40,19 @@ class LoadedImage:
     kernels: tuple[str, ...] = ()
 
 
-def read_image(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
-    """The code of image `data` (`where` names it in messages) for a device of compute capability `capability`.
+def read_image(
+    data: bytes, where: str, capability: int, limits: Limits, compiled: Mapping[bytes, str] | None = None
+) -> LoadedImage:
+    """The code of image `data` (`where` names it in messages) for a device of compute capability `capability`;
+    `compiled` holds the PTX of machine code compiled at run time, by the cubin's `code_key`.
 
     A UserError when the image does not parse, or holds neither PTX nor machine code.
     """
+    compiled = compiled or {}
     if data.startswith(_FATBIN_MAGIC_BYTES):
-        return _fatbinary(data, where, capability, limits)
+        return _fatbinary(data, where, capability, limits, compiled)
     if data.startswith(ELF_MAGIC):
-        return LoadedImage(None, tuple(ElfFile(where, limits, data=data).kernel_names()))
+        return _machine_code([data], where, capability, limits, compiled)
     try:
         text = data.split(b"\0", 1)[0].decode("utf-8")
     except UnicodeDecodeError:
@@ -52,7 +60,12 @@ def read_image(data: bytes, where: str, capability: int, limits: Limits) -> Load
     return LoadedImage(_parse(text, where, capability))
 
 
-def _fatbinary(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
+def code_key(cubin: bytes) -> bytes:
+    """What names machine code among the PTX compiled at run time: its SHA-256."""
+    return hashlib.sha256(cubin).digest()
+
+
+def _fatbinary(data: bytes, where: str, capability: int, limits: Limits, compiled: Mapping[bytes, str]) -> LoadedImage:
     entries = [e for u in read_units(data, where, limits) for e in u.ptx]
     if entries:
         return LoadedImage(_parse(choose_ptx(entries, capability).text, where, capability))
@@ -60,6 +73,17 @@ def _fatbinary(data: bytes, where: str, capability: int, limits: Limits) -> Load
     cubins = [cubin for u in read_units(data, where, limits, cubins=True) for cubin in u.cubins]
     if not cubins:
         raise UserError(f"{where}: a fatbinary with neither PTX nor machine code")
+    return _machine_code(cubins, where, capability, limits, compiled)
+
+
+def _machine_code(
+    cubins: list[bytes], where: str, capability: int, limits: Limits, compiled: Mapping[bytes, str]
+) -> LoadedImage:
+    """The code of `cubins`: the PTX the first was compiled from at run time, else the kernels they define."""
+    for cubin in cubins:
+        ptx = compiled.get(code_key(cubin))
+        if ptx is not None:
+            return LoadedImage(_parse(ptx, where, capability))
     kernels = [name for cubin in cubins for name in ElfFile(where, limits, data=cubin).kernel_names()]
     return LoadedImage(None, tuple(dict.fromkeys(kernels)))
 

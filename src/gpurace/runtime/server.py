@@ -29,7 +29,7 @@ from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
-from gpurace.runtime.module_images import read_image
+from gpurace.runtime.module_images import code_key, read_image
 from gpurace.runtime.protocol import (
     GRAPH_NODE_STREAM,
     HEADER,
@@ -78,6 +78,7 @@ class DeviceServer:
         self._protected_version = self.timeline.version
         self.next_object = 0  # the last texture or surface object handle given out
         self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
+        self.compiled: dict[bytes, str] = {}  # code_key(cubin) -> the PTX the program's NVRTC compiled it from
         self._handlers = {
             Op.HELLO: self._hello,
             Op.REGISTER_FUNCTION: self._register_function,
@@ -85,6 +86,7 @@ class DeviceServer:
             Op.MODULE_LOAD: self._module_load,
             Op.MODULE_UNLOAD: self._module_unload,
             Op.MODULE_GLOBAL: self._module_global,
+            Op.COMPILED_CODE: self._compiled_code,
             Op.MALLOC: self._malloc,
             Op.FREE: self._free,
             Op.FREE_ASYNC: self._free_async,
@@ -179,10 +181,16 @@ class DeviceServer:
         handle, path, site, image = r.u64(), r.str(), r.site(), r.bytes()
         where = path or f"the image given to {site.call}"
         try:
-            loaded = read_image(image, where, self.device.capability, self.device.limits)
+            loaded = read_image(image, where, self.device.capability, self.device.limits, self.compiled)
             self.device.load(handle, loaded, where)
         except UserError as e:
             return self._stop(site, str(e))
+        return encode_reply(CudaError.SUCCESS)
+
+    def _compiled_code(self, r: Reader) -> bytes:
+        """A cubin the program's NVRTC compiled, with its PTX: a module loaded from it runs that PTX."""
+        cubin, ptx = r.bytes(), r.str()
+        self.compiled[code_key(cubin)] = ptx
         return encode_reply(CudaError.SUCCESS)
 
     def _module_unload(self, r: Reader) -> bytes:

@@ -1,5 +1,5 @@
-"""Building gpurace's libcudart.so.13 (the shim, `shim/cudart.c`) and libcuda.so.1 (`shim/cuda_driver.c`)
-once per version, with the system's gcc.
+"""Building gpurace's libcudart.so.13 (the shim, `shim/cudart.c`), libcuda.so.1 (`shim/cuda_driver.c`) and
+libgpurace_nvrtc.so (`shim/nvrtc_capture.c`, preloaded) once per version, with the system's gcc.
 
 The libraries are C with no dependency beyond libc, so they are built where
 they run rather than shipped as binaries: at the first `gpurace exec`, into the
@@ -40,10 +40,13 @@ SHIM_FILES = (
     "driver_calls.h",
     "driver_errors.h",
     "libcuda.map",
+    "nvrtc_capture.c",
+    "libgpurace_nvrtc.map",
 )
 LIBRARY_NAME = "libcudart.so.13"
 DRIVER_NAME = "libcuda.so.1"
 DRIVER_LINK_NAME = "libcuda.so"
+NVRTC_CAPTURE_NAME = "libgpurace_nvrtc.so"
 
 
 def shim_directory(limits: Limits) -> Path:
@@ -71,6 +74,7 @@ def _build(folder: Path, limits: Limits) -> None:
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     _link(gcc, folder, LIBRARY_NAME, "cudart.c", "libcudart.map", ["-lpthread", "-ldl"], limits)
     _link(gcc, folder, DRIVER_NAME, "cuda_driver.c", "libcuda.map", ["-ldl"], limits)
+    _link(gcc, folder, NVRTC_CAPTURE_NAME, "nvrtc_capture.c", "libgpurace_nvrtc.map", ["-ldl"], limits)
     partial = folder / f"{DRIVER_LINK_NAME}.{os.getpid()}.partial"
     partial.unlink(missing_ok=True)
     partial.symlink_to(DRIVER_NAME)

@@ -47,6 +47,7 @@ enum {
     CUDA_ERROR_FILE_NOT_FOUND = 301,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
 };
 
 /* A function of the runtime loaded in this process; without gpurace's runtime, the program stops. */
@@ -982,6 +983,14 @@ EXPORT CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned int ra
     entry_point("cuTensorMapEncodeTiled", &fn, 0, NULL);
     return ((encode_tiled_fn)fn)(map, data_type, rank, address, dims, strides, box, element_strides, interleave,
                                  swizzle, l2_promotion, fill);
+}
+
+/* NVIDIA's private tables of driver entry points, which its own libraries ask for (NVRTC does, and goes on
+   without them). gpurace's driver has none: every table is not supported, as a driver answers a table it lacks. */
+EXPORT CUresult cuGetExportTable(const void **table, const void *id) {
+    (void)id;
+    if (table) *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 #define UNSUPPORTED(name) \

@@ -235,6 +235,7 @@ enum {
     OP_MODULE_LOAD = 22,
     OP_MODULE_UNLOAD = 23,
     OP_MODULE_GLOBAL = 24,
+    OP_COMPILED_CODE = 30,
 };
 
 #define STOP (-1)

@@ -34,6 +34,17 @@ EXPORT cudaError_t __cudaGpuraceModuleUnload(const void *module) {
     return request(OP_MODULE_UNLOAD, &b, NULL);
 }
 
+/* NVRTC compiled `ptx` to the machine code `cubin` (`size` bytes) a program took (nvrtc_capture.c): a module the
+   program loads from that cubin runs this PTX. */
+EXPORT void __cudaGpuraceCompiledCode(const void *cubin, size_t size, const char *ptx) {
+    if (size > UINT32_MAX || strlen(ptx) > UINT32_MAX) return; /* too large to send: its module load says so */
+    struct buf b = {0};
+    put_u32(&b, (uint32_t)size);
+    put(&b, cubin, size);
+    put_str(&b, ptx);
+    request(OP_COMPILED_CODE, &b, NULL);
+}
+
 /* Kernel `name` of loaded module `module`, launched as `function` (cudaErrorInvalidDeviceFunction: none). */
 EXPORT cudaError_t __cudaGpuraceModuleFunction(const void *module, const void *function, const char *name) {
     return register_function(module, function, name);
