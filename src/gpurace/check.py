@@ -126,6 +126,7 @@ def check(
     prove: bool = False,
     cluster=None,
     share_prefix: bool = True,
+    benign_same_value: bool = False,
 ) -> Report:
     """Check one launch for races and synchronisation bugs; see `Report`.
 
@@ -148,6 +149,8 @@ def check(
     `cluster` launches with thread-block clusters of that shape (`simulate`, `sim.clusters`).
     `prove` first verifies the kernel for this grid and block (`verify.launch_proof`): the report gains its proof
     section, and a kernel proved race-free with uniform barriers runs one schedule unless `schedules` says otherwise.
+    `benign_same_value` proves with GPUVerify's convention (two stores of the same value do not race: `verify`),
+    for a check whose same-value races are then left out of its report (`--benign-same-value`).
     `share_prefix` False runs every schedule from the start instead of forking `reverse` and `flip` from schedule
     0's run (`sim.shared_prefix`; the same runs and report, for comparing their cost).
     """
@@ -184,7 +187,7 @@ def check(
     if prove:
         from gpurace.verify.launch_proof import attach_proof, prove_launch  # gpurace.verify runs checks itself
 
-        proof = prove_launch(module, kernel=kernel, grid=grid, block=block, model=model)
+        proof = prove_launch(module, kernel=kernel, grid=grid, block=block, model=model, benign_same_value=benign_same_value)
         if not asked and proof.proved:
             schedules = 1
     chosen = schedules is None

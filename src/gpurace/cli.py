@@ -800,7 +800,7 @@ def check(
         with _Progress() as progress:
             report = run_check(
                 module, **launch, max_steps=max_steps, progress=progress, sinks=recorder, cooperative=cooperative, prove=prove,
-                cluster=_cluster_dims(cluster),
+                cluster=_cluster_dims(cluster), benign_same_value=command_benign_same_value(),
             )
         if record:
             write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)

@@ -257,3 +257,20 @@ def test_no_race_the_simulation_reports_is_on_an_object_proved_race_free(path: P
     assert not proof["proved"]
     assert not [f for f in races if f["address"] and f["address"]["allocation"] in free], free
     assert proof["contradictions"] == []
+
+
+SAME_VALUE = KERNELS / "verify" / "same_value_flag.cu"
+
+
+def test_benign_same_value_proves_a_kernel_whose_only_race_writes_one_value():
+    status, plain = check(SAME_VALUE, "--grid", "2", "--block", "64", "--prove")
+    assert status == 1 and not plain["proof"]["proved"]
+    assert {o["object"]: o["verdict"] for o in plain["proof"]["objects"]}["done"] == "race"
+    (race,) = plain["findings"]
+    assert (race["kind"], race["space"], [a["line"] for a in race["accesses"]]) == ("data-race", "global", [13, 13])
+    assert race["same_value"]
+    status, benign = check(SAME_VALUE, "--grid", "2", "--block", "64", "--prove", "--benign-same-value")
+    assert status == 0 and benign["findings"] == []
+    assert benign["proof"]["proved"] and benign["proof"]["contradictions"] == []
+    assert {o["object"]: o["verdict"] for o in benign["proof"]["objects"]} == {"data": "race-free", "done": "race-free", "in": "race-free"}
+    assert benign["proof"]["schedules"]["reason"] == "proved"

@@ -61,6 +61,7 @@ class LaunchProof:
     verdict: KernelVerdict
     scope: list[str]
     seconds: float
+    benign_same_value: bool = False  # proved under GPUVerify's convention: same-value races contradict nothing
 
     @property
     def proved(self) -> bool:
@@ -69,8 +70,18 @@ class LaunchProof:
         return v.unknown is None and v.barriers in PROVED_BARRIERS and all(o.verdict == "race-free" for o in v.objects)
 
 
-def prove_launch(module: Module, *, kernel: str | None, grid, block, model: str, query_timeout: float = DEFAULT_QUERY_TIMEOUT) -> LaunchProof:
-    """verify's verdict on the kernel `check` launches (`kernel` as `check` names it), for its grid and block."""
+def prove_launch(
+    module: Module,
+    *,
+    kernel: str | None,
+    grid,
+    block,
+    model: str,
+    query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+    benign_same_value: bool = False,
+) -> LaunchProof:
+    """verify's verdict on the kernel `check` launches (`kernel` as `check` names it), for its grid and block
+    (`benign_same_value`: two stores of the same value do not race, as `verify --benign-same-value`)."""
     if model not in PROVED_MODELS:
         raise UserError(
             f"--prove proves race freedom under the cuda memory model (which also covers ptx); --model {model} "
@@ -79,17 +90,24 @@ def prove_launch(module: Module, *, kernel: str | None, grid, block, model: str,
     start = time.perf_counter()
     mangled = select_kernel(module, kernel)
     (verdict,), notes = verify_module(
-        module, kernel=mangled, grid=as_dims(grid, "--grid"), block=as_dims(block, "--block"), query_timeout=query_timeout, confirm=False
+        module,
+        kernel=mangled,
+        grid=as_dims(grid, "--grid"),
+        block=as_dims(block, "--block"),
+        query_timeout=query_timeout,
+        confirm=False,
+        benign_same_value=benign_same_value,
     )
-    return LaunchProof(verdict, notes.get(verdict.name, []), time.perf_counter() - start)
+    return LaunchProof(verdict, notes.get(verdict.name, []), time.perf_counter() - start, benign_same_value)
 
 
 def attach_proof(report: Report, proof: LaunchProof, *, asked: bool) -> None:
     """Give `report` its proof section, each alarm's status set against the report's findings (`asked`: the
     number of schedules was given, not chosen), and verify's time in `stats["verify_seconds"]`."""
     (section,) = verdicts_as_dict(report.source or "", [proof.verdict], {proof.verdict.name: proof.scope})["kernels"]
-    races = race_lines(report.findings)
-    diverged = {where for f in report.findings if f.kind == "barrier-divergence" for where in source_positions(f) or ()}
+    findings = [f for f in report.findings if not (proof.benign_same_value and f.same_value)]
+    races = race_lines(findings)
+    diverged = {where for f in findings if f.kind == "barrier-divergence" for where in source_positions(f) or ()}
     for alarm in section["barrier_divergence"]:
         _settle(alarm, alarm["first"] in diverged)
     for obj in section["objects"]:
@@ -102,7 +120,7 @@ def attach_proof(report: Report, proof: LaunchProof, *, asked: bool) -> None:
         **section,
         "proved": proof.proved,
         "schedules": {"count": count, "reason": reason},
-        "contradictions": _contradictions(section, proof, report.findings),
+        "contradictions": _contradictions(section, proof, findings),
     }
     report.stats["verify_seconds"] = round(proof.seconds, 4)
 
