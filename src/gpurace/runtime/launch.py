@@ -46,8 +46,9 @@ from gpurace.report.model import format_launch
 from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
+from gpurace.sim.clusters import cluster_refusal, launch_cluster
 from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
-from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK, format_dims
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
 from gpurace.sim.memory import DeviceMemory
@@ -126,10 +127,14 @@ def run_launch(
     left_out_by = device.launch_filter.select(mangled)
     invalid = invalid_configuration(grid, block, shared_bytes, device.shared_optin_bytes)
     too_many = _not_coresident(device, module, mangled, grid, block, shared_bytes) if cooperative and invalid is None else None
+    bad_cluster = _cluster_refusal(device, module, mangled, grid, cluster) if invalid is None else None
     replayed = False
     if invalid is not None:
         findings = [_launch_error("cudaErrorInvalidConfiguration", invalid, site)]
         status = CudaError.INVALID_CONFIGURATION
+    elif bad_cluster is not None:
+        findings = [_launch_error("cudaErrorInvalidClusterSize", bad_cluster, site)]
+        status = CudaError.INVALID_CLUSTER_SIZE
     elif too_many is not None:
         findings = [_launch_error("cudaErrorCooperativeLaunchTooLarge", too_many, site)]
         status = CudaError.COOPERATIVE_LAUNCH_TOO_LARGE
@@ -197,6 +202,14 @@ def _refuse_waiting_for_host(device: Device, findings: list[Finding], sinks: Seq
                 "to change it: gpurace runs each launch to its end when it is issued, so a kernel that waits for "
                 "a later write by the host cannot be simulated"
             )
+
+
+def _cluster_refusal(device: Device, module: int, mangled: str, grid, cluster: tuple[int, int, int] | None) -> str | None:
+    """Why a GPU refuses the launch's cluster dimensions (`cluster`, else the kernel's `__cluster_dims__`) with its
+    grid, or None (also for a launch without clusters)."""
+    dims, _ = launch_cluster(cluster, device.modules[module].functions[mangled].directives)
+    why = cluster_refusal(grid, dims)
+    return f"cluster {format_dims(dims)}: {why}" if why is not None else None
 
 
 def _not_coresident(device: Device, module: int, mangled: str, grid, block, shared_bytes: int) -> str | None:

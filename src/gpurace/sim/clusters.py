@@ -78,19 +78,25 @@ def check_cluster(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> 
     """A UserError for cluster dimensions a GPU refuses to launch with this grid."""
     from gpurace.sim.geometry import format_dims as _fmt  # geometry builds on this module
 
+    why = cluster_refusal(grid, cluster)
+    if why is not None:
+        raise UserError(f"--cluster {_fmt(cluster)}: {why} ({_INVALID})")
+
+
+def cluster_refusal(grid: tuple[int, int, int], cluster: tuple[int, int, int]) -> str | None:
+    """Why a GPU refuses to launch this grid with these cluster dimensions (`cudaErrorInvalidClusterSize`), or None."""
+    from gpurace.sim.geometry import format_dims as _fmt  # geometry builds on this module
+
     size = cluster[0] * cluster[1] * cluster[2]
     if size > MAX_PORTABLE_CLUSTER:
-        raise UserError(
-            f"--cluster {_fmt(cluster)}: {size} blocks per cluster exceed the portable maximum of "
-            f"{MAX_PORTABLE_CLUSTER} (larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed, "
-            f"which gpurace does not model) ({_INVALID})"
+        return (
+            f"{size} blocks per cluster exceed the portable maximum of {MAX_PORTABLE_CLUSTER} (larger clusters need "
+            "cudaFuncAttributeNonPortableClusterSizeAllowed, which gpurace does not model)"
         )
     for g, c, axis in zip(grid, cluster, "xyz"):
         if g % c:
-            raise UserError(
-                f"--cluster {_fmt(cluster)}: the grid ({_fmt(grid)}) is not a multiple of the cluster in {axis} "
-                f"({_INVALID})"
-            )
+            return f"the grid ({_fmt(grid)}) is not a multiple of the cluster in {axis}"
+    return None
 
 
 def cluster_layout(grid: tuple[int, int, int], cluster: tuple[int, int, int], ctaid: np.ndarray) -> np.ndarray:
