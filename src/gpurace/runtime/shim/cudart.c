@@ -974,6 +974,7 @@ static cudaError_t capture_external_record(void *event, void *stream, unsigned i
 static cudaError_t capture_wait_for(uint32_t what, const void *handle);
 static cudaError_t capture_unsafe_call(void);
 static void note_stream_flags(void *stream, unsigned int flags);
+static int stream_flags(const void *stream, unsigned int *flags);
 static void forget_stream_attributes(void *stream);
 static void forget_pool_allocation(uintptr_t address);
 
@@ -1548,6 +1549,38 @@ EXPORT cudaError_t cudaStreamCreateWithPriority(void **stream, unsigned int flag
     return cudaStreamCreateWithFlags(stream, flags);
 }
 
+/* The flags a stream was made with (cudaStreamNonBlocking or 0; the default streams have none). */
+EXPORT cudaError_t cudaStreamGetFlags(void *stream, unsigned int *flags) {
+    if (!flags) return record(cudaErrorInvalidValue);
+    *flags = 0;
+    if (stream != LEGACY_STREAM && stream != PER_THREAD_STREAM && !stream_flags(stream, flags))
+        return record(cudaErrorInvalidResourceHandle);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamGetFlags_ptsz(void *stream, unsigned int *flags) {
+    return cudaStreamGetFlags(PER_THREAD(stream), flags);
+}
+
+/* Every stream has priority 0: streams have no priorities here (cudaDeviceGetStreamPriorityRange). */
+EXPORT cudaError_t cudaStreamGetPriority(void *stream, int *priority) {
+    (void)stream;
+    if (!priority) return record(cudaErrorInvalidValue);
+    *priority = 0;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamGetPriority_ptsz(void *stream, int *priority) { return cudaStreamGetPriority(stream, priority); }
+
+EXPORT cudaError_t cudaStreamGetDevice(void *stream, int *device) {
+    (void)stream;
+    if (!device) return record(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaStreamGetDevice_ptsz(void *stream, int *device) { return cudaStreamGetDevice(stream, device); }
+
 EXPORT cudaError_t cudaStreamDestroy(void *stream) {
     struct buf b = {0};
     put_u64(&b, (uintptr_t)stream);
@@ -1729,6 +1762,36 @@ EXPORT cudaError_t cudaGetDevice(int *device) {
     if (!device) return record(cudaErrorInvalidValue);
     *device = 0;
     return cudaSuccess;
+}
+
+/* Peers: the one device is no peer of itself (a GPU answers so too), and there is no other. */
+EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice) {
+    if (!canAccessPeer) return record(cudaErrorInvalidValue);
+    if (device != 0 || peerDevice != 0) return record(cudaErrorInvalidDevice);
+    *canAccessPeer = 0;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
+    (void)peerDevice, (void)flags;
+    return record(cudaErrorInvalidDevice);
+}
+
+EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
+    (void)peerDevice;
+    return record(cudaErrorInvalidDevice);
+}
+
+/* A copy between the memory of two devices: with one device, between two allocations of it. */
+EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count) {
+    if (dstDevice != 0 || srcDevice != 0) return record(cudaErrorInvalidDevice);
+    return copy(dst, src, count, cudaMemcpyDeviceToDevice, LEGACY_STREAM, SYNC, "cudaMemcpyPeer");
+}
+
+EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                       void *stream) {
+    if (dstDevice != 0 || srcDevice != 0) return record(cudaErrorInvalidDevice);
+    return copy(dst, src, count, cudaMemcpyDeviceToDevice, stream, ASYNC, "cudaMemcpyPeerAsync");
 }
 
 EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags) {

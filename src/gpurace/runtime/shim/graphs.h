@@ -189,6 +189,16 @@ static void note_stream_flags(void *stream, unsigned int flags) {
     pthread_mutex_unlock(&graph_lock);
 }
 
+/* Whether the program made `stream`; `*flags` its cudaStreamNonBlocking flag, if so. */
+static int stream_flags(const void *stream, unsigned int *flags) {
+    pthread_mutex_lock(&graph_lock);
+    size_t i = 0;
+    while (i < nstream_kinds && stream_kinds[i].stream != stream) i++;
+    if (i < nstream_kinds) *flags = stream_kinds[i].non_blocking ? STREAM_NON_BLOCKING : 0;
+    pthread_mutex_unlock(&graph_lock);
+    return i < nstream_kinds;
+}
+
 /* Whether `stream` synchronises with the legacy stream (the per-thread default stream does). Callers hold
    graph_lock. */
 static int blocking_stream(const void *stream) {
