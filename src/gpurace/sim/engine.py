@@ -76,6 +76,10 @@ WAIT_WARPSYNC, WAIT_COLLECTIVE = 0, 1
 
 POLICIES = ("min-pc", "reverse", "random")
 
+_TIMED_GROUP = 4096
+"""A step of at least this many threads checks the time limit itself (others every 256 steps): one such step
+can take a second, and 256 of them minutes past the limit."""
+
 FIRST_LOOK_GAP, MAX_LOOK_GAP = 2, 32
 """First and largest gap, in rounds with memory progress, between two pairs of looks for spinners to park
 (`Engine._look_now`)."""
@@ -315,12 +319,11 @@ class Engine:
             self.state.clock = stats.steps
             if self.stopped is not None:
                 return
-            if stats.steps % 256 == 0:
-                if self.progress_callback is not None:
-                    self.progress_callback(stats)
-                if self.limits.expired():
-                    self._out_of_time()
-                    return
+            if stats.steps % 256 == 0 and self.progress_callback is not None:
+                self.progress_callback(stats)
+            if (stats.steps % 256 == 0 or len(group) >= _TIMED_GROUP) and self.limits.expired():
+                self._out_of_time()
+                return
             if stats.steps >= self.max_steps:
                 self._step_budget_exhausted()
                 return
