@@ -141,6 +141,7 @@ class Op(IntEnum):
     OBJECT_CREATE = 40
     OBJECT_DESTROY = 41
     TENSOR_MAP = 42
+    VIRTUAL_MEMORY = 43
 
 
 class ObjectKind(IntEnum):

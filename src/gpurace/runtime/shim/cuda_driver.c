@@ -984,6 +984,8 @@ EXPORT CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned int ra
                                  swizzle, l2_promotion, fill);
 }
 
+#include "driver_virtual_memory.h"
+
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name); }
 #include "driver_calls.h"
