@@ -11,9 +11,10 @@
 // @stdout unmapped: CUDA_ERROR_INVALID_VALUE
 // @stdout done
 // @exit 1
-// @expect data-race 23
-// @expect out-of-bounds 70
-// @expect leak 81
+// @launches 2
+// @expect data-race 24
+// @expect out-of-bounds 71
+// @expect leak 82
 #include <cstdio>
 #include <cuda.h>
 #include "driver/check.h"
