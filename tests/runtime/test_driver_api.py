@@ -30,7 +30,7 @@ from gpurace.runtime.module_images import read_image
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
 TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
-RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 129, 51
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 131, 51
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
     "k80.ptx": ["-ptx", "-arch=compute_80"],
@@ -44,7 +44,7 @@ STDOUT = [
     "memset: 01020304 01020304",
     "scale: ok",
     "packed: ok",
-    "ex and cooperative: ok",
+    "ex, cooperative and packed ex: ok",
     "after unload: CUDA_ERROR_INVALID_HANDLE",
     "function of an unloaded module: CUDA_ERROR_INVALID_HANDLE",
 ]
@@ -87,14 +87,14 @@ def test_a_loaded_module_runs_and_its_race_is_found_at_its_source_line(images, i
     (race,) = result.findings
     assert race.kind == "data-race" and race.space == "global"
     assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", RACE_LINE)] * 2
-    assert race.launch["kernel"] == "total" and race.launch["index"] == 5
+    assert race.launch["kernel"] == "total" and race.launch["index"] == 6
     assert race.launch["host"].endswith(f"host.cu:{LAUNCH_LINE}")
 
 
 def test_a_race_free_module_is_clean(images):
     result = run(images, "k.cubin", "data", with_kernels=True, race_free=True)
     assert result.stdout.splitlines() == STDOUT and result.findings == []
-    assert result.exit_code() == 0 and result.launches == 4
+    assert result.exit_code() == 0 and result.launches == 5
 
 
 def test_cuda_arrays_and_texture_objects_of_the_driver_read_as_on_a_gpu(images):

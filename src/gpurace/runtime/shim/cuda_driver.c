@@ -705,7 +705,6 @@ typedef struct {
 EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, void **params, void **extra) {
     if (!config) return CUDA_ERROR_INVALID_VALUE;
     if (!function) return CUDA_ERROR_INVALID_HANDLE;
-    if (extra) unsupported("cuLaunchKernelEx with its parameters packed in `extra`");
     struct {
         dim3 grid, block;
         size_t shared;
@@ -717,8 +716,8 @@ EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, vo
                         config->stream,
                         config->attributes,
                         config->nattributes};
-    typedef int (*launch_ex_fn)(const void *, const void *, void **);
-    return CALL(RUNTIME("cudaLaunchKernelExC", launch_ex_fn)(&runtime_config, function, params));
+    typedef int (*launch_ex_fn)(const void *, const void *, void **, void **);
+    return CALL(RUNTIME("__cudaGpuraceLaunchDriverEx", launch_ex_fn)(&runtime_config, function, params, extra));
 }
 
 /* CUfunction_attribute: the first ten, read from cudaFuncAttributes (size_t sharedSizeBytes, constSizeBytes,

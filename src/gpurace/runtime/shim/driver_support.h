@@ -61,12 +61,9 @@ EXPORT cudaError_t __cudaGpuraceModuleGlobal(const void *module, const char *nam
 #define LAUNCH_PARAM_BUFFER_POINTER ((void *)1)
 #define LAUNCH_PARAM_BUFFER_SIZE ((void *)2)
 
-/* A launch of `function` with its parameters as cuLaunchKernel takes them: `params` (one pointer per
-   parameter), or packed in one buffer described by `extra`. */
-EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, dim3 block, size_t shared,
-                                             void *stream, void **params, void **extra) {
-    if (!extra) return launch(function, grid, block, params, shared, stream);
-    if (params) return cudaErrorInvalidValue;
+/* The parameters of `function` packed in `extra`, as one pointer per parameter into the packed buffer (`*args`,
+   which the caller frees): cudaErrorInvalidValue for an `extra` that does not hold them all. */
+static cudaError_t unpack_parameters(const void *function, void **extra, void ***args) {
     const uint8_t *buffer = NULL;
     size_t *buffer_size = NULL;
     for (size_t i = 0; extra[i] != LAUNCH_PARAM_END; i += 2) {
@@ -82,16 +79,41 @@ EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, di
     pthread_mutex_unlock(&rt.lock);
     if (!k) return cudaErrorInvalidDeviceFunction;
     if (k->nparams && (!buffer || !buffer_size)) return cudaErrorInvalidValue;
-    void **args = calloc(k->nparams + 1, sizeof(void *));
-    if (!args) die("%s", "out of host memory");
+    *args = calloc(k->nparams + 1, sizeof(void *));
+    if (!*args) die("%s", "out of host memory");
     for (uint32_t i = 0; i < k->nparams; i++) {
         if (k->offsets[i] + k->sizes[i] > *buffer_size) {
-            free(args);
+            free(*args);
             return cudaErrorInvalidValue;
         }
-        args[i] = (void *)(buffer + k->offsets[i]);
+        (*args)[i] = (void *)(buffer + k->offsets[i]);
     }
-    cudaError_t status = launch(function, grid, block, args, shared, stream);
+    return cudaSuccess;
+}
+
+/* A launch of `function` with its parameters as cuLaunchKernel takes them: `params` (one pointer per
+   parameter), or packed in one buffer described by `extra`. */
+EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, dim3 block, size_t shared,
+                                             void *stream, void **params, void **extra) {
+    if (!extra) return launch(function, grid, block, params, shared, stream);
+    if (params) return cudaErrorInvalidValue;
+    void **args;
+    cudaError_t status = unpack_parameters(function, extra, &args);
+    if (status != cudaSuccess) return status;
+    status = launch(function, grid, block, args, shared, stream);
+    free(args);
+    return status;
+}
+
+/* cuLaunchKernelEx: `config` is the runtime's cudaLaunchConfig_t, the parameters are as cuLaunchKernel's. */
+EXPORT cudaError_t __cudaGpuraceLaunchDriverEx(const struct launch_config *config, const void *function, void **params,
+                                               void **extra) {
+    if (!extra) return cudaLaunchKernelExC(config, function, params);
+    if (params) return cudaErrorInvalidValue;
+    void **args;
+    cudaError_t status = unpack_parameters(function, extra, &args);
+    if (status != cudaSuccess) return status;
+    status = cudaLaunchKernelExC(config, function, args);
     free(args);
     return status;
 }
