@@ -7,7 +7,8 @@ a fatbinary with PTX and one with machine code only (the usual
 one of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and a link (cuLinkCreate ...
 cuLinkComplete). Machine code is
 run from the PTX of the kernels' source, when gpurace exec is given it. `textures_host.cu` reads CUDA
-arrays through texture objects, made and filled with the driver's calls.
+arrays through texture objects, made and filled with the driver's calls; `graphs_host.cu` builds, captures
+and launches CUDA graphs through the driver.
 Whatever the image, the program must print what it prints on a GPU and the
 race in `total` must be reported at its source line.
 """
@@ -30,6 +31,8 @@ from gpurace.runtime.module_images import read_image
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
 TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
+GRAPHS_HOST, SCALE_LINE, SECOND_SCALE_NODE_LINE = DRIVER / "graphs_host.cu", 11, 60
+GRAPHS_STDOUT = ["built: 5 nodes, memset node ok", "explicit graph: ok", "captured: 3 nodes, active", "captured graph: ok"]
 RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 131, 51
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
@@ -101,6 +104,25 @@ def test_cuda_arrays_and_texture_objects_of_the_driver_read_as_on_a_gpu(images):
     result = exec_program([TEXTURES_HOST], [str(images / "textures.ptx")], nvcc_flags=["-lcuda"], capture_output=True)
     assert result.stdout.splitlines() == ["float texels: as copied", "byte texels: normalized", "copied out: 11 12 21 22"]
     assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 2
+
+
+def run_graphs(images: Path, *args: str):
+    return exec_program([GRAPHS_HOST], [str(images / "k.ptx"), *args], nvcc_flags=["-lcuda"], capture_output=True)
+
+
+def test_driver_graphs_made_node_by_node_and_captured_run_as_on_a_gpu(images):
+    result = run_graphs(images)
+    assert result.stdout.splitlines() == GRAPHS_STDOUT, (result.stderr, result.errors)
+    assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 3
+
+
+def test_kernel_nodes_of_a_driver_graph_with_no_edge_between_them_race(images):
+    result = run_graphs(images, "unordered")
+    assert result.stdout.splitlines() == GRAPHS_STDOUT and result.exit_code() == 1
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global"
+    assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", SCALE_LINE)] * 2
+    assert race.launch["host"].endswith(f"graphs_host.cu:{SECOND_SCALE_NODE_LINE}")
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

@@ -39,6 +39,7 @@ SHIM_FILES = (
     "cuda_driver.c",
     "driver_calls.h",
     "driver_virtual_memory.h",
+    "driver_graphs.h",
     "driver_errors.h",
     "libcuda.map",
 )

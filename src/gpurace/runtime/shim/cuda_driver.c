@@ -79,6 +79,7 @@ static void __attribute__((noreturn)) unsupported(const char *name) {
 static CUresult driver_result(int error, const char *call) {
     switch (error) {
     case 0: case 1: case 2: case 101: case 400: case 600: case 801:
+    case 401: /* cudaErrorIllegalState */
         return error;
     case 9:  /* cudaErrorInvalidConfiguration */
     case 12: /* cudaErrorInvalidPitchValue */
@@ -91,6 +92,7 @@ static CUresult driver_result(int error, const char *call) {
         return CUDA_ERROR_INVALID_HANDLE;
     }
     if (error >= 700 && error <= 720) return error; /* launch failures: the same numbers in both APIs */
+    if (error >= 900 && error <= 910) return error; /* stream capture and graph update: the same numbers too */
     char what[160];
     snprintf(what, sizeof what, "%s returning cudaError_t %d, which has no CUresult here", call, error);
     unsupported(what);
@@ -984,6 +986,7 @@ EXPORT CUresult cuTensorMapEncodeTiled(void *map, int data_type, unsigned int ra
 }
 
 #include "driver_virtual_memory.h"
+#include "driver_graphs.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name); }
