@@ -8,7 +8,8 @@ one of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and a link (cuLinkCrea
 cuLinkComplete). Machine code is
 run from the PTX of the kernels' source, when gpurace exec is given it. `textures_host.cu` reads CUDA
 arrays through texture objects, made and filled with the driver's calls; `graphs_host.cu` builds, captures
-and launches CUDA graphs through the driver.
+and launches CUDA graphs through the driver; `link_host.cu` links `linked_kernels.cu` with `linked_helpers.cu`
+(relocatable device code) at run time, as separate compilation links them.
 Whatever the image, the program must print what it prints on a GPU and the
 race in `total` must be reported at its source line.
 """
@@ -31,6 +32,16 @@ from gpurace.runtime.module_images import read_image
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
 TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
+LINK_HOST, LINKED_RACE_LINE = DRIVER / "link_host.cu", 6
+LINKED = {  # relocatable device code of the two files a program links at run time
+    "linked_kernels.ptx": ("linked_kernels.cu", ["-ptx", "-rdc=true", "-lineinfo", "-arch=compute_75"]),
+    "linked_helpers.ptx": ("linked_helpers.cu", ["-ptx", "-rdc=true", "-lineinfo", "-arch=compute_75"]),
+    "linked_helpers.fatbin": (
+        "linked_helpers.cu",
+        ["-fatbin", "-rdc=true", "-lineinfo", "-gencode", "arch=compute_75,code=compute_75"],
+    ),
+    "linked_helpers.cubin": ("linked_helpers.cu", ["-cubin", "-rdc=true", "-arch=sm_75"]),
+}
 GRAPHS_HOST, SCALE_LINE, SECOND_SCALE_NODE_LINE = DRIVER / "graphs_host.cu", 11, 60
 GRAPHS_STDOUT = ["built: 5 nodes, memset node ok", "explicit graph: ok", "captured: 3 nodes, active", "captured graph: ok"]
 RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 131, 51
@@ -62,6 +73,8 @@ def images(tmp_path_factory) -> Path:
     for name, flags in IMAGES.items():
         subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(KERNELS)], check=True, capture_output=True)
     subprocess.run([str(nvcc), *IMAGES["k.ptx"], "-o", str(folder / "textures.ptx"), str(TEXTURES)], check=True)
+    for name, (source, flags) in LINKED.items():
+        subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(DRIVER / source)], check=True)
     return folder
 
 
@@ -123,6 +136,32 @@ def test_kernel_nodes_of_a_driver_graph_with_no_edge_between_them_race(images):
     assert race.kind == "data-race" and race.space == "global"
     assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", SCALE_LINE)] * 2
     assert race.launch["host"].endswith(f"graphs_host.cu:{SECOND_SCALE_NODE_LINE}")
+
+
+def run_link(images: Path, first: str, second: str, kernel: str):
+    args = [str(images / first), str(images / second), kernel]
+    return exec_program([LINK_HOST], args, nvcc_flags=["-lcuda"], capture_output=True)
+
+
+def test_a_link_of_several_ptx_inputs_resolves_their_functions_and_variables(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.ptx", "sum_atomic")
+    assert result.stdout.splitlines() == ["offset: 1", "sum: 2080"], (result.stderr, result.errors)
+    assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 1
+
+
+def test_a_race_in_a_function_of_another_link_input_is_found_at_its_line(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.fatbin", "sum_plain")
+    assert result.stdout.splitlines() == ["offset: 1"] and result.exit_code() == 1
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global"
+    assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("linked_helpers.cu", LINKED_RACE_LINE)] * 2
+
+
+def test_a_link_of_ptx_with_machine_code_only_stops_the_program_saying_why(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.cubin", "sum_atomic")
+    assert result.exit_code() == 2 and result.launches == 0
+    (error,) = result.errors
+    assert "cuModuleLoadData: the image given to cuModuleLoadData: the link joins PTX with machine code only" in error
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

@@ -11,13 +11,20 @@ and their PTX comes from the sources `gpurace exec` was given: the one module
 compiled from them that defines every kernel of the image stands in for it
 (`LoadedImage.kernels`). The image itself is untrusted data, read within the
 memory budget; what does not parse is a UserError naming it.
+
+A link of several inputs (`cuLinkAddData`/`cuLinkAddFile` more than once) hands the program a linked image
+that gpurace's driver writes (LINKED_MAGIC, below): the inputs as they were given, each an image of its own,
+whose PTX modules are linked here as separate compilation links them (`frontend.link`). Inputs that are all
+machine code are linked as their kernels' sources are, by the source module that defines them all.
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 from gpurace.errors import UserError
+from gpurace.frontend.link import link_modules
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
@@ -26,6 +33,10 @@ from gpurace.runtime.fatbin import FATBIN_MAGIC, choose_ptx, read_units
 from gpurace.sim.budget import compute_capability
 
 _FATBIN_MAGIC_BYTES = FATBIN_MAGIC.to_bytes(4, "little")
+LINKED_MAGIC = b"GPURACE-LINKED\0\0"
+"""The start of a linked image (shim/cuda_driver.c writes it): the magic, the image's size in bytes and the
+number of inputs (u64 each), then per input the length of its name, its name, its size and its bytes (u32, name,
+u64, bytes), all little-endian."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +52,8 @@ def read_image(data: bytes, where: str, capability: int, limits: Limits) -> Load
 
     A UserError when the image does not parse, or holds neither PTX nor machine code.
     """
+    if data.startswith(LINKED_MAGIC):
+        return _linked(data, where, capability, limits)
     if data.startswith(_FATBIN_MAGIC_BYTES):
         return _fatbinary(data, where, capability, limits)
     if data.startswith(ELF_MAGIC):
@@ -50,6 +63,42 @@ def read_image(data: bytes, where: str, capability: int, limits: Limits) -> Load
     except UnicodeDecodeError:
         raise UserError(f"{where}: neither PTX text, nor a fatbinary, nor a cubin") from None
     return LoadedImage(_parse(text, where, capability))
+
+
+def _linked(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
+    """The inputs of a linked image, linked: their PTX modules into one, or, when all are machine code, the
+    kernels of them all."""
+    images = [read_image(image, name, capability, limits) for name, image in _link_inputs(data, where)]
+    modules = [image.module for image in images if image.module is not None]
+    if not modules:
+        return LoadedImage(None, tuple(dict.fromkeys(k for image in images for k in image.kernels)))
+    if len(modules) < len(images):
+        raise UserError(
+            f"{where}: the link joins PTX with machine code only; link PTX (or fatbinaries holding it) for every "
+            "input, or machine code for every input and give gpurace exec the kernels' sources"
+        )
+    return LoadedImage(link_modules(modules))
+
+
+def _link_inputs(data: bytes, where: str) -> list[tuple[str, bytes]]:
+    """The (name, bytes) of each input of a linked image; inputs given no name, or one an earlier input has, are
+    named by their place in the link."""
+    try:
+        _size, count = struct.unpack_from("<QQ", data, len(LINKED_MAGIC))
+        at, inputs = len(LINKED_MAGIC) + 16, []
+        for i in range(count):
+            (name_bytes,) = struct.unpack_from("<I", data, at)
+            name = data[at + 4 : at + 4 + name_bytes].decode("utf-8", errors="replace")
+            (size,) = struct.unpack_from("<Q", data, at + 4 + name_bytes)
+            at += 12 + name_bytes
+            if at + size > len(data):
+                raise struct.error("truncated")
+            taken = {n for n, _ in inputs}
+            inputs.append((name if name and name not in taken else f"{where}, input {i + 1}", data[at : at + size]))
+            at += size
+    except struct.error:
+        raise UserError(f"{where}: a linked image that runs past its end") from None
+    return inputs
 
 
 def _fatbinary(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
