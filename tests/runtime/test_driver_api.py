@@ -43,7 +43,12 @@ LINKED = {  # relocatable device code of the two files a program links at run ti
     "linked_helpers.cubin": ("linked_helpers.cu", ["-cubin", "-rdc=true", "-arch=sm_75"]),
 }
 GRAPHS_HOST, SCALE_LINE, SECOND_SCALE_NODE_LINE = DRIVER / "graphs_host.cu", 11, 60
-GRAPHS_STDOUT = ["built: 5 nodes, memset node ok", "explicit graph: ok", "captured: 3 nodes, active", "captured graph: ok"]
+GRAPHS_STDOUT = [
+    "built: 5 nodes, memset node ok",
+    "explicit graph: ok",
+    "captured: 3 nodes, active",
+    "captured graph: ok",
+]
 RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 131, 51
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],

@@ -44,8 +44,8 @@ int main(int argc, char **argv) {
     CUgraph graph;
     CHECK(cuGraphCreate(&graph, 0));
     CUgraphNode upload, clear, twice, thrice, download;
-    CUDA_MEMCPY3D to_device = linear_copy(CU_MEMORYTYPE_DEVICE, (void *)in, CU_MEMORYTYPE_HOST, host_in, sizeof host_in);
-    CHECK(cuGraphAddMemcpyNode(&upload, graph, nullptr, 0, &to_device, context));
+    CUDA_MEMCPY3D up = linear_copy(CU_MEMORYTYPE_DEVICE, (void *)in, CU_MEMORYTYPE_HOST, host_in, sizeof host_in);
+    CHECK(cuGraphAddMemcpyNode(&upload, graph, nullptr, 0, &up, context));
     CUDA_MEMSET_NODE_PARAMS zero = {};
     zero.dst = out, zero.value = 0, zero.elementSize = 4, zero.width = n, zero.height = 1;
     CHECK(cuGraphAddMemsetNode(&clear, graph, nullptr, 0, &zero, context));
@@ -58,9 +58,9 @@ int main(int argc, char **argv) {
     CHECK(cuGraphAddKernelNode(&twice, graph, before_scale, 2, &launch));
     launch.kernelParams = args3;
     CHECK(cuGraphAddKernelNode(&thrice, graph, unordered ? before_scale : &twice, unordered ? 2 : 1, &launch));
-    CUDA_MEMCPY3D to_host = linear_copy(CU_MEMORYTYPE_HOST, host_out, CU_MEMORYTYPE_DEVICE, (void *)out, sizeof host_out);
+    CUDA_MEMCPY3D down = linear_copy(CU_MEMORYTYPE_HOST, host_out, CU_MEMORYTYPE_DEVICE, (void *)out, sizeof host_out);
     CUgraphNode before_download[] = {twice, thrice};
-    CHECK(cuGraphAddMemcpyNode(&download, graph, before_download, 2, &to_host, context));
+    CHECK(cuGraphAddMemcpyNode(&download, graph, before_download, 2, &down, context));
     size_t nodes = 0;
     CHECK(cuGraphGetNodes(graph, nullptr, &nodes));
     CUgraphNodeType type;

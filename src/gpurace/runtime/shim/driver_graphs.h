@@ -213,7 +213,8 @@ EXPORT CUresult cuGraphUpload(CUgraphExec exec, CUstream stream) {
 }
 
 typedef int (*exec_set_fn)(CUgraphExec, CUgraphNode, const void *);
-EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node, const kernel_node_params *params) {
+EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec exec, CUgraphNode node,
+                                                   const kernel_node_params *params) {
     const void *p = runtime_kernel_params(params, "cuGraphExecKernelNodeSetParams");
     return CALL(RUNTIME("cudaGraphExecKernelNodeSetParams", exec_set_fn)(exec, node, p));
 }
@@ -254,8 +255,12 @@ EXPORT CUresult cuThreadExchangeStreamCaptureMode(int *mode) {
 }
 
 /* The per-thread-default-stream forms (cuda_driver.c's PER_THREAD). */
-EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) { return cuGraphLaunch(exec, PER_THREAD(stream)); }
-EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream) { return cuGraphUpload(exec, PER_THREAD(stream)); }
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) {
+    return cuGraphLaunch(exec, PER_THREAD(stream));
+}
+EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec exec, CUstream stream) {
+    return cuGraphUpload(exec, PER_THREAD(stream));
+}
 EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, int mode) {
     return cuStreamBeginCapture_v2(PER_THREAD(stream), mode);
 }

@@ -42,7 +42,8 @@ static CUresult allocation_prop(const mem_allocation_prop *prop, const char *cal
     if (prop->location.id != 0) return CUDA_ERROR_INVALID_DEVICE;
     char what[128];
     if (prop->requested_handle_types) {
-        snprintf(what, sizeof what, "%s of memory with a shareable handle (type %d)", call, prop->requested_handle_types);
+        snprintf(what, sizeof what, "%s of memory with a shareable handle (type %d)", call,
+                 prop->requested_handle_types);
         unsupported(what);
     }
     if (prop->compression_type) {
