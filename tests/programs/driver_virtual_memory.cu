@@ -1,20 +1,23 @@
 // The driver's virtual memory management: two physical allocations mapped side by side in one reservation read
 // and write as one range, for kernels and for a copy across both; an allocation unmapped and mapped again keeps
-// its bytes; a copy into the reservation where nothing is mapped is out of bounds (CUDA_ERROR_INVALID_VALUE);
+// its bytes, which a copy reaches only once cuMemSetAccess granted access to the new mapping (before, it is out
+// of bounds); a copy into the reservation where nothing is mapped is out of bounds (CUDA_ERROR_INVALID_VALUE);
 // a kernel summing the mapped memory without atomics races; an allocation never released is a leak at its
 // cuMemCreate.
 // @nvcc_flags -lcuda
 // @leak_check
 // @stdout granularity 2097152, supported 1
 // @stdout across the stripes: ok
+// @stdout before access: CUDA_ERROR_INVALID_VALUE
 // @stdout remapped: 524351
 // @stdout unmapped: CUDA_ERROR_INVALID_VALUE
 // @stdout done
 // @exit 1
 // @launches 2
-// @expect data-race 24
-// @expect out-of-bounds 71
-// @expect leak 82
+// @expect data-race 27
+// @expect out-of-bounds 69
+// @expect out-of-bounds 77
+// @expect leak 88
 #include <cstdio>
 #include <cuda.h>
 #include "driver/check.h"
@@ -62,12 +65,15 @@ int main() {
     CHECK(cuMemUnmap(base + stripe, stripe));
     CHECK(cuMemMap(base + stripe, stripe, 0, second, 0));
     int last;
+    const char *name;
+    cuGetErrorName(cuMemcpyDtoH(&last, base + stripe, sizeof last), &name);
+    printf("before access: %s\n", name);
+    CHECK(cuMemSetAccess(base + stripe, stripe, &access, 1));
     CHECK(cuMemcpyDtoH(&last, base + stripe + 63 * sizeof(int), sizeof last));
     printf("remapped: %d\n", last);
 
     CHECK(cuMemUnmap(base + stripe, stripe));
     CHECK(cuMemRelease(second));
-    const char *name;
     cuGetErrorName(cuMemcpyHtoD(base + stripe, out, sizeof out), &name);
     printf("unmapped: %s\n", name);
 

@@ -3,9 +3,9 @@
 
 A reservation is address space of the global arena that no allocation holds (`AllocationTable.reserve`): a
 kernel or a copy touching it is out of bounds, as a GPU faults there. A physical allocation (`cuMemCreate`)
-is a handle with a size; mapping it places a device block at the mapped address (`Heap.map`), so that
-kernels, copies and the detectors see it as they see `cudaMalloc` memory, and unmapping takes the block out
-again. The arena holds bytes at one address only, so an allocation's contents live where it is mapped and
+is a handle with a size. A mapping is reachable once `cuMemSetAccess` grants access to it, as on a GPU: then
+a device block is placed at the mapped address (`Heap.map`), so that kernels, copies and the detectors see it
+as they see `cudaMalloc` memory, and unmapping takes the block out again; before, an access is out of bounds. The arena holds bytes at one address only, so an allocation's contents live where it is mapped and
 are kept with the handle while it is not (a later mapping, at the same address or another, finds them
 again); an allocation mapped at two addresses at once would need two addresses to share their bytes, and
 stops the program. The bytes of an allocation count as written once it has been mapped before (the
@@ -39,6 +39,7 @@ class VirtualAction(IntEnum):
     RELEASE = 3  # handle
     MAP = 4  # address, size, offset, handle
     UNMAP = 5  # address, size
+    SET_ACCESS = 6  # address, size (read-write access from device 0: the driver refuses any other)
 
 
 class Refused(Exception):
@@ -47,12 +48,16 @@ class Refused(Exception):
 
 @dataclass
 class Physical:
-    """One `cuMemCreate` allocation: its size, where it was created, its bytes while unmapped, and its mapping."""
+    """One `cuMemCreate` allocation: its size, where it was created, its bytes while unmapped, and its mapping:
+    where, by which call, and its block once access to it was set."""
 
     size: int
     created_at: WireSite
     contents: np.ndarray | None = None  # None until it was first unmapped
-    mapped: Block | None = None
+    address: int | None = None
+    mapped_at: WireSite | None = None
+    block: Block | None = None
+    accessed: bool = False  # it had a block before: its bytes hold values
     released: bool = False
 
 
@@ -78,6 +83,8 @@ class VirtualMemory:
             return self.release(a), 0
         if action is VirtualAction.MAP:
             return self.map(a, b, c, d, site), 0
+        if action is VirtualAction.SET_ACCESS:
+            return self.set_access(a, b), 0
         return self.unmap(a, b), 0
 
     def reserve(self, size: int, alignment: int) -> tuple[CudaError, int]:
@@ -111,7 +118,7 @@ class VirtualMemory:
         if physical is None or physical.released:
             return CudaError.INVALID_RESOURCE_HANDLE
         physical.released = True
-        if physical.mapped is None:
+        if physical.address is None:
             del self.handles[handle]
         return CudaError.SUCCESS
 
@@ -121,37 +128,58 @@ class VirtualMemory:
             return CudaError.INVALID_RESOURCE_HANDLE
         if offset or size != physical.size:
             raise Refused("mapping part of a physical allocation (gpurace maps a whole allocation, at offset 0)")
-        if physical.mapped is not None:
+        if physical.address is not None:
             raise Refused("mapping a physical allocation that is already mapped at another address")
         if not self._reserved(address, size) or any(
             a < address + size and address < a + p.size for a, p in self.mappings.items()
         ):
             return CudaError.INVALID_VALUE
-        physical.mapped = self.heap.map(address, size, site, initialised=physical.contents is not None)
         if physical.contents is not None:
             self.heap.arena.view(address, size)[:] = physical.contents
             physical.contents = None
+        physical.address, physical.mapped_at = address, site
         self.mappings[address] = physical
+        return CudaError.SUCCESS
+
+    def set_access(self, address: int, size: int) -> CudaError:
+        """Make the mappings that make up [address, address + size) exactly reachable."""
+        inside = self._covering(address, size)
+        if inside is None:
+            return CudaError.INVALID_VALUE
+        for physical in inside:
+            if physical.block is None:
+                physical.block = self.heap.map(physical.address, physical.size, physical.mapped_at, physical.accessed)
+                physical.accessed = True
         return CudaError.SUCCESS
 
     def unmap(self, address: int, size: int) -> CudaError:
         """Unmap the mappings that make up [address, address + size) exactly."""
-        inside = sorted(a for a in self.mappings if address <= a < address + size)
-        if not inside or sum(self.mappings[a].size for a in inside) != size or inside[0] != address:
+        inside = self._covering(address, size)
+        if inside is None:
             return CudaError.INVALID_VALUE
-        for a in inside:
-            physical = self.mappings.pop(a)
+        for physical in inside:
+            del self.mappings[physical.address]
             if not physical.released:
-                physical.contents = self.heap.arena.view(a, physical.size).copy()
-            self.heap.unmap(physical.mapped)
-            physical.mapped = None
+                physical.contents = self.heap.arena.view(physical.address, physical.size).copy()
+            if physical.block is not None:
+                self.heap.unmap(physical.block)
+            else:
+                self.heap.arena.release(physical.address, physical.size)
+            physical.address = physical.mapped_at = physical.block = None
             if physical.released:
                 self.handles = {h: p for h, p in self.handles.items() if p is not physical}
         return CudaError.SUCCESS
 
+    def _covering(self, address: int, size: int) -> list[Physical] | None:
+        """The mappings that make up [address, address + size) exactly, in address order, or None."""
+        inside = [self.mappings[a] for a in sorted(a for a in self.mappings if address <= a < address + size)]
+        if not inside or inside[0].address != address or sum(p.size for p in inside) != size:
+            return None
+        return inside
+
     def unreleased(self) -> list[Physical]:
-        """The allocations the program neither released nor left mapped (a mapping left is a leak of its own)."""
-        return [p for p in self.handles.values() if not p.released and p.mapped is None]
+        """The allocations the program did not release, but those left reachable (a block left is a leak of its own)."""
+        return [p for p in self.handles.values() if not p.released and p.block is None]
 
     def _reserved(self, address: int, size: int) -> bool:
         return any(base <= address and address + size <= base + n for base, n in self.reservations.items())

@@ -6,13 +6,14 @@
  *
  * What one device cannot have is refused by name: allocations on the host or elsewhere than device 0's memory,
  * shareable handles (the program's processes share no simulated device), compressible memory, and access that
- * is not read-write (mapped memory is read-write from its mapping on; cuMemSetAccess checks its descriptors).
+ * is not read-write (cuMemSetAccess makes whole mappings read-write; before, the device cannot reach them).
  * Included by cuda_driver.c.
  */
 
 #define VMM_GRANULARITY ((size_t)2 << 20)
 
-enum { VMM_RESERVE = 0, VMM_ADDRESS_FREE = 1, VMM_CREATE = 2, VMM_RELEASE = 3, VMM_MAP = 4, VMM_UNMAP = 5 };
+enum { VMM_RESERVE = 0, VMM_ADDRESS_FREE = 1, VMM_CREATE = 2, VMM_RELEASE = 3, VMM_MAP = 4, VMM_UNMAP = 5,
+       VMM_SET_ACCESS = 6 };
 enum { MEM_ALLOCATION_TYPE_PINNED = 1, MEM_LOCATION_TYPE_DEVICE = 1, MEM_ACCESS_FLAGS_PROT_READWRITE = 3 };
 
 typedef struct { int type, id; } mem_location;
@@ -99,8 +100,8 @@ EXPORT CUresult cuMemUnmap(CUdeviceptr address, size_t size) {
     return virtual_memory(VMM_UNMAP, address, size, 0, 0, NULL, __func__);
 }
 
+/* Access is set for whole mappings: until then, the device cannot reach them. */
 EXPORT CUresult cuMemSetAccess(CUdeviceptr address, size_t size, const mem_access_desc *desc, size_t count) {
-    (void)address;
     if (!desc || !count || !size) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < count; i++) {
         if (desc[i].location.type != MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
@@ -112,5 +113,5 @@ EXPORT CUresult cuMemSetAccess(CUdeviceptr address, size_t size, const mem_acces
             unsupported(what);
         }
     }
-    return CUDA_SUCCESS;
+    return virtual_memory(VMM_SET_ACCESS, address, size, 0, 0, NULL, __func__);
 }
