@@ -162,11 +162,11 @@ def test_a_race_in_a_function_of_another_link_input_is_found_at_its_line(images)
     assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("linked_helpers.cu", LINKED_RACE_LINE)] * 2
 
 
-def test_a_link_of_ptx_with_machine_code_only_stops_the_program_saying_why(images):
+def test_a_link_with_an_input_of_machine_code_only_stops_the_program_saying_why(images):
     result = run_link(images, "linked_kernels.ptx", "linked_helpers.cubin", "sum_atomic")
     assert result.exit_code() == 2 and result.launches == 0
     (error,) = result.errors
-    assert "cuModuleLoadData: the image given to cuModuleLoadData: the link joins PTX with machine code only" in error
+    assert "cuModuleLoadData: the image given to cuModuleLoadData: its input helpers holds machine code only" in error
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

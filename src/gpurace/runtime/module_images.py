@@ -14,8 +14,9 @@ memory budget; what does not parse is a UserError naming it.
 
 A link of several inputs (`cuLinkAddData`/`cuLinkAddFile` more than once) hands the program a linked image
 that gpurace's driver writes (LINKED_MAGIC, below): the inputs as they were given, each an image of its own,
-whose PTX modules are linked here as separate compilation links them (`frontend.link`). Inputs that are all
-machine code are linked as their kernels' sources are, by the source module that defines them all.
+whose PTX modules are linked here as separate compilation links them (`frontend.link`). An input of machine
+code only cannot be linked so (nor stood in for by sources, as a relocatable cubin's functions are not all
+kernels): it stops the program.
 """
 
 from __future__ import annotations
@@ -66,17 +67,16 @@ def read_image(data: bytes, where: str, capability: int, limits: Limits) -> Load
 
 
 def _linked(data: bytes, where: str, capability: int, limits: Limits) -> LoadedImage:
-    """The inputs of a linked image, linked: their PTX modules into one, or, when all are machine code, the
-    kernels of them all."""
-    images = [read_image(image, name, capability, limits) for name, image in _link_inputs(data, where)]
-    modules = [image.module for image in images if image.module is not None]
-    if not modules:
-        return LoadedImage(None, tuple(dict.fromkeys(k for image in images for k in image.kernels)))
-    if len(modules) < len(images):
-        raise UserError(
-            f"{where}: the link joins PTX with machine code only; link PTX (or fatbinaries holding it) for every "
-            "input, or machine code for every input and give gpurace exec the kernels' sources"
-        )
+    """The inputs of a linked image, their PTX modules linked into one."""
+    modules = []
+    for name, image in _link_inputs(data, where):
+        loaded = read_image(image, name, capability, limits)
+        if loaded.module is None:
+            raise UserError(
+                f"{where}: its input {name} holds machine code only, and gpurace links the inputs' PTX: link PTX "
+                "(`nvcc -ptx -rdc=true`) or fatbinaries holding it (`-gencode arch=compute_XX,code=compute_XX`)"
+            )
+        modules.append(loaded.module)
     return LoadedImage(link_modules(modules))
 
 
