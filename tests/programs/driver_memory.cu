@@ -2,12 +2,12 @@
 // the end of a cuMemAlloc block is reported at its line, naming the driver's calls, and fails with
 // CUDA_ERROR_INVALID_VALUE as the driver fails it; the block is never freed: a leak (--leak-check) at the
 // line of its cuMemAlloc. The runtime's last error is not the driver's. The device reports a Turing part's
-// texture limits and no virtual memory management.
+// texture limits and virtual memory management (driver_virtual_memory.cu).
 // @nvcc_flags -lcuda
 // @leak_check
 // @stdout d16 0102 0102, d32 0a0b0c0d 0a0b0c0d
 // @stdout past end: CUDA_ERROR_INVALID_VALUE, runtime: cudaSuccess
-// @stdout 2D textures up to 131072 x 65536, virtual memory management 0
+// @stdout 2D textures up to 131072 x 65536, virtual memory management 1
 // @exit 1
 // @expect out-of-bounds 34
 // @expect leak 25

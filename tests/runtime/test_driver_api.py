@@ -7,7 +7,9 @@ a fatbinary with PTX and one with machine code only (the usual
 one of cuModuleLoad, cuModuleLoadData, cuModuleLoadDataEx and a link (cuLinkCreate ...
 cuLinkComplete). Machine code is
 run from the PTX of the kernels' source, when gpurace exec is given it. `textures_host.cu` reads CUDA
-arrays through texture objects, made and filled with the driver's calls.
+arrays through texture objects, made and filled with the driver's calls; `graphs_host.cu` builds, captures
+and launches CUDA graphs through the driver; `link_host.cu` links `linked_kernels.cu` with `linked_helpers.cu`
+(relocatable device code) at run time, as separate compilation links them.
 Whatever the image, the program must print what it prints on a GPU and the
 race in `total` must be reported at its source line.
 """
@@ -30,7 +32,24 @@ from gpurace.runtime.module_images import read_image
 DRIVER = Path(__file__).resolve().parents[1] / "programs" / "driver"
 HOST, KERNELS = DRIVER / "host.cu", DRIVER / "kernels.cu"
 TEXTURES_HOST, TEXTURES = DRIVER / "textures_host.cu", DRIVER / "textures.cu"
-RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 129, 51
+LINK_HOST, LINKED_RACE_LINE = DRIVER / "link_host.cu", 6
+LINKED = {  # relocatable device code of the two files a program links at run time
+    "linked_kernels.ptx": ("linked_kernels.cu", ["-ptx", "-rdc=true", "-lineinfo", "-arch=compute_75"]),
+    "linked_helpers.ptx": ("linked_helpers.cu", ["-ptx", "-rdc=true", "-lineinfo", "-arch=compute_75"]),
+    "linked_helpers.fatbin": (
+        "linked_helpers.cu",
+        ["-fatbin", "-rdc=true", "-lineinfo", "-gencode", "arch=compute_75,code=compute_75"],
+    ),
+    "linked_helpers.cubin": ("linked_helpers.cu", ["-cubin", "-rdc=true", "-arch=sm_75"]),
+}
+GRAPHS_HOST, SCALE_LINE, SECOND_SCALE_NODE_LINE = DRIVER / "graphs_host.cu", 11, 60
+GRAPHS_STDOUT = [
+    "built: 5 nodes, memset node ok",
+    "explicit graph: ok",
+    "captured: 3 nodes, active",
+    "captured graph: ok",
+]
+RACE_LINE, LAUNCH_LINE, LOAD_DATA_LINE = 17, 131, 51
 IMAGES = {
     "k.ptx": ["-ptx", "-lineinfo", "-arch=compute_75"],
     "k80.ptx": ["-ptx", "-arch=compute_80"],
@@ -44,7 +63,7 @@ STDOUT = [
     "memset: 01020304 01020304",
     "scale: ok",
     "packed: ok",
-    "ex and cooperative: ok",
+    "ex, cooperative and packed ex: ok",
     "after unload: CUDA_ERROR_INVALID_HANDLE",
     "function of an unloaded module: CUDA_ERROR_INVALID_HANDLE",
 ]
@@ -59,6 +78,8 @@ def images(tmp_path_factory) -> Path:
     for name, flags in IMAGES.items():
         subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(KERNELS)], check=True, capture_output=True)
     subprocess.run([str(nvcc), *IMAGES["k.ptx"], "-o", str(folder / "textures.ptx"), str(TEXTURES)], check=True)
+    for name, (source, flags) in LINKED.items():
+        subprocess.run([str(nvcc), *flags, "-o", str(folder / name), str(DRIVER / source)], check=True)
     return folder
 
 
@@ -87,20 +108,65 @@ def test_a_loaded_module_runs_and_its_race_is_found_at_its_source_line(images, i
     (race,) = result.findings
     assert race.kind == "data-race" and race.space == "global"
     assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", RACE_LINE)] * 2
-    assert race.launch["kernel"] == "total" and race.launch["index"] == 5
+    assert race.launch["kernel"] == "total" and race.launch["index"] == 6
     assert race.launch["host"].endswith(f"host.cu:{LAUNCH_LINE}")
 
 
 def test_a_race_free_module_is_clean(images):
     result = run(images, "k.cubin", "data", with_kernels=True, race_free=True)
     assert result.stdout.splitlines() == STDOUT and result.findings == []
-    assert result.exit_code() == 0 and result.launches == 4
+    assert result.exit_code() == 0 and result.launches == 5
 
 
 def test_cuda_arrays_and_texture_objects_of_the_driver_read_as_on_a_gpu(images):
     result = exec_program([TEXTURES_HOST], [str(images / "textures.ptx")], nvcc_flags=["-lcuda"], capture_output=True)
     assert result.stdout.splitlines() == ["float texels: as copied", "byte texels: normalized", "copied out: 11 12 21 22"]
     assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 2
+
+
+def run_graphs(images: Path, *args: str):
+    return exec_program([GRAPHS_HOST], [str(images / "k.ptx"), *args], nvcc_flags=["-lcuda"], capture_output=True)
+
+
+def test_driver_graphs_made_node_by_node_and_captured_run_as_on_a_gpu(images):
+    result = run_graphs(images)
+    assert result.stdout.splitlines() == GRAPHS_STDOUT, (result.stderr, result.errors)
+    assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 3
+
+
+def test_kernel_nodes_of_a_driver_graph_with_no_edge_between_them_race(images):
+    result = run_graphs(images, "unordered")
+    assert result.stdout.splitlines() == GRAPHS_STDOUT and result.exit_code() == 1
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global"
+    assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("kernels.cu", SCALE_LINE)] * 2
+    assert race.launch["host"].endswith(f"graphs_host.cu:{SECOND_SCALE_NODE_LINE}")
+
+
+def run_link(images: Path, first: str, second: str, kernel: str):
+    args = [str(images / first), str(images / second), kernel]
+    return exec_program([LINK_HOST], args, nvcc_flags=["-lcuda"], capture_output=True)
+
+
+def test_a_link_of_several_ptx_inputs_resolves_their_functions_and_variables(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.ptx", "sum_atomic")
+    assert result.stdout.splitlines() == ["offset: 1", "sum: 2080"], (result.stderr, result.errors)
+    assert result.findings == [] and result.errors == [] and result.exit_code() == 0 and result.launches == 1
+
+
+def test_a_race_in_a_function_of_another_link_input_is_found_at_its_line(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.fatbin", "sum_plain")
+    assert result.stdout.splitlines() == ["offset: 1"] and result.exit_code() == 1
+    (race,) = result.findings
+    assert race.kind == "data-race" and race.space == "global"
+    assert [(Path(s.loc.file).name, s.loc.line) for s in race.sites] == [("linked_helpers.cu", LINKED_RACE_LINE)] * 2
+
+
+def test_a_link_with_an_input_of_machine_code_only_stops_the_program_saying_why(images):
+    result = run_link(images, "linked_kernels.ptx", "linked_helpers.cubin", "sum_atomic")
+    assert result.exit_code() == 2 and result.launches == 0
+    (error,) = result.errors
+    assert "cuModuleLoadData: the image given to cuModuleLoadData: its input helpers holds machine code only" in error
 
 
 def test_machine_code_without_the_kernels_source_stops_the_program_saying_what_to_give(images):

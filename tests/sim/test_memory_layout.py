@@ -20,6 +20,7 @@ from gpurace.sim.memory import (
     space_of,
     to_generic,
 )
+from gpurace.sim.memory.layout import AllocationTable
 
 
 def test_global_allocations_are_aligned_and_separated_by_red_zones():
@@ -155,3 +156,21 @@ def test_nearest_measures_distance_to_the_closest_allocation():
     assert mem.nearest(SHARED_WINDOW + 68).text() == "4 bytes past the end of `tile` (64 bytes)"
     assert mem.nearest(72, Space.SHARED).distance == 8
     assert Memory(1, 1).nearest(GLOBAL_BASE) is None
+
+
+def test_reserved_address_space_holds_only_what_is_inserted_into_it():
+    table = AllocationTable(GLOBAL_BASE, GLOBAL_BASE + (1 << 30), Space.GLOBAL)
+    before = table.place("before", 100, 256)
+    base = table.reserve(2 << 20, 1 << 20)
+    after = table.place("after", 100, 256)
+    assert base % (1 << 20) == 0 and base >= before.end + REDZONE and after.base >= base + (2 << 20) + REDZONE
+    addresses = np.array([base, base + (1 << 20)], dtype=np.uint64)
+    assert not table.contains(addresses, 4).any()
+    low = table.insert("low", base, 1 << 20)
+    high = table.insert("high", base + (1 << 20), 1 << 20)
+    assert [a.name for a in table.allocations] == ["before", "low", "high", "after"]
+    assert table.contains(addresses, 4).all() and table.find(base + (1 << 20)) is high
+    assert table.contiguous_end(low) == high.end and table.contiguous_end(high) == high.end
+    table.remove(high)
+    assert table.find(base + (1 << 20)) is None and table.contiguous_end(low) == low.end
+    assert list(table.contains(addresses, 4)) == [True, False]

@@ -277,7 +277,7 @@ class Device:
         """
         scratch = Memory(1, 1, limits=self.limits)
         for arena in (self.global_arena, self.const_arena):
-            if arena.table.allocations:
+            if arena.table.top > arena.base:  # allocations, or address space reserved
                 scratch.allocate_global(
                     "(earlier modules)", arena.table.top - arena.base, const=arena.space is Space.CONST, symbol=False
                 )

@@ -273,7 +273,7 @@ def _run(
         raise server.failure
     errors += server.errors + [unsupported_message(name, None) for name in program.missing_symbols]
     if leak_check and not errors:
-        server.checks.leaks()
+        server.checks.leaks(server.virtual.unreleased())
     return ExecResult(
         findings=device.findings.sorted(),
         status=status,

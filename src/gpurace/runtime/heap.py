@@ -32,6 +32,8 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+import numpy as np
+
 from gpurace.detect.initcheck import DeviceWrites
 from gpurace.limits import shift_address_limit
 from gpurace.runtime.arena import Arena
@@ -131,6 +133,26 @@ class Heap:
         self.live_bytes += alloc.size
         shift_address_limit(-alloc.size)
         return alloc
+
+    def map(self, address: int, size: int, site: WireSite, initialised: bool) -> Block:
+        """A device block at `address`, in address space reserved for it (`virtual_memory`): a physical allocation
+        mapped there. `initialised`: its bytes hold values already (it was mapped before)."""
+        alloc = self.arena.table.insert(f"{site.call}#{len(self.blocks) + 1}", address, size)
+        block = Block(alloc, MemoryKind.DEVICE, site)
+        self.blocks[address] = block
+        self.written.allocated(address, size)
+        if initialised:
+            self.written.host_wrote(np.array([address], dtype=np.uint64), np.array([address + size], dtype=np.uint64))
+        self.protection.closed(alloc)
+        return block
+
+    def unmap(self, block: Block) -> None:
+        """End `block`'s mapping: its addresses are in no block again, and an access there is out of bounds."""
+        alloc = block.allocation
+        del self.blocks[alloc.base]
+        self.arena.table.remove(alloc)
+        self.arena.release(alloc.base, alloc.size)
+        self.written.freed(alloc.base, alloc.size)
 
     def block_at(self, address: int) -> Block | None:
         """The block whose bytes include `address`, freed or not."""

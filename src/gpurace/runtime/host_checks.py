@@ -41,6 +41,7 @@ writing its destination whatever its source held.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
@@ -51,6 +52,7 @@ from gpurace.runtime.device import Device
 from gpurace.runtime.heap import Block
 from gpurace.runtime.protocol import CudaError, MemcpyKind, MemoryKind, WireSite
 from gpurace.runtime.sites import at_where
+from gpurace.runtime.virtual_memory import Physical
 from gpurace.sim.memory.layout import Allocation
 from gpurace.words import plural
 
@@ -262,8 +264,17 @@ class HostChecks:
             **details,
         )
 
-    def leaks(self) -> None:
-        """A `leak` finding for every allocation still live (call when the program has ended)."""
+    def leaks(self, unreleased: Sequence[Physical] = ()) -> None:
+        """A `leak` finding for every allocation still live, and for every physical allocation of the driver's
+        virtual memory management (`unreleased`) never released (call when the program has ended)."""
+        for physical in unreleased:
+            self._report(
+                "leak",
+                f"{plural(physical.size, 'byte')} allocated by cuMemCreate were never released (cuMemRelease)",
+                physical.created_at,
+                space="global",
+                address=None,
+            )
         for block in self.device.heap.live():
             if block.kind is MemoryKind.REGISTERED:  # the program's own memory, which it frees itself
                 continue
@@ -314,10 +325,11 @@ class HostChecks:
                 freed_at=self._where(block.freed_at),
             )
             return CudaError.INVALID_VALUE
-        if address + count > alloc.end:
+        end = arena.table.contiguous_end(alloc)
+        if address + count > end:
             self._report(
                 "out-of-bounds",
-                f"{what}: {plural(address + count - alloc.end, 'byte')} past the end of {_named(alloc)}",
+                f"{what}: {plural(address + count - end, 'byte')} past the end of {_named(alloc)}",
                 site,
                 space=_space(arena),
                 alloc=alloc,
@@ -363,7 +375,7 @@ class HostChecks:
         *,
         space: str | None = None,
         alloc: Allocation | None = None,
-        address: int,
+        address: int | None,
         **details,
     ) -> None:
         frame = self.device.source_lines.frame(site)

@@ -13,15 +13,23 @@ compiled from them that defines every kernel of the image stands in for it
 runs the PTX NVRTC made it from, which the program's NVRTC handed to gpurace
 beside it (`compiled`: `shim/nvrtc_capture.c`). The image itself is untrusted data, read within the
 memory budget; what does not parse is a UserError naming it.
+
+A link of several inputs (`cuLinkAddData`/`cuLinkAddFile` more than once) hands the program a linked image
+that gpurace's driver writes (LINKED_MAGIC, below): the inputs as they were given, each an image of its own,
+whose PTX modules are linked here as separate compilation links them (`frontend.link`). An input of machine
+code only cannot be linked so (nor stood in for by sources, as a relocatable cubin's functions are not all
+kernels): it stops the program.
 """
 
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpurace.errors import UserError
+from gpurace.frontend.link import link_modules
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
@@ -30,6 +38,10 @@ from gpurace.runtime.fatbin import FATBIN_MAGIC, choose_ptx, read_units
 from gpurace.sim.budget import compute_capability
 
 _FATBIN_MAGIC_BYTES = FATBIN_MAGIC.to_bytes(4, "little")
+LINKED_MAGIC = b"GPURACE-LINKED\0\0"
+"""The start of a linked image (shim/cuda_driver.c writes it): the magic, the image's size in bytes and the
+number of inputs (u64 each), then per input the length of its name, its name, its size and its bytes (u32, name,
+u64, bytes), all little-endian."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,8 @@ def read_image(
     A UserError when the image does not parse, or holds neither PTX nor machine code.
     """
     compiled = compiled or {}
+    if data.startswith(LINKED_MAGIC):
+        return _linked(data, where, capability, limits, compiled)
     if data.startswith(_FATBIN_MAGIC_BYTES):
         return _fatbinary(data, where, capability, limits, compiled)
     if data.startswith(ELF_MAGIC):
@@ -63,6 +77,41 @@ def read_image(
 def code_key(cubin: bytes) -> bytes:
     """What names machine code among the PTX compiled at run time: its SHA-256."""
     return hashlib.sha256(cubin).digest()
+
+
+def _linked(data: bytes, where: str, capability: int, limits: Limits, compiled: Mapping[bytes, str]) -> LoadedImage:
+    """The inputs of a linked image, their PTX modules linked into one."""
+    modules = []
+    for name, image in _link_inputs(data, where):
+        loaded = read_image(image, name, capability, limits, compiled)
+        if loaded.module is None:
+            raise UserError(
+                f"{where}: its input {name} holds machine code only, and gpurace links the inputs' PTX: link PTX "
+                "(`nvcc -ptx -rdc=true`) or fatbinaries holding it (`-gencode arch=compute_XX,code=compute_XX`)"
+            )
+        modules.append(loaded.module)
+    return LoadedImage(link_modules(modules))
+
+
+def _link_inputs(data: bytes, where: str) -> list[tuple[str, bytes]]:
+    """The (name, bytes) of each input of a linked image; inputs given no name, or one an earlier input has, are
+    named by their place in the link."""
+    try:
+        _size, count = struct.unpack_from("<QQ", data, len(LINKED_MAGIC))
+        at, inputs = len(LINKED_MAGIC) + 16, []
+        for i in range(count):
+            (name_bytes,) = struct.unpack_from("<I", data, at)
+            name = data[at + 4 : at + 4 + name_bytes].decode("utf-8", errors="replace")
+            (size,) = struct.unpack_from("<Q", data, at + 4 + name_bytes)
+            at += 12 + name_bytes
+            if at + size > len(data):
+                raise struct.error("truncated")
+            taken = {n for n, _ in inputs}
+            inputs.append((name if name and name not in taken else f"{where}, input {i + 1}", data[at : at + size]))
+            at += size
+    except struct.error:
+        raise UserError(f"{where}: a linked image that runs past its end") from None
+    return inputs
 
 
 def _fatbinary(data: bytes, where: str, capability: int, limits: Limits, compiled: Mapping[bytes, str]) -> LoadedImage:

@@ -74,13 +74,14 @@ the `CUfunction` handle as `host_fun`.
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
 | FREE_ASYNC | `u64 address, u64 stream`, site (`cudaFreeAsync`: freed at once, as an operation of `stream` that writes the whole allocation) | - |
 | MEM_INFO | - | `u64 free, u64 total` (`cudaMemGetInfo`: the global arena's bytes, and those no live allocation holds) |
-| MODULE_LOAD | `u64 module, str path`, site, `u32 length` + the image (`cuModuleLoad*` of the driver API, `libcuda.so.1`: `module` is the shim's new handle, `path` the file `cuModuleLoad` read, else empty; the image is PTX, a fatbinary or a cubin, `module_images.py`) | - (STOP: an image gpurace cannot run, recorded) |
+| MODULE_LOAD | `u64 module, str path`, site, `u32 length` + the image (`cuModuleLoad*` of the driver API, `libcuda.so.1`: `module` is the shim's new handle, `path` the file `cuModuleLoad` read, else empty; the image is PTX, a fatbinary, a cubin or a linked image of several, `module_images.py`) | - (STOP: an image gpurace cannot run, recorded) |
 | MODULE_UNLOAD | `u64 module` | - (INVALID_RESOURCE_HANDLE: no loaded module) |
 | MODULE_GLOBAL | `u64 module, str name` (a variable's PTX name) | `u64 address, u64 size` (INVALID_SYMBOL: the module has no such variable) |
 | COMPILED_CODE | `u32 length` + a cubin, `str ptx` (the PTX NVRTC compiled the cubin from, for a program that compiles its kernels at run time: `shim/nvrtc_capture.c`) | - (a module later loaded from that cubin runs the PTX) |
 | OBJECT_CREATE | `u32 object (ObjectKind), u32 resource (ResourceKind), u64 base, u64 width, u64 height, u64 pitch, u32 dims, u64 depth, u32 layered` (depth: the slices of a 3D array, the layers of a layered one, else 1; layered: bit 0 a layered array, bit 1 a cube map, whose six faces are its layers), the channel format `u32 x, u32 y, u32 z, u32 w, u32 kind`, the sampling `u32 address_mode[3], u32 filter_mode, u32 read_mode, u32 normalized, f32 border[4]` (zeros for a surface), site | `u64 handle` (INVALID_VALUE: a texture CUDA refuses) |
 | OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
 | TENSOR_MAP | `u32 data_type, u32 rank, u64 address`, `u64` extent per dimension, `u64` stride per dimension but the first, `u32` box extent and `u32` element stride per dimension (innermost first, as `cuTensorMapEncodeTiled` takes them), `u32 interleave, u32 swizzle, u32 oob_fill`, site | the 128-byte map (`sim.tensor_maps`; status 1, CUDA_ERROR_INVALID_VALUE: a map the driver refuses) |
+| VIRTUAL_MEMORY | `u32 action (virtual_memory.VirtualAction), u64 a, u64 b, u64 c, u64 d` (the action's numbers, unused ones 0), site (the driver's virtual memory management: `cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, ...) | `u64` the reserved address or the new handle, else 0 (the driver's errors; STOP: a use gpurace refuses, recorded) |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -143,6 +144,7 @@ class Op(IntEnum):
     OBJECT_CREATE = 40
     OBJECT_DESTROY = 41
     TENSOR_MAP = 42
+    VIRTUAL_MEMORY = 43
 
 
 class ObjectKind(IntEnum):

@@ -54,6 +54,7 @@ from gpurace.runtime.protection import host_pages
 from gpurace.runtime.sites import at_where
 from gpurace.runtime.streams import Operation, Timeline
 from gpurace.runtime.texture_objects import read_object
+from gpurace.runtime.virtual_memory import Refused, VirtualAction, VirtualMemory
 from gpurace.sim.printf import DeviceOutput
 from gpurace.sim.tensor_maps import CUDA_ERROR_INVALID_VALUE, MAX_RANK, encode_tiled
 
@@ -77,6 +78,7 @@ class DeviceServer:
         self.event_times: dict[int, float] = {}  # event handle -> the device's simulated time at its record
         self._protected_version = self.timeline.version
         self.next_object = 0  # the last texture or surface object handle given out
+        self.virtual = VirtualMemory(device.heap)
         self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
         self.compiled: dict[bytes, str] = {}  # code_key(cubin) -> the PTX the program's NVRTC compiled it from
         self._handlers = {
@@ -108,6 +110,7 @@ class DeviceServer:
             Op.OBJECT_CREATE: self._object_create,
             Op.OBJECT_DESTROY: self._object_destroy,
             Op.TENSOR_MAP: self._tensor_map,
+            Op.VIRTUAL_MEMORY: self._virtual_memory,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -463,6 +466,17 @@ class DeviceServer:
         if isinstance(encoded, int):
             return encode_reply(encoded)
         return encode_reply(CudaError.SUCCESS, encoded)
+
+    def _virtual_memory(self, r: Reader) -> bytes:
+        """The driver's virtual memory management (`virtual_memory`): one action, four numbers, the call's site."""
+        action, a, b, c, d, site = VirtualAction(r.u32()), r.u64(), r.u64(), r.u64(), r.u64(), r.site()
+        if action is VirtualAction.UNMAP:
+            self.timeline.host_waits_for_device()  # the driver unmaps once the device's work is done
+        try:
+            status, value = self.virtual.request(action, a, b, c, d, site)
+        except Refused as e:
+            return self._stop(site, f"{e}; the program was stopped")
+        return encode_reply(status, struct.pack("<Q", value))
 
     def _stop(self, site, message: str) -> bytes:
         """Stop the program at the call `site` made, saying why (`message`): the shim then exits with status 2."""

@@ -38,6 +38,8 @@ SHIM_FILES = (
     "libcudart.map",
     "cuda_driver.c",
     "driver_calls.h",
+    "driver_virtual_memory.h",
+    "driver_graphs.h",
     "driver_errors.h",
     "libcuda.map",
     "nvrtc_capture.c",

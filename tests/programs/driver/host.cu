@@ -2,11 +2,11 @@
 // first argument (kernels.cu built as PTX, a cubin or a fatbinary) in the way its second argument names
 // (`load`: cuModuleLoad; `data`: cuModuleLoadData of the file's bytes; `link`: cuModuleLoadData of what
 // cuLinkComplete makes of the file; `ex`: cuModuleLoadDataEx with JIT log options), sets the module's
-// __device__ variable `bias`, launches `scale` with its parameters given one by one, packed into one
-// buffer, through cuLaunchKernelEx and as a cooperative launch, checks the results, and launches the racy
-// `total`. It prints what it checked, and the errors the driver gives for a kernel the module lacks and for
-// a launch after the module was unloaded (tests/runtime/test_driver_api.py). With a third argument,
-// `race-free`, it leaves out `total`.
+// __device__ variable `bias`, launches `scale` with its parameters given one by one, packed into one buffer,
+// through cuLaunchKernelEx (one by one and packed) and as a cooperative launch, checks the results, and
+// launches the racy `total`. It prints what it checked, and the errors the driver gives for a kernel the
+// module lacks and for a launch after the module was unloaded (tests/runtime/test_driver_api.py). With a
+// third argument, `race-free`, it leaves out `total`.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -118,11 +118,13 @@ int main(int argc, char **argv) {
     CHECK(cuLaunchKernelEx(&config, scale, args, nullptr));
     factor = 5;
     CHECK(cuLaunchCooperativeKernel(scale, 2, 1, 1, 64, 1, 1, 0, nullptr, args));
+    packed.factor = 6;
+    CHECK(cuLaunchKernelEx(&config, scale, nullptr, extra));
     CHECK(cuMemcpyDtoH(host_out, out, sizeof host_out));
     ok = true;
     for (int i = 0; i < n; i++)
-        ok = ok && host_out[i] == 5 * i + 7;
-    printf("ex and cooperative: %s\n", ok ? "ok" : "wrong");
+        ok = ok && host_out[i] == 6 * i + 7;
+    printf("ex, cooperative and packed ex: %s\n", ok ? "ok" : "wrong");
 
     void *total_args[] = {&out, &in, &count};
     if (argc == 3)

@@ -80,6 +80,7 @@ static void __attribute__((noreturn)) unsupported(const char *name) {
 static CUresult driver_result(int error, const char *call) {
     switch (error) {
     case 0: case 1: case 2: case 101: case 400: case 600: case 801:
+    case 401: /* cudaErrorIllegalState */
         return error;
     case 9:  /* cudaErrorInvalidConfiguration */
     case 12: /* cudaErrorInvalidPitchValue */
@@ -92,6 +93,7 @@ static CUresult driver_result(int error, const char *call) {
         return CUDA_ERROR_INVALID_HANDLE;
     }
     if (error >= 700 && error <= 720) return error; /* launch failures: the same numbers in both APIs */
+    if (error >= 900 && error <= 910) return error; /* stream capture and graph update: the same numbers too */
     char what[160];
     snprintf(what, sizeof what, "%s returning cudaError_t %d, which has no CUresult here", call, error);
     unsupported(what);
@@ -410,11 +412,20 @@ struct module {
     int unloaded;
 };
 
-/* The bytes of `image`, which the driver is given without its length: a fatbinary container says it, a cubin's
-   headers place its last part, and PTX is NUL-terminated text. */
+/* A linked image of several inputs (cuLinkComplete, below): this magic, its size and the number of inputs. */
+#define LINKED_MAGIC "GPURACE-LINKED\0\0"
+#define LINKED_HEADER_BYTES (sizeof LINKED_MAGIC - 1 + 2 * sizeof(uint64_t))
+
+/* The bytes of `image`, which the driver is given without its length: a fatbinary container or a linked image
+   says it, a cubin's headers place its last part, and PTX is NUL-terminated text. */
 static size_t image_size(const uint8_t *image) {
     uint32_t magic;
     memcpy(&magic, image, 4);
+    if (memcmp(image, LINKED_MAGIC, sizeof LINKED_MAGIC - 1) == 0) {
+        uint64_t size;
+        memcpy(&size, image + sizeof LINKED_MAGIC - 1, sizeof size);
+        return size;
+    }
     if (magic == FATBIN_MAGIC) {
         uint16_t header;
         uint64_t size;
@@ -559,11 +570,15 @@ EXPORT CUresult cuModuleLoadDataEx(void **module, const void *image, unsigned in
     return load(module, image, image_size(image), NULL, "cuModuleLoadDataEx");
 }
 
-/* A link (cuLinkCreate ... cuLinkComplete) of one input: the PTX, cubin or fatbinary that cuLinkComplete hands
-   back as the linked image, for cuModuleLoadData to load. Linking several inputs together stops the program. */
+/* A link (cuLinkCreate ... cuLinkComplete). Of one input, the linked image cuLinkComplete hands back is that
+   PTX, cubin or fatbinary; of several, it is a linked image (LINKED_MAGIC) that holds them all, which the server
+   links when a module is loaded from it, as separate compilation links (runtime/module_images.py). `entries`
+   are the inputs as the linked image lays them out: per input, the length of its name, its name, its size and
+   its bytes, a NUL after them (PTX text, ended). */
 struct link {
-    uint8_t *image;
-    size_t size;
+    uint8_t *entries;
+    size_t size, count, first_data; /* first_data: where the first input's bytes are in `entries` */
+    uint8_t *image;                 /* the linked image of several inputs, once complete */
 };
 
 enum { JIT_INPUT_CUBIN = 0, JIT_INPUT_PTX = 1, JIT_INPUT_FATBINARY = 2 };
@@ -577,9 +592,18 @@ EXPORT CUresult cuLinkCreate_v2(unsigned int count, int *options, void **values,
     return CUDA_SUCCESS;
 }
 
+/* Append `size` bytes at `data` to `l`'s entries. */
+static int link_append(struct link *l, const void *data, size_t size) {
+    uint8_t *grown = realloc(l->entries, l->size + size);
+    if (!grown) return 0;
+    memcpy(grown + l->size, data, size);
+    l->entries = grown;
+    l->size += size;
+    return 1;
+}
+
 EXPORT CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size, const char *name, unsigned int count,
                                  int *options, void **values) {
-    (void)name;
     struct link *l = state;
     if (!l || !data || !size || (count && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
     jit_options(count, options, values, "cuLinkAddData");
@@ -588,11 +612,14 @@ EXPORT CUresult cuLinkAddData_v2(void *state, int type, void *data, size_t size,
         snprintf(what, sizeof what, "cuLinkAddData of input type %d (gpurace links PTX, cubins and fatbinaries)", type);
         unsupported(what);
     }
-    if (l->image) unsupported("cuLinkAddData of a second input (gpurace links one module image)");
-    if (!(l->image = malloc(size + 1))) return CUDA_ERROR_OUT_OF_MEMORY;
-    memcpy(l->image, data, size);
-    l->image[size] = 0; /* PTX text, ended */
-    l->size = size + 1;
+    uint32_t name_bytes = name ? (uint32_t)strlen(name) : 0;
+    uint64_t data_bytes = size + 1;
+    const uint8_t nul = 0;
+    size_t data_at = l->size + sizeof name_bytes + name_bytes + sizeof data_bytes;
+    if (!link_append(l, &name_bytes, sizeof name_bytes) || !link_append(l, name, name_bytes) ||
+        !link_append(l, &data_bytes, sizeof data_bytes) || !link_append(l, data, size) || !link_append(l, &nul, 1))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (l->count++ == 0) l->first_data = data_at;
     return CUDA_SUCCESS;
 }
 
@@ -610,15 +637,27 @@ EXPORT CUresult cuLinkAddFile_v2(void *state, int type, const char *path, unsign
 
 EXPORT CUresult cuLinkComplete(void *state, void **image, size_t *size) {
     struct link *l = state;
-    if (!l || !image || !size || !l->image) return CUDA_ERROR_INVALID_VALUE;
+    if (!l || !image || !size || !l->count) return CUDA_ERROR_INVALID_VALUE;
+    if (l->count == 1) {
+        *image = l->entries + l->first_data;
+        *size = l->size - l->first_data;
+        return CUDA_SUCCESS;
+    }
+    uint64_t header[2] = {LINKED_HEADER_BYTES + l->size, l->count};
+    free(l->image);
+    if (!(l->image = malloc(header[0]))) return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(l->image, LINKED_MAGIC, sizeof LINKED_MAGIC - 1);
+    memcpy(l->image + sizeof LINKED_MAGIC - 1, header, sizeof header);
+    memcpy(l->image + LINKED_HEADER_BYTES, l->entries, l->size);
     *image = l->image;
-    *size = l->size;
+    *size = header[0];
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuLinkDestroy(void *state) {
     struct link *l = state;
     if (!l) return CUDA_ERROR_INVALID_VALUE;
+    free(l->entries);
     free(l->image);
     free(l);
     return CUDA_SUCCESS;
@@ -706,7 +745,6 @@ typedef struct {
 EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, void **params, void **extra) {
     if (!config) return CUDA_ERROR_INVALID_VALUE;
     if (!function) return CUDA_ERROR_INVALID_HANDLE;
-    if (extra) unsupported("cuLaunchKernelEx with its parameters packed in `extra`");
     struct {
         dim3 grid, block;
         size_t shared;
@@ -718,8 +756,8 @@ EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, vo
                         config->stream,
                         config->attributes,
                         config->nattributes};
-    typedef int (*launch_ex_fn)(const void *, const void *, void **);
-    return CALL(RUNTIME("cudaLaunchKernelExC", launch_ex_fn)(&runtime_config, function, params));
+    typedef int (*launch_ex_fn)(const void *, const void *, void **, void **);
+    return CALL(RUNTIME("__cudaGpuraceLaunchDriverEx", launch_ex_fn)(&runtime_config, function, params, extra));
 }
 
 /* CUfunction_attribute: the first ten, read from cudaFuncAttributes (size_t sharedSizeBytes, constSizeBytes,
@@ -992,6 +1030,9 @@ EXPORT CUresult cuGetExportTable(const void **table, const void *id) {
     if (table) *table = NULL;
     return CUDA_ERROR_NOT_SUPPORTED;
 }
+
+#include "driver_virtual_memory.h"
+#include "driver_graphs.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name); }

@@ -1937,8 +1937,8 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 97: *value = (int)p.sharedMemPerBlockOptin; break;
     case 99: *value = p.hostRegisterSupported; break;
     case 100: *value = 0; break; /* pageable memory is not accessed through the host's page tables */
-    case 102: case 103: case 104: case 105: /* the driver's virtual memory management (cuMemCreate, cuMemMap, ...) */
-        *value = 0; break;                 /* is not simulated: those calls stop the program */
+    case 102: *value = 1; break; /* the driver's virtual memory management (cuMemCreate, cuMemMap, ...) */
+    case 103: case 104: case 105: *value = 0; break; /* shareable handles of it: one process per device */
     case 106: *value = p.maxBlocksPerMultiProcessor; break;
     case 111: *value = 0; break; /* shared memory reserved per block */
     case 108: *value = p.persistingL2CacheMaxSize; break;

@@ -72,12 +72,9 @@ EXPORT cudaError_t __cudaGpuraceModuleGlobal(const void *module, const char *nam
 #define LAUNCH_PARAM_BUFFER_POINTER ((void *)1)
 #define LAUNCH_PARAM_BUFFER_SIZE ((void *)2)
 
-/* A launch of `function` with its parameters as cuLaunchKernel takes them: `params` (one pointer per
-   parameter), or packed in one buffer described by `extra`. */
-EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, dim3 block, size_t shared,
-                                             void *stream, void **params, void **extra) {
-    if (!extra) return launch(function, grid, block, params, shared, stream);
-    if (params) return cudaErrorInvalidValue;
+/* The parameters of `function` packed in `extra`, as one pointer per parameter into the packed buffer (`*args`,
+   which the caller frees): cudaErrorInvalidValue for an `extra` that does not hold them all. */
+static cudaError_t unpack_parameters(const void *function, void **extra, void ***args) {
     const uint8_t *buffer = NULL;
     size_t *buffer_size = NULL;
     for (size_t i = 0; extra[i] != LAUNCH_PARAM_END; i += 2) {
@@ -93,16 +90,41 @@ EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, di
     pthread_mutex_unlock(&rt.lock);
     if (!k) return cudaErrorInvalidDeviceFunction;
     if (k->nparams && (!buffer || !buffer_size)) return cudaErrorInvalidValue;
-    void **args = calloc(k->nparams + 1, sizeof(void *));
-    if (!args) die("%s", "out of host memory");
+    *args = calloc(k->nparams + 1, sizeof(void *));
+    if (!*args) die("%s", "out of host memory");
     for (uint32_t i = 0; i < k->nparams; i++) {
         if (k->offsets[i] + k->sizes[i] > *buffer_size) {
-            free(args);
+            free(*args);
             return cudaErrorInvalidValue;
         }
-        args[i] = (void *)(buffer + k->offsets[i]);
+        (*args)[i] = (void *)(buffer + k->offsets[i]);
     }
-    cudaError_t status = launch(function, grid, block, args, shared, stream);
+    return cudaSuccess;
+}
+
+/* A launch of `function` with its parameters as cuLaunchKernel takes them: `params` (one pointer per
+   parameter), or packed in one buffer described by `extra`. */
+EXPORT cudaError_t __cudaGpuraceLaunchDriver(const void *function, dim3 grid, dim3 block, size_t shared,
+                                             void *stream, void **params, void **extra) {
+    if (!extra) return launch(function, grid, block, params, shared, stream);
+    if (params) return cudaErrorInvalidValue;
+    void **args;
+    cudaError_t status = unpack_parameters(function, extra, &args);
+    if (status != cudaSuccess) return status;
+    status = launch(function, grid, block, args, shared, stream);
+    free(args);
+    return status;
+}
+
+/* cuLaunchKernelEx: `config` is the runtime's cudaLaunchConfig_t, the parameters are as cuLaunchKernel's. */
+EXPORT cudaError_t __cudaGpuraceLaunchDriverEx(const struct launch_config *config, const void *function, void **params,
+                                               void **extra) {
+    if (!extra) return cudaLaunchKernelExC(config, function, params);
+    if (params) return cudaErrorInvalidValue;
+    void **args;
+    cudaError_t status = unpack_parameters(function, extra, &args);
+    if (status != cudaSuccess) return status;
+    status = cudaLaunchKernelExC(config, function, args);
     free(args);
     return status;
 }
@@ -133,4 +155,24 @@ EXPORT cudaError_t __cudaGpuraceSwapLastError(cudaError_t error) {
    NULL when this runtime does not know it. */
 EXPORT const char *__cudaGpuraceErrorString(cudaError_t error) {
     return lookup(error_strings, sizeof error_strings / sizeof *error_strings, error);
+}
+
+/* The driver's virtual memory management (cuMemAddressReserve, cuMemCreate, cuMemMap, ...): `action` (the server's
+   VirtualAction) with its four numbers, made by `call`; `*result` is the address or handle it gives back. */
+enum { OP_VIRTUAL_MEMORY = 43 };
+
+EXPORT cudaError_t __cudaGpuraceVirtualMemory(uint32_t action, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                                              uint64_t *result, const char *call) {
+    struct buf req = {0};
+    uint8_t *reply = NULL;
+    put_u32(&req, action);
+    put_u64(&req, a), put_u64(&req, b), put_u64(&req, c), put_u64(&req, d);
+    put_site(&req, call, NULL);
+    cudaError_t status = request(OP_VIRTUAL_MEMORY, &req, &reply);
+    if (status == cudaSuccess && result) {
+        const uint8_t *p = reply;
+        *result = get_u64(&p);
+    }
+    free(reply);
+    return status;
 }

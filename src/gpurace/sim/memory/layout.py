@@ -290,6 +290,45 @@ class AllocationTable:
         self.top = base + nbytes
         return alloc
 
+    def reserve(self, nbytes: int, align: int) -> int:
+        """The base of `nbytes` of address space after the last allocation that no allocation holds: the range of
+        `cuMemAddressReserve`, in which `insert` later places what the program maps. MemoryError as for `place`."""
+        align = max(align, ALLOC_ALIGN)
+        base = align_up(self.top + (REDZONE if self.top > self.region_base else 0), align)
+        if base + nbytes > self.region_limit:
+            raise MemoryError(f"{self.space.name.lower()} region exhausted reserving {nbytes} bytes")
+        self.top = base + nbytes
+        return base
+
+    def insert(self, name: str, base: int, nbytes: int) -> Allocation:
+        """An allocation at `base`, in address space `reserve` left free (the caller keeps it free of overlaps)."""
+        i = bisect.bisect_right(self.allocations, base, key=lambda a: a.base)
+        shift = self.allocations[i - 1].shift if i else 0
+        alloc = Allocation(name, base, nbytes, self.space, shift)
+        self.allocations.insert(i, alloc)
+        self._index()
+        return alloc
+
+    def remove(self, alloc: Allocation) -> None:
+        """Take `alloc` out of the table (an unmapped range): its addresses are in no allocation again."""
+        self.allocations.remove(alloc)
+        self._index()
+
+    def contiguous_end(self, alloc: Allocation) -> int:
+        """The end of `alloc` and of the allocations that follow it with no gap (only allocations mapped side by side
+        in reserved address space do: `insert`), through which one copy may run as through one range."""
+        i = bisect.bisect_right(self.allocations, alloc.base, key=lambda a: a.base)
+        end = alloc.end
+        while i < len(self.allocations) and self.allocations[i].base == end:
+            end = self.allocations[i].end
+            i += 1
+        return end
+
+    def _index(self) -> None:
+        self.bases = np.array([a.base for a in self.allocations], dtype=np.uint64)
+        self.ends = np.array([a.end for a in self.allocations], dtype=np.uint64)
+        self.shifts = np.array([a.shift for a in self.allocations], dtype=np.uint64)
+
     @property
     def span(self) -> int:
         """Bytes from the region base to the end of the last allocation, unbacked spread left out (the backing
