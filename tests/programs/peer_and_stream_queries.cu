@@ -9,6 +9,7 @@
 // @stdout peer copy: 7 7 7 7
 // @exit 0
 // @launches 1
+// @expect clean
 #include <cstdio>
 
 __global__ void fill(int *out, int value) { out[threadIdx.x] = value; }
