@@ -221,6 +221,24 @@ def test_simulate_runs_launches_on_device_arrays() -> None:
     assert (cuda.to_device, cuda.jit) == real
 
 
+def test_simulate_answers_for_the_simulated_device() -> None:
+    """Host code asks the device before it launches: its compute capability is the architecture kernels are
+    compiled for, its limits those of every CUDA device; the real functions are back after the block."""
+    from numba import cuda
+    from numba.cuda.cudadrv import devices
+
+    real = cuda.get_current_device, cuda.current_context, devices.get_context
+    with gpurace.numba.simulate(arch="sm_80"):
+        device = cuda.get_current_device()
+        assert device.compute_capability == (8, 0) and device.name == b"gpurace simulated sm_80"
+        assert cuda.current_context().device is device is devices.get_context().device
+        assert (device.WARP_SIZE, device.MAX_THREADS_PER_BLOCK, device.MULTIPROCESSOR_COUNT) == (32, 1024, 1)
+        cuda.current_context().synchronize()
+    with gpurace.numba.simulate():
+        assert cuda.get_current_device().compute_capability == (7, 5)
+    assert (cuda.get_current_device, cuda.current_context, devices.get_context) == real
+
+
 def test_simulate_raises_with_the_report(kernels) -> None:
     from numba import cuda
 
@@ -252,6 +270,6 @@ def test_pytest_plugin_runs_a_gpu_test_module_unchanged() -> None:
         capture_output=True, text=True, cwd=suite.parent,
     )  # fmt: skip
     assert result.returncode == 1, result.stdout + result.stderr
-    assert "1 failed, 1 passed" in result.stdout
+    assert "1 failed, 2 passed" in result.stdout
     assert "FAILED host_code_suite.py::test_racy_histogram" in result.stdout
-    assert "RacesFound: host_code_suite.py:21:1: error: data race on global memory (bins[+0])" in result.stdout
+    assert "RacesFound: host_code_suite.py:25:1: error: data race on global memory (bins[+0])" in result.stdout

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.numba_kernels import compute_capability, require_numba
+from gpurace.numba.device import device_replacements
 from gpurace.report.model import Report
 
 DEFAULT_FORALL_BLOCK = 128
@@ -128,7 +129,8 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
 
     `cuda.to_device`, `cuda.device_array(_like)`, `cuda.pinned_array`, `copy_to_host` and `copy_to_device`
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
-    wait for; `cuda.is_available()` is true. Kernels defined inside the block with an explicit signature are
+    wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
+    for a device of `arch` (`gpurace.numba.device`). Kernels defined inside the block with an explicit signature are
     compiled at their launch (no GPU is asked for at decoration). Yields the `Simulation`; when the block ends
     and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
     the block itself gets their report as a note. `options` are `gpurace.numba.check`'s.
@@ -162,6 +164,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         (cuda, "default_stream"): Stream,
         (cuda, "synchronize"): lambda: None,
         (cuda, "is_available"): lambda: True,
+        **device_replacements(compute_capability(arch)),
     }
     try:
         # offline: device functions with explicit signatures compile at their decoration
