@@ -34,7 +34,8 @@ from gpurace.check import describe_arg
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.numba_kernels import (
-    NumbaKernel, compute_capability, expand_args, kernel_from_answer, numba_module, require_numba,
+    NumbaKernel, compute_capability, drop_generated_volatile, expand_args, kernel_from_answer, numba_module,
+    require_numba,
 )  # fmt: skip
 from gpurace.numba.simulation import DeviceArray, RacesFound, Simulation, simulate
 from gpurace.report.model import Report
@@ -61,7 +62,7 @@ def check(kernel, grid, block, *args, arch: str = DEFAULT_ARCH, **options) -> Re
     values = [_value(p, a) for p, a in zip(compiled.params, args)]
     report = check_launch(module, grid=grid, block=block, args=expand_args(compiled, values), **options)
     report.launch["args"] = [describe_arg(a) for a in args]
-    return report
+    return report if "model" in options else drop_generated_volatile(report)
 
 
 def compile_kernel(kernel, args: tuple, arch: str = DEFAULT_ARCH) -> NumbaKernel:
