@@ -256,6 +256,21 @@ def test_simulate_answers_for_the_simulated_device() -> None:
     assert (cuda.get_current_device, cuda.current_context, devices.get_context) == real
 
 
+def test_simulate_inspect_asm_gives_the_simulated_ptx(kernels) -> None:
+    """GPU test suites check code generation with `inspect_asm`: by signature (an explicit one compiles), or
+    all of them, keyed as Numba keys them; the PTX is the one the launches simulate."""
+    from numba import cuda, float32, int32
+
+    with gpurace.numba.simulate():
+        module = import_kernel("explicit_signature")
+        assert set(module.mul.inspect_asm()) == {(float32[::1], int32, float32)}
+        histogram = kernels["histogram_atomic"].histogram
+        values, bins = np.arange(64, dtype=np.int32), np.zeros(8, np.int32)
+        histogram[1, 64](values, bins)
+        (ptx,) = histogram.inspect_asm().values()
+        assert "atom.global.add" in ptx and ptx == histogram.inspect_asm((int32[::1], int32[::1]))
+
+
 def test_simulate_raises_with_the_report(kernels) -> None:
     from numba import cuda
 

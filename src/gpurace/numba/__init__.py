@@ -77,19 +77,39 @@ def compile_kernel(kernel, args: tuple, arch: str = DEFAULT_ARCH) -> NumbaKernel
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
             raise UserError(f"argument {i + 1}: arrays must be C-contiguous (np.ascontiguousarray makes a copy that is)")
-    cc = compute_capability(arch)
     try:
         argtypes = numba_compile.signature_types(kernel)  # a kernel defined under `simulate` keeps its signature
         if argtypes is None:
             argtypes = tuple(kernel.typeof_pyval(a) for a in args)
-        cache = _compiled.setdefault(kernel, {})
-        if (argtypes, cc) not in cache:
-            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc))
     except numba_compile.KernelError as e:
         raise UserError(str(e)) from None
     except ValueError as e:  # a value Numba cannot type
         raise UserError(f"kernel {kernel.py_func.__name__}: {e}") from None
+    return compiled_for_types(kernel, argtypes, compute_capability(arch))
+
+
+def compiled_for_types(kernel, argtypes: tuple, cc: tuple[int, int]) -> NumbaKernel:
+    """`kernel` compiled for the Numba types `argtypes` and compute capability `cc`, once per both."""
+    from gpurace.frontend import numba_compile
+
+    cache = _compiled.setdefault(kernel, {})
+    if (argtypes, cc) not in cache:
+        try:
+            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc))
+        except numba_compile.KernelError as e:
+            raise UserError(str(e)) from None
     return cache[argtypes, cc]
+
+
+def compiled_ptx(kernel, cc: tuple[int, int]) -> dict:
+    """The PTX of `kernel` for each argument types it was compiled for at `cc` (its explicit signature's at
+    least), as `CUDADispatcher.inspect_asm()` maps signatures to assembly."""
+    from gpurace.frontend import numba_compile
+
+    explicit = numba_compile.signature_types(kernel)
+    if explicit is not None:
+        compiled_for_types(kernel, explicit, cc)
+    return {argtypes: k.ptx for (argtypes, at), k in _compiled.get(kernel, {}).items() if at == cc}
 
 
 def _value(param, value):

@@ -130,7 +130,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     `cuda.to_device`, `cuda.device_array(_like)`, `cuda.pinned_array`, `copy_to_host` and `copy_to_device`
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
     wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
-    for a device of `arch` (`gpurace.numba.device`). Kernels defined inside the block with an explicit signature are
+    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates. Kernels defined inside the block with an explicit signature are
     compiled at their launch (no GPU is asked for at decoration). Yields the `Simulation`; when the block ends
     and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
     the block itself gets their report as a note. `options` are `gpurace.numba.check`'s.
@@ -147,6 +147,17 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         config = config if isinstance(config, tuple) else (config,)
         return lambda *args: simulation.launch(kernel, config, args)
 
+    def inspect_asm(kernel, signature=None):
+        from numba.cuda.core import sigutils
+
+        from gpurace.numba import compiled_for_types, compiled_ptx
+
+        cc = compute_capability(arch)
+        if signature is None:
+            return compiled_ptx(kernel, cc)
+        argtypes, _ = sigutils.normalize_signature(signature)
+        return compiled_for_types(kernel, tuple(argtypes), cc).ptx
+
     def forall(kernel, ntasks, tpb=0, stream=0, sharedmem=0):
         block = tpb or DEFAULT_FORALL_BLOCK
         return configure(kernel, (max(1, math.ceil(ntasks / block)), block, stream, sharedmem))
@@ -154,6 +165,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     replacements = {
         (CUDADispatcher, "__getitem__"): configure,
         (CUDADispatcher, "forall"): forall,
+        (CUDADispatcher, "inspect_asm"): inspect_asm,
         (cuda, "jit"): numba_compile.lazy_jit(cuda.jit),
         (cuda, "to_device"): to_device,
         (cuda, "device_array"): device_array,
