@@ -271,6 +271,27 @@ def test_simulate_inspect_asm_gives_the_simulated_ptx(kernels) -> None:
         assert "atom.global.add" in ptx and ptx == histogram.inspect_asm((int32[::1], int32[::1]))
 
 
+def test_simulate_raises_numba_s_typing_error_at_decoration() -> None:
+    """A kernel with an explicit signature compiles where it is decorated, as on a GPU: a test that expects
+    Numba's TypingError there gets it; the launch reuses the compiled kernel."""
+    from numba import cuda
+    from numba.core.errors import TypingError
+
+    def vote(mask, out):
+        everyone = cuda.all_sync(mask[0], 1)
+        if cuda.threadIdx.x == 0:
+            out[0] = everyone
+
+    with gpurace.numba.simulate() as simulation:
+        with pytest.raises(TypingError, match="all_sync"):
+            cuda.jit("void(float32[::1], int32[::1])")(vote)
+        kernel = cuda.jit("void(uint32[::1], int32[::1])")(vote)
+        assert len(gpurace.numba._compiled[kernel]) == 1
+        out = np.zeros(1, np.int32)
+        kernel[1, 32](np.full(1, 0xFFFFFFFF, np.uint32), out)
+    assert out[0] == 1 and simulation.reports[0].clean
+
+
 def test_simulate_raises_with_the_report(kernels) -> None:
     from numba import cuda
 

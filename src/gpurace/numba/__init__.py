@@ -88,14 +88,15 @@ def compile_kernel(kernel, args: tuple, arch: str = DEFAULT_ARCH) -> NumbaKernel
     return compiled_for_types(kernel, argtypes, compute_capability(arch))
 
 
-def compiled_for_types(kernel, argtypes: tuple, cc: tuple[int, int]) -> NumbaKernel:
-    """`kernel` compiled for the Numba types `argtypes` and compute capability `cc`, once per both."""
+def compiled_for_types(kernel, argtypes: tuple, cc: tuple[int, int], *, numba_errors: bool = False) -> NumbaKernel:
+    """`kernel` compiled for the Numba types `argtypes` and compute capability `cc`, once per both; Numba's own
+    errors raised as Numba raises them with `numba_errors`, else UserErrors."""
     from gpurace.frontend import numba_compile
 
     cache = _compiled.setdefault(kernel, {})
     if (argtypes, cc) not in cache:
         try:
-            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc))
+            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc, numba_errors=numba_errors))
         except numba_compile.KernelError as e:
             raise UserError(str(e)) from None
     return cache[argtypes, cc]

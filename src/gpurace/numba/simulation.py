@@ -131,7 +131,8 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
     wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
     for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates. Kernels defined inside the block with an explicit signature are
-    compiled at their launch (no GPU is asked for at decoration). Yields the `Simulation`; when the block ends
+    compiled at their decoration without asking for a GPU (Numba's TypingError is raised there, as Numba
+    raises it). Yields the `Simulation`; when the block ends
     and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
     the block itself gets their report as a note. `options` are `gpurace.numba.check`'s.
     """
@@ -158,6 +159,18 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         argtypes, _ = sigutils.normalize_signature(signature)
         return compiled_for_types(kernel, tuple(argtypes), cc).ptx
 
+    def compile_at_decoration(kernel):
+        """Compile a kernel with one explicit signature now, as Numba does, so that its TypingError is raised by
+        the decoration; what gpurace cannot pass yet (records, ...) is refused at the launch, not here."""
+        from gpurace.errors import UserError
+        from gpurace.numba import compiled_for_types
+
+        try:
+            argtypes = numba_compile.signature_types(kernel)
+            compiled_for_types(kernel, argtypes, compute_capability(arch), numba_errors=True)
+        except (numba_compile.KernelError, UserError):
+            pass
+
     def forall(kernel, ntasks, tpb=0, stream=0, sharedmem=0):
         block = tpb or DEFAULT_FORALL_BLOCK
         return configure(kernel, (max(1, math.ceil(ntasks / block)), block, stream, sharedmem))
@@ -166,7 +179,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         (CUDADispatcher, "__getitem__"): configure,
         (CUDADispatcher, "forall"): forall,
         (CUDADispatcher, "inspect_asm"): inspect_asm,
-        (cuda, "jit"): numba_compile.lazy_jit(cuda.jit),
+        (cuda, "jit"): numba_compile.lazy_jit(cuda.jit, compile_at_decoration),
         (cuda, "to_device"): to_device,
         (cuda, "device_array"): device_array,
         (cuda, "device_array_like"): device_array_like,
