@@ -38,7 +38,7 @@ from gpurace.frontend.hip import report_notes, set_hip_path
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
-from gpurace.frontend.numba_kernels import compute_capability, is_numba_file, load_numba_launch
+from gpurace.frontend.numba_kernels import compute_capability, drop_generated_volatile, is_numba_file, load_numba_launch
 from gpurace.frontend.triton_files import compile_file as compile_triton_file
 from gpurace.frontend.triton_files import is_triton_file, parse_meta, resolve_args
 from gpurace.frontend.triton_kernels import launch_args
@@ -806,6 +806,8 @@ def check(
             write_binary_trace(recorder[0].trace(kernel=report.kernel, mangled=report.mangled, source=report.source), record)
     if numba_args is not None:
         report.launch["args"] = list(args)
+        if given("model") is ParameterSource.DEFAULT:
+            report = drop_generated_volatile(report)
     if header is not None:
         report.launch["header_expect"] = header.expect
     _emit_report(report, fmt, output, stats)

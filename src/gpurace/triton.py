@@ -20,7 +20,7 @@ import math
 
 from gpurace.check import check as check_launch
 from gpurace.frontend.triton_kernels import (
-    DEFAULT_CC, apply_heuristics, bind, compile_kernel, launch_args, program_grid, unwrap,
+    DEFAULT_CC, apply_heuristics, bind, compile_kernel, launch_args, program_grid, run_pre_hook, unwrap,
 )  # fmt: skip
 from gpurace.python_values import describe_value
 from gpurace.report.benign import STAT as SAME_VALUE_DROPPED
@@ -42,13 +42,16 @@ def check(fn, grid, *args, num_warps: int | None = None, num_stages: int | None 
     `config` (its meta-parameters, warps and stages, unless given here); heuristics compute theirs.
     `num_warps` and `num_stages` default to Triton's 4 and 3. `cc` is the compute capability Triton
     compiles for; `options` are those of `gpurace.check.check` (`detector`, `model`, `schedules`, `seed`,
-    `max_steps`, `limits`, ...). Returns the `Report` that `gpurace check` prints; `report.clean` when
+    `max_steps`, `limits`, ...). The configuration's `pre_hook` runs before the launch, as Triton's
+    autotuner runs it. Returns the `Report` that `gpurace check` prints; `report.clean` when
     nothing was found.
     """
     kernel_fn = unwrap(fn, config)
     meta = apply_heuristics(kernel_fn, args, {**kernel_fn.config_kwargs, **meta})
+    meta.update(launch_options_as_params(kernel_fn, args, meta, num_warps=num_warps, num_stages=num_stages))
     num_warps = num_warps or kernel_fn.num_warps or DEFAULT_WARPS
     num_stages = num_stages or kernel_fn.num_stages or DEFAULT_STAGES
+    run_pre_hook(kernel_fn, args, meta)
     bound = bind(kernel_fn.jit, args, meta)
     programs = program_grid(grid, bound)
     kernel = compile_kernel(kernel_fn.jit, bound, num_warps=num_warps, num_stages=num_stages, cc=cc)
@@ -62,6 +65,15 @@ def check(fn, grid, *args, num_warps: int | None = None, num_stages: int | None 
     if kernel_fn.configs:
         report.launch["autotune_config"] = config
     return drop_generated_same_value(report)
+
+
+def launch_options_as_params(kernel_fn, args: tuple, meta: dict, **options) -> dict:
+    """The launch options given (here or by the autotuning configuration) that are also parameters of the
+    kernel, by name: Triton binds a keyword such as `num_stages=2` both to the compiler and to a kernel
+    parameter of that name (its fused-softmax tutorial pipelines its own loop with `num_stages`)."""
+    given = {name: value if value is not None else getattr(kernel_fn, name) for name, value in options.items()}
+    named = kernel_fn.jit.arg_names[len(args) :]
+    return {name: value for name, value in given.items() if value is not None and name in named and name not in meta}
 
 
 def drop_generated_same_value(report: Report) -> Report:

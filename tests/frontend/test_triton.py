@@ -142,6 +142,31 @@ def test_tensor_core_matmul_is_clean(kernels) -> None:
     assert np.allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("removed", ["cp.async.wait_group", "bar.sync"])
+def test_a_wait_removed_from_triton_s_pipeline_is_a_race(kernels, monkeypatch, removed) -> None:
+    """The matmul's PTX with its first `cp.async.wait_group` (or the barrier after it) deleted: `ldmatrix` reads
+    the tiles while the `cp.async` copies of the loads may still be writing them, or before the other warps'
+    copies are known complete (Triton gives both the load's line, 17 for `a`, 18 for `b`)."""
+    import gpurace.triton
+    from gpurace.frontend import triton_kernels
+
+    def without_first(ptx: str) -> str:
+        lines = ptx.split("\n")
+        first = next(i for i, line in enumerate(lines) if line.strip().startswith(removed))
+        return original("\n".join(lines[:first] + lines[first + 1 :]))
+
+    original = triton_kernels.inline_asm_lines
+    monkeypatch.setattr(triton_kernels, "inline_asm_lines", without_first)
+    monkeypatch.setattr(triton_kernels, "_compiled", type(triton_kernels._compiled)())
+    rng = np.random.default_rng(4)
+    a, b = rng.random((64, 128)).astype(np.float16), rng.random((128, 64)).astype(np.float16)
+    report = gpurace.triton.check(kernels["matmul"].matmul, (2, 2), a, b, np.zeros((64, 64), np.float32), 64, 64, 128, BM=32, BN=32, BK=32)
+    races = [f for f in report.findings if f.kind == "data-race"]
+    assert {(f.space, *sorted(s.loc.line for s in f.sites)) for f in races} == {("shared", 17, 17), ("shared", 18, 18)}
+    for f in races:
+        assert sorted(s.instruction.split(".")[0] for s in f.sites) == ["cp", "ldmatrix"], f.sites
+
+
 def test_scalars_of_each_kind(kernels) -> None:
     """A bool, a half, an int past 32 bits and a float: PTX alone would take the int for a pointer."""
     import gpurace.triton
@@ -176,6 +201,37 @@ def test_each_autotuning_configuration_is_a_program_to_check(kernels) -> None:
             assert np.array_equal(out, x * 2 + np.arange(n) // 128)
     with pytest.raises(UserError, match="2 autotuning configuration"):
         gpurace.triton.check(scale, 8, x, out, n, config=2)
+
+
+def test_a_launch_option_named_by_a_parameter_is_bound_to_both(kernels) -> None:
+    """`num_stages=2` goes to Triton's compiler and to the kernel's `num_stages` parameter, as Triton binds it;
+    a kernel without such a parameter takes the option alone."""
+    import gpurace.triton
+
+    rows, cols = 12, 50
+    x = np.random.default_rng(5).standard_normal((rows, cols)).astype(np.float32)
+    out = np.zeros(rows, np.float32)
+    report = gpurace.triton.check(kernels["pipelined_rows"].row_max, 4, x, out, rows, cols, BLOCK=64, num_stages=2)
+    assert sites(report) == expected("pipelined_rows") == []
+    assert np.array_equal(out, x.max(axis=1))
+    with pytest.raises(UserError, match="no value for parameter 'num_stages'"):
+        gpurace.triton.check(kernels["pipelined_rows"].row_max, 4, x, out, rows, cols, BLOCK=64)
+
+
+def test_an_autotuning_configuration_s_pre_hook_runs_before_the_launch(kernels) -> None:
+    """The hook gets the arguments by name with the configuration's meta-parameters (Triton's `full_nargs`)
+    and prepares the arrays the launch then updates; its error names it."""
+    import gpurace.triton
+
+    rows, cols = 6, 40
+    x = np.random.default_rng(6).standard_normal((rows, cols)).astype(np.float32)
+    tuned = kernels["pipelined_rows"].tuned_row_max
+    for config, block in ((0, 64), (1, 128)):
+        out = np.zeros(rows + 2, np.float32)
+        report = gpurace.triton.check(tuned, 3, x, out, rows, cols, config=config)
+        assert report.clean and np.array_equal(out[:rows], x.max(axis=1)) and (out[rows:] == block).all()
+    with pytest.raises(UserError, match="pre_hook failed: TypeError"):
+        gpurace.triton.check(tuned, 3, x, out, "6", cols)
 
 
 def test_refusals(kernels) -> None:

@@ -87,6 +87,14 @@ def test_user_errors_exit_2_without_traceback(options, message) -> None:
     assert result.stdout == ""
 
 
+def test_a_configuration_with_a_pre_hook_is_refused() -> None:
+    """The hook would prepare the child's arrays, not the launch's: the command line refuses it by name."""
+    options = ["--kernel", "tuned_row_max", "--grid", "2", "--arg", "f32:6,40", "--arg", "f32:6", "--arg", "6", "--arg", "40"]
+    result = run_cli(KERNELS / "pipelined_rows.py", *options)
+    assert result.exit_code == 2, result.output
+    assert "has a pre_hook" in result.stderr and "gpurace.triton.check does" in result.stderr
+
+
 def test_meta_options_are_refused_for_other_files() -> None:
     numba_file = KERNELS.parent / "numba" / "reduce_shared.py"
     result = run_cli(numba_file, "--grid", "1", "--block", "32", "--arg", "f32:32", "--arg", "f32:1", "--meta", "BLOCK=32")

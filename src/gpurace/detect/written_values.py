@@ -14,8 +14,9 @@ detectors need the bytes of both stores where they overlap:
   buffered accesses).
 
 Only stores (`st`, plain or volatile) are compared: read-modify-writes are
-atomics, and a store whose bytes are not known here (vector stores, 16-byte
-elements, `cp.async` copies) never counts as same-value.
+atomics, and a store whose bytes are not known here (vector stores of more
+than 8 bytes, 16-byte elements, `cp.async` copies) never counts as same-value;
+a vector store of up to 8 bytes carries its lanes' bytes as one word.
 """
 
 from __future__ import annotations

@@ -75,8 +75,10 @@ def describe_type(ty) -> dict:
     raise KernelError(f"{ty}: arguments of this type are not supported yet (arrays and int, float, bool scalars are)")
 
 
-def compile_kernel(dispatcher, argtypes: tuple, cc: tuple[int, int]) -> dict:
-    """PTX of `dispatcher`'s kernel for `argtypes` (Numba types) and the description of its arguments."""
+def compile_kernel(dispatcher, argtypes: tuple, cc: tuple[int, int], *, numba_errors: bool = False) -> dict:
+    """PTX of `dispatcher`'s kernel for `argtypes` (Numba types) and the description of its arguments.
+    Numba's own errors (`TypingError`, ...) are KernelErrors naming the kernel, or, with `numba_errors`,
+    raised as Numba raised them."""
     from numba import cuda
     from numba.core.errors import NumbaError
 
@@ -98,13 +100,16 @@ def compile_kernel(dispatcher, argtypes: tuple, cc: tuple[int, int]) -> dict:
                 opt=options.get("opt", True), forceinline=options.get("forceinline", False),
             )  # fmt: skip
     except NumbaError as e:
+        if numba_errors:
+            raise
         where = f"{func.__code__.co_filename}:{func.__code__.co_firstlineno}"
         raise KernelError(f"{where}: Numba could not compile {func.__name__}:\n{e}") from None
     return {"ptx": ptx, "name": func.__name__, "params": params}
 
 
-def lazy_jit(real_jit):
-    """`cuda.jit` that keeps a kernel's explicit signatures (`gpurace_signatures`) instead of compiling it now."""
+def lazy_jit(real_jit, decorated=None):
+    """`cuda.jit` that keeps a kernel's explicit signatures (`gpurace_signatures`) instead of compiling it now;
+    `decorated(kernel)`, when given, is called on each such kernel (to compile it where no GPU is asked)."""
     from numba.cuda.core import sigutils
 
     def jit(func_or_sig=None, *args, device=False, **kwargs):
@@ -116,6 +121,8 @@ def lazy_jit(real_jit):
         def decorate(func):
             kernel = real_jit(func, *args, **kwargs)
             kernel.gpurace_signatures = signatures
+            if decorated is not None:
+                decorated(kernel)
             return kernel
 
         return decorate

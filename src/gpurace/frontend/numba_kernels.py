@@ -39,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpurace.detect.rules import CAUSE_TEXT, Cause
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import numba_compile
 from gpurace.frontend.compile import normalize_arch
@@ -46,6 +47,7 @@ from gpurace.frontend.kernels import ParamInfo
 from gpurace.frontend.ptx.ir import Module, SourceLoc
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
+from gpurace.report.model import Report
 from gpurace.sim.args import AUTO, CPP_DTYPES, SPEC_DTYPES, Resolver
 from gpurace.sim.arg_values import Buffer
 
@@ -304,3 +306,25 @@ def expand_args(compiled: NumbaKernel, values: list) -> list:
         out.append(value)
         out += [struct.pack("<q", w) for w in (*value.shape, *value.strides)]
     return out
+
+
+VOLATILE_NOT_ATOMIC = CAUSE_TEXT[Cause.VOLATILE_NOT_ATOMIC]
+
+VOLATILE_DROPPED = "numba_volatile_dropped"
+"""`Report.stats` key: how many "volatile is not atomic" warnings `drop_generated_volatile` left out."""
+
+
+def drop_generated_volatile(report: Report) -> Report:
+    """`report` without its "volatile is not atomic" warnings (in place), counted in `stats[VOLATILE_DROPPED]`.
+
+    Numba's language has no volatile: its only volatile accesses are its own lowering's, the `ld.volatile` that
+    starts the compare-and-swap loop of `cuda.atomic.max`/`min`/`nanmax`/`nanmin` on floats and of `add`/`sub`
+    on float64 before sm_60. Against the loop's `atom.cas`, or another thread's loop, that load is morally strong
+    under the PTX memory model Numba's PTX obeys (`.relaxed.sys` against an atomic of covering scope), so it does
+    not race; the warning is the `cuda` model's, which holds C++'s volatile to its word. A kernel checked with an
+    explicit `model` keeps them.
+    """
+    kept = [f for f in report.findings if f.cause != VOLATILE_NOT_ATOMIC]
+    report.stats[VOLATILE_DROPPED] = len(report.findings) - len(kept)
+    report.findings = kept
+    return report

@@ -155,6 +155,9 @@ def _compile_in_child(path: Path, kernel: str | None, args: list, meta: dict, nu
     kernel_fn = unwrap(kernels[kernel], config or 0, "--config")
     if config is not None and not kernel_fn.configs:
         raise UserError(f"--config {config}: kernel {kernel} is not autotuned (@triton.autotune), so it has no configurations to choose from")
+    if kernel_fn.pre_hook is not None:
+        raise UserError(f"--config {config or 0}: the autotuning configuration has a pre_hook, which runs on the launch's "
+                        "tensors: the command line does not run it (gpurace.triton.check does)")  # fmt: skip
     meta = apply_heuristics(kernel_fn, tuple(args), {**kernel_fn.config_kwargs, **meta})
     missing = [p.name for p in kernel_fn.jit.params[len(args):] if p.is_constexpr and not p.has_default and p.name not in meta]
     if missing:

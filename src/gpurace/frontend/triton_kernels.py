@@ -35,7 +35,7 @@ import importlib.util
 import re
 import warnings
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -132,6 +132,10 @@ class Unwrapped:
     heuristics: tuple[dict, ...]
     configs: int
     """How many configurations the autotuner has; 0 when the kernel is not autotuned."""
+    pre_hook: object = None
+    """The chosen configuration's `pre_hook` (None when it has none)."""
+    config_all_kwargs: dict = field(default_factory=dict)
+    """The chosen configuration's meta-parameters and options (`Config.all_kwargs()`), as its hook sees them."""
 
 
 def unwrap(fn, config: int, option: str = "config") -> Unwrapped:
@@ -151,8 +155,6 @@ def unwrap(fn, config: int, option: str = "config") -> Unwrapped:
                 raise UserError(f"{option}: the kernel has {count} autotuning configuration(s), 0 to {count - 1}; got {config!r}")
             configs = len(fn.configs)
             chosen = fn.configs[config]
-            if chosen.pre_hook is not None:
-                raise UserError(f"autotuning configuration {config} ({chosen}) has a pre_hook, which is not supported yet")
         elif isinstance(fn, Heuristics):
             heuristics.append(fn.values)
         else:
@@ -160,7 +162,24 @@ def unwrap(fn, config: int, option: str = "config") -> Unwrapped:
         fn = fn.fn
     if chosen is None:
         return Unwrapped(fn, {}, None, None, tuple(heuristics), 0)
-    return Unwrapped(fn, dict(chosen.kwargs), chosen.num_warps, chosen.num_stages, tuple(heuristics), configs)
+    return Unwrapped(
+        fn, dict(chosen.kwargs), chosen.num_warps, chosen.num_stages, tuple(heuristics), configs,
+        chosen.pre_hook, chosen.all_kwargs(),
+    )  # fmt: skip
+
+
+def run_pre_hook(unwrapped: Unwrapped, args: tuple, meta: dict) -> None:
+    """Call the chosen configuration's `pre_hook` as Triton's autotuner does before the launch: with the
+    arguments by name, the call's meta-parameters and the configuration's (`Config.all_kwargs()`). Such a
+    hook prepares the launch (zeroes an output, sets a host tensor descriptor's block shape, or returns at
+    once for plain pointers, as the fused-attention tutorial's does); its error is a UserError naming it."""
+    if unwrapped.pre_hook is None:
+        return
+    nargs = {**dict(zip(unwrapped.jit.arg_names, args)), **meta, **unwrapped.config_all_kwargs}
+    try:
+        unwrapped.pre_hook(nargs)
+    except Exception as e:  # the user's function: its error, named
+        raise UserError(f"the autotuning configuration's pre_hook failed: {type(e).__name__}: {e}") from None
 
 
 def apply_heuristics(unwrapped: Unwrapped, args: tuple, meta: dict) -> dict:

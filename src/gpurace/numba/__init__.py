@@ -34,7 +34,8 @@ from gpurace.check import describe_arg
 from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.numba_kernels import (
-    NumbaKernel, compute_capability, expand_args, kernel_from_answer, numba_module, require_numba,
+    NumbaKernel, compute_capability, drop_generated_volatile, expand_args, kernel_from_answer, numba_module,
+    require_numba,
 )  # fmt: skip
 from gpurace.numba.simulation import DeviceArray, RacesFound, Simulation, simulate
 from gpurace.report.model import Report
@@ -61,7 +62,7 @@ def check(kernel, grid, block, *args, arch: str = DEFAULT_ARCH, **options) -> Re
     values = [_value(p, a) for p, a in zip(compiled.params, args)]
     report = check_launch(module, grid=grid, block=block, args=expand_args(compiled, values), **options)
     report.launch["args"] = [describe_arg(a) for a in args]
-    return report
+    return report if "model" in options else drop_generated_volatile(report)
 
 
 def compile_kernel(kernel, args: tuple, arch: str = DEFAULT_ARCH) -> NumbaKernel:
@@ -76,19 +77,40 @@ def compile_kernel(kernel, args: tuple, arch: str = DEFAULT_ARCH) -> NumbaKernel
     for i, a in enumerate(args):
         if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
             raise UserError(f"argument {i + 1}: arrays must be C-contiguous (np.ascontiguousarray makes a copy that is)")
-    cc = compute_capability(arch)
     try:
         argtypes = numba_compile.signature_types(kernel)  # a kernel defined under `simulate` keeps its signature
         if argtypes is None:
             argtypes = tuple(kernel.typeof_pyval(a) for a in args)
-        cache = _compiled.setdefault(kernel, {})
-        if (argtypes, cc) not in cache:
-            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc))
     except numba_compile.KernelError as e:
         raise UserError(str(e)) from None
     except ValueError as e:  # a value Numba cannot type
         raise UserError(f"kernel {kernel.py_func.__name__}: {e}") from None
+    return compiled_for_types(kernel, argtypes, compute_capability(arch))
+
+
+def compiled_for_types(kernel, argtypes: tuple, cc: tuple[int, int], *, numba_errors: bool = False) -> NumbaKernel:
+    """`kernel` compiled for the Numba types `argtypes` and compute capability `cc`, once per both; Numba's own
+    errors raised as Numba raises them with `numba_errors`, else UserErrors."""
+    from gpurace.frontend import numba_compile
+
+    cache = _compiled.setdefault(kernel, {})
+    if (argtypes, cc) not in cache:
+        try:
+            cache[argtypes, cc] = kernel_from_answer(numba_compile.compile_kernel(kernel, argtypes, cc, numba_errors=numba_errors))
+        except numba_compile.KernelError as e:
+            raise UserError(str(e)) from None
     return cache[argtypes, cc]
+
+
+def compiled_ptx(kernel, cc: tuple[int, int]) -> dict:
+    """The PTX of `kernel` for each argument types it was compiled for at `cc` (its explicit signature's at
+    least), as `CUDADispatcher.inspect_asm()` maps signatures to assembly."""
+    from gpurace.frontend import numba_compile
+
+    explicit = numba_compile.signature_types(kernel)
+    if explicit is not None:
+        compiled_for_types(kernel, explicit, cc)
+    return {argtypes: k.ptx for (argtypes, at), k in _compiled.get(kernel, {}).items() if at == cc}
 
 
 def _value(param, value):

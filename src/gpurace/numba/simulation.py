@@ -21,6 +21,7 @@ import numpy as np
 
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.numba_kernels import compute_capability, require_numba
+from gpurace.numba.device import device_replacements
 from gpurace.report.model import Report
 
 DEFAULT_FORALL_BLOCK = 128
@@ -128,8 +129,10 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
 
     `cuda.to_device`, `cuda.device_array(_like)`, `cuda.pinned_array`, `copy_to_host` and `copy_to_device`
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
-    wait for; `cuda.is_available()` is true. Kernels defined inside the block with an explicit signature are
-    compiled at their launch (no GPU is asked for at decoration). Yields the `Simulation`; when the block ends
+    wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
+    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates. Kernels defined inside the block with an explicit signature are
+    compiled at their decoration without asking for a GPU (Numba's TypingError is raised there, as Numba
+    raises it). Yields the `Simulation`; when the block ends
     and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
     the block itself gets their report as a note. `options` are `gpurace.numba.check`'s.
     """
@@ -145,6 +148,29 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         config = config if isinstance(config, tuple) else (config,)
         return lambda *args: simulation.launch(kernel, config, args)
 
+    def inspect_asm(kernel, signature=None):
+        from numba.cuda.core import sigutils
+
+        from gpurace.numba import compiled_for_types, compiled_ptx
+
+        cc = compute_capability(arch)
+        if signature is None:
+            return compiled_ptx(kernel, cc)
+        argtypes, _ = sigutils.normalize_signature(signature)
+        return compiled_for_types(kernel, tuple(argtypes), cc).ptx
+
+    def compile_at_decoration(kernel):
+        """Compile a kernel with one explicit signature now, as Numba does, so that its TypingError is raised by
+        the decoration; what gpurace cannot pass yet (records, ...) is refused at the launch, not here."""
+        from gpurace.errors import UserError
+        from gpurace.numba import compiled_for_types
+
+        try:
+            argtypes = numba_compile.signature_types(kernel)
+            compiled_for_types(kernel, argtypes, compute_capability(arch), numba_errors=True)
+        except (numba_compile.KernelError, UserError):
+            pass
+
     def forall(kernel, ntasks, tpb=0, stream=0, sharedmem=0):
         block = tpb or DEFAULT_FORALL_BLOCK
         return configure(kernel, (max(1, math.ceil(ntasks / block)), block, stream, sharedmem))
@@ -152,7 +178,8 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     replacements = {
         (CUDADispatcher, "__getitem__"): configure,
         (CUDADispatcher, "forall"): forall,
-        (cuda, "jit"): numba_compile.lazy_jit(cuda.jit),
+        (CUDADispatcher, "inspect_asm"): inspect_asm,
+        (cuda, "jit"): numba_compile.lazy_jit(cuda.jit, compile_at_decoration),
         (cuda, "to_device"): to_device,
         (cuda, "device_array"): device_array,
         (cuda, "device_array_like"): device_array_like,
@@ -162,6 +189,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         (cuda, "default_stream"): Stream,
         (cuda, "synchronize"): lambda: None,
         (cuda, "is_available"): lambda: True,
+        **device_replacements(compute_capability(arch)),
     }
     try:
         # offline: device functions with explicit signatures compile at their decoration

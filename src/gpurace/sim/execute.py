@@ -24,6 +24,7 @@ from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
+from gpurace.sim.memory.floats import UINT_OF_SIZE
 from gpurace.sim.printf import printf_handler
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
@@ -580,7 +581,7 @@ class Decoder:
                 vals = np.stack([r(idx) for r in readers], axis=1)
             # the detectors see the store before it takes effect: memory still holds what the last
             # earlier write left, which tells a same-value write-write race (`Memory.bytes_at`)
-            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else None)
+            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else packed_lanes(vals, esize))
             mem.store(acc, esize, vals)
             eng.progress = True
             if eng.watching:
@@ -1345,3 +1346,15 @@ def recheck_warp_waiters(eng) -> None:
     groups = eng.geo.warp_of[go].astype(np.int64) * (1 << 32) + masks[ready].astype(np.int64)
     eng.emit(SyncEvent(eng.next_seq(), "warp", go, groups, pcs))
 
+
+def packed_lanes(vals: np.ndarray, esize: int) -> np.ndarray | None:
+    """Each lane's elements of a vector store (`[lanes, count]` raw values) as one little-endian word of the
+    bytes it writes, or None past 8 bytes. The detectors compare stores by these bytes: code generators
+    (Triton's layout conversions) store replicated values with `st.shared.v2`, and those same-value races
+    must be told from others as a scalar store's are."""
+    count = vals.shape[1]
+    if count * esize > 8:
+        return None
+    words = vals.astype(UINT_OF_SIZE[esize]).astype(np.uint64)
+    shifts = np.arange(count, dtype=np.uint64) * np.uint64(8 * esize)
+    return np.bitwise_or.reduce(words << shifts, axis=1)

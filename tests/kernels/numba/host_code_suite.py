@@ -1,10 +1,14 @@
 # A test module written for a GPU, run by tests/frontend/test_numba.py as
 # `pytest -p gpurace.numba.pytest_plugin` on a machine without one: the
 # kernel with an explicit signature is compiled at import, the others when
-# launched. test_scale passes; test_racy_histogram fails with the race on
-# line 21.
+# launched; the device is asked for its compute capability at import and for
+# its multiprocessors by a test. test_scale and test_grid_from_the_device
+# pass; test_racy_histogram fails with the race on line 25.
 import numpy as np
+import pytest
 from numba import cuda
+
+VOLTA_OR_LATER = cuda.get_current_device().compute_capability >= (7, 0)
 
 
 @cuda.jit("void(float32[::1], float32)")
@@ -33,3 +37,12 @@ def test_racy_histogram():
     bins = cuda.device_array(16, np.int64)
     histogram[4, 64](values, bins)
     cuda.synchronize()
+
+
+@pytest.mark.skipif(not VOLTA_OR_LATER, reason="needs independent thread scheduling")
+def test_grid_from_the_device():
+    device = cuda.current_context().device
+    blocks = 2 * device.MULTIPROCESSOR_COUNT
+    x = np.ones(blocks * device.WARP_SIZE, dtype=np.float32)
+    scale[blocks, device.WARP_SIZE](x, np.float32(2))
+    np.testing.assert_array_equal(x, 2)
