@@ -15,8 +15,8 @@ their usual sizes:
 - `stencil`: a 2-D five-point stencil with clamped borders, each border a
   branch of its own (an image filter's update: the threads of a block diverge
   into several groups at every border test);
-- `block_sum`: a guarded load and a shared-memory tree reduction whose active
-  threads halve each step (a two-stage sum over a large array);
+- `block_sum`: `bench_sim.py`'s shared-memory tree reduction, whose active
+  threads halve each step (the first stage of a sum over a large array);
 - `neighbours`: each block stages 27 neighbouring boxes of particles in shared
   memory, one after the other, with a barrier before and after each, and
   accumulates pairwise terms (a molecular-dynamics force kernel).
@@ -30,6 +30,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from bench_sim import TREE_REDUCE
 from harness import compile_all, measure
 
 KERNELS = {
@@ -53,22 +54,7 @@ KERNELS = {
             out[i] = in[i] + 0.25f * q * d;
         }
     """,
-    "block_sum": r"""
-        __global__ void block_sum(const float* in, float* out, int n)
-        {
-            __shared__ float part[512];
-            unsigned t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
-            part[t] = i < n ? in[i] : 0.0f;
-            __syncthreads();
-            for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
-                if (t < s)
-                    part[t] += part[t + s];
-                __syncthreads();
-            }
-            if (t == 0)
-                out[blockIdx.x] = part[0];
-        }
-    """,
+    "block_sum": TREE_REDUCE,
     "neighbours": r"""
         __global__ void neighbours(const float4* pos, float* energy, int boxes1d, int per_box)
         {
@@ -95,7 +81,7 @@ KERNELS = {
     """,
 }
 
-ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_916, 4, 128
+ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
 
 
 def launch(name: str) -> dict:
@@ -104,8 +90,7 @@ def launch(name: str) -> dict:
         n = ROWS * COLS
         return {"grid": -(-n // 512), "block": 512, "args": [f"buf:{n}:rand", f"buf:{n}", str(ROWS), str(COLS)]}
     if name == "block_sum":
-        blocks = -(-SUM_N // 512)
-        return {"grid": blocks, "block": 512, "args": [f"buf:{SUM_N}:rand", f"buf:{blocks}", str(SUM_N)]}
+        return {"grid": SUM_N // 256, "block": 256, "args": [f"buf:{SUM_N}:rand", f"buf:{SUM_N // 256}"]}
     boxes = BOXES1D**3
     return {
         "grid": boxes,
