@@ -27,9 +27,11 @@ def compile_all(sources: dict[str, str], workdir: Path) -> dict[str, Path]:
     return out
 
 
-def measure(child: str, ptx: Path, mode: str, launch: dict) -> dict:
-    """Run the `child` script on one PTX file, mode and launch; its last output line, as JSON."""
+def measure(child: str, ptx: Path, mode: str, launch: dict, env: dict | None = None) -> dict:
+    """Run the `child` script on one PTX file, mode and launch (in `env`, else this process's environment); its
+    last output line, as JSON."""
     proc = subprocess.run(
-        [sys.executable, "-c", child, str(ptx), mode, json.dumps(launch)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", child, str(ptx), mode, json.dumps(launch)], capture_output=True, text=True, check=True,
+        env=env,
     )
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -172,7 +172,7 @@ class IntervalDetector:
             self._on_access(event)
         elif isinstance(event, SyncEvent):
             if event.kind == "barrier":
-                self._close(np.unique(np.asarray(event.groups, dtype=np.int64)))
+                self._close(np.asarray(event.groups, dtype=np.int64))  # a block per released thread: repeats
         elif isinstance(event, ExitEvent):
             blocks = self.geometry.block_of[np.asarray(event.threads, dtype=np.int64)]
             before = self._alive.copy()
@@ -198,7 +198,7 @@ class IntervalDetector:
     # ------------------------------------------------------------------ interval ends
 
     def _close(self, blocks: np.ndarray | None) -> None:
-        """End the open interval of `blocks` (None: every block): check its accesses and drop them.
+        """End the open interval of `blocks` (None: every block; repeats allowed): check and drop its accesses.
 
         The accesses are checked in chunks of about CLOSE_CHUNK accesses, one address range each
         (`OpenAccesses.close`; one chunk when they fit), so that a launch whose blocks all reach a barrier

@@ -48,6 +48,7 @@ from gpurace.runtime.process import Program
 from gpurace.runtime.server import DeviceServer, unsupported_message
 from gpurace.runtime.shim_build import NVRTC_CAPTURE_NAME, shim_directory
 from gpurace.runtime.sites import SourceLines
+from gpurace.sim.launch import collect_garbage
 from gpurace.words import plural
 
 EXIT_UNHANDLED = 2
@@ -214,6 +215,7 @@ def exec_program(
             result = _run(executable, list(args), device, shim, limits, leak_check, capture_output)
         finally:
             device.close()
+            collect_garbage()
         result.notes = report_notes(modules)
         if any_hip(modules):
             _spell_for_hip(result)

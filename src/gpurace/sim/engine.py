@@ -116,6 +116,17 @@ class _ThreadsSeen:
     hash: np.ndarray
 
 
+def _group(keys: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_inverse=True, return_counts=True)` for keys in [0, `space`): by counting when the
+    key space is not much larger than the keys (linear, where `unique` sorts), else by `unique`."""
+    if space > 4 * len(keys) + 4096:
+        return np.unique(keys, return_inverse=True, return_counts=True)
+    counts = np.bincount(keys, minlength=space)
+    present = counts > 0
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[keys], counts[present]
+
+
 def in_launch(event: Event, geo: Geometry) -> Event:
     """`event` of a later wave (`sim.waves`) with the launch's thread, block and warp ids, as detectors know them."""
     changes = {"threads": event.threads + geo.thread_base}
@@ -176,6 +187,8 @@ class Engine:
         # The threads a step may pick from: a superset of the eligible ones (running, not yielded), so that a
         # step costs the threads still in play, not the launch; None: all of them, recomputed on the next pick.
         self._live: np.ndarray | None = None
+        # Under `min-pc`, the lowest pc of the eligible threads the last pick left out (-1: unknown; `_pick`).
+        self._rest_min = -1
         # The groups that yielded this round: at its end they are exactly the running threads.
         self.yield_log: list[np.ndarray] = []
         self.exit_pc = np.full(n, -1, dtype=np.int64)
@@ -329,17 +342,28 @@ class Engine:
                 return
             if r is not None:
                 pc[group] = r
-                if len(group) == ncand and (self.repick_at is None or not self.repick_at[r]):
-                    group_pc = r  # the whole eligible set moved together: no rescan
+                if (len(group) == ncand or r < self._rest_min) and (self.repick_at is None or not self.repick_at[r]):
+                    # the whole eligible set moved together, or the group is still alone at the lowest pc: the
+                    # pick would choose it again, so no rescan
+                    group_pc = r
                     continue
             group = None
 
     def _pick(self, live: np.ndarray) -> tuple[int, np.ndarray]:
-        """(pc, threads) to run next among the eligible threads `live` (ascending)."""
+        """(pc, threads) to run next among the eligible threads `live` (ascending).
+
+        Under `min-pc` it also notes the lowest pc of the others (`_rest_min`): while the group moves on below
+        it and nothing else changes (`resume` forgets it), the group is the next pick too, so a step of a
+        diverged group costs its own threads, not a scan of all the threads that wait further on."""
+        self._rest_min = -1
         if self.schedule is None:
             pcs = self.pc[live]
             p = int(pcs.min())
-            return p, live[pcs == p]
+            at = pcs == p
+            group = live[at]
+            if len(group) < len(live):
+                self._rest_min = int(pcs[~at].min())
+            return p, group
         return self.schedule.pick(self.pc, live, self.stats.steps)
 
     def wake_priority(self, idx: np.ndarray) -> np.ndarray:
@@ -352,6 +376,7 @@ class Engine:
     def resume(self, idx: np.ndarray) -> None:
         """Threads `idx` (ascending) leave a wait and run again, in this round."""
         self.status[idx] = RUN
+        self._rest_min = -1  # they may sit below the running group: pick again
         live = self._live
         if live is None:
             return
@@ -529,9 +554,9 @@ class Engine:
         geo = self.geo
         blocks = geo.block_of[waiting]
         key = blocks * 16 + self.bar_id[waiting]
-        ukeys, inv, arrived = np.unique(key, return_inverse=True, return_counts=True)
+        ukeys, inv, arrived = _group(key, geo.nblocks * 16)
         expected = np.zeros(len(ukeys), dtype=np.int64)
-        np.maximum.at(expected, inv, self.bar_count[waiting])
+        np.maximum.at(expected, inv, self.bar_count[waiting].astype(np.int64))  # one dtype: NumPy's fast path
         whole = expected == 0
         expected[whole] = geo.block_size
         if self.bar_arrivals:
@@ -602,6 +627,8 @@ class Engine:
 
     def _complete_bar_red(self, released: np.ndarray) -> None:
         """Write the results of `bar.red` (`__syncthreads_count/and/or`) for released threads."""
+        if not self.bar_red_writers:
+            return
         pcs = self.pc[released]
         for p in np.unique(pcs):
             writer = self.bar_red_writers.get(int(p))
@@ -683,7 +710,7 @@ class Engine:
         np.bitwise_or.at(self.exited_lanes, self.geo.warp_of[idx], self.lane_bits(idx))
         self.progress = True
         self.emit(ExitEvent(self.next_seq(), pc, idx))
-        if (self.status[self.warp_mates(idx)] == WARP).any():
+        if (self.status == WARP).any() and (self.status[self.warp_mates(idx)] == WARP).any():
             from gpurace.sim.execute import recheck_warp_waiters
 
             recheck_warp_waiters(self)

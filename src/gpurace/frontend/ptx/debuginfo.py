@@ -285,7 +285,7 @@ def read_named_source(name: str, checked: str | None = None) -> str | None:
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SOURCE_BYTES:
             return None
         with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(MAX_SOURCE_BYTES)
+            return f.read(info.st_size)  # not MAX_SOURCE_BYTES: a read sets aside a buffer of the size asked
     except OSError:
         return None
 

@@ -1,0 +1,155 @@
+"""The default check of whole-application-shaped kernels under this tree's code and an earlier revision's, side by side.
+
+Run: `python benchmarks/bench_revisions.py [--base main] [--only NAME] [--repeat 1]`.
+The base revision's `src/` is exported (`git archive`) into a temporary
+folder and each measurement runs in its own interpreter with that `src/` or
+this tree's first on its path (`harness.measure`), so both columns come from
+one run on the same machine. Per kernel: CPU seconds (user + system, which a
+busy machine inflates less than wall time), wall seconds, the base's CPU
+seconds over this tree's (above 1: faster now), and whether the two reports
+agree (the same findings, kinds and counts, and the same thread-instructions).
+
+The kernels have the shapes that dominate classic GPU benchmark programs at
+their usual sizes:
+
+- `stencil`: a 2-D five-point stencil with clamped borders, each border a
+  branch of its own (an image filter's update: the threads of a block diverge
+  into several groups at every border test);
+- `block_sum`: `bench_sim.py`'s shared-memory tree reduction, whose active
+  threads halve each step (the first stage of a sum over a large array);
+- `neighbours`: each block stages 27 neighbouring boxes of particles in shared
+  memory, one after the other, with a barrier before and after each, and
+  accumulates pairwise terms (a molecular-dynamics force kernel).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench_sim import TREE_REDUCE
+from harness import compile_all, measure
+
+KERNELS = {
+    "stencil": r"""
+        __global__ void stencil(const float* in, float* out, int rows, int cols)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i >= rows * cols)
+                return;
+            int r = i / cols, c = i % cols;
+            int n = r == 0 ? i : i - cols;
+            int s = r == rows - 1 ? i : i + cols;
+            int w = c == 0 ? i : i - 1;
+            int e = c == cols - 1 ? i : i + 1;
+            float d = in[n] + in[s] + in[w] + in[e] - 4.0f * in[i];
+            float q = d / (in[i] * in[i] + 1.0f);
+            if (q < 0.0f)
+                q = 0.0f;
+            else if (q > 1.0f)
+                q = 1.0f;
+            out[i] = in[i] + 0.25f * q * d;
+        }
+    """,
+    "block_sum": TREE_REDUCE,
+    "neighbours": r"""
+        __global__ void neighbours(const float4* pos, float* energy, int boxes1d, int per_box)
+        {
+            __shared__ float4 other[128];
+            int box = blockIdx.x, t = threadIdx.x;
+            int bx = box % boxes1d, by = box / boxes1d % boxes1d, bz = box / (boxes1d * boxes1d);
+            float4 me = pos[box * per_box + t];
+            float acc = 0.0f;
+            for (int k = 0; k < 27; k++) {
+                int nx = bx + k % 3 - 1, ny = by + k / 3 % 3 - 1, nz = bz + k / 9 - 1;
+                if (nx < 0 || ny < 0 || nz < 0 || nx >= boxes1d || ny >= boxes1d || nz >= boxes1d)
+                    continue;
+                int nb = (nz * boxes1d + ny) * boxes1d + nx;
+                other[t] = pos[nb * per_box + t];
+                __syncthreads();
+                for (int j = 0; j < per_box; j++) {
+                    float dx = me.x - other[j].x, dy = me.y - other[j].y, dz = me.z - other[j].z;
+                    acc += other[j].w / (dx * dx + dy * dy + dz * dz + 1.0f);
+                }
+                __syncthreads();
+            }
+            energy[box * per_box + t] = acc;
+        }
+    """,
+}
+
+ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
+
+
+def launch(name: str) -> dict:
+    """Grid, block and `--arg` values of each kernel's launch."""
+    if name == "stencil":
+        n = ROWS * COLS
+        return {"grid": -(-n // 512), "block": 512, "args": [f"buf:{n}:rand", f"buf:{n}", str(ROWS), str(COLS)]}
+    if name == "block_sum":
+        return {"grid": SUM_N // 256, "block": 256, "args": [f"buf:{SUM_N}:rand", f"buf:{SUM_N // 256}"]}
+    boxes = BOXES1D**3
+    return {
+        "grid": boxes,
+        "block": PER_BOX,
+        "args": [f"f32:{4 * boxes * PER_BOX}:rand", f"buf:{boxes * PER_BOX}", str(BOXES1D), str(PER_BOX)],
+    }
+
+
+CHILD = r"""
+import json, resource, sys, time
+from gpurace.check import check
+from gpurace.limits import Limits
+ptx, mode, launch = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+def cpu():  # the schedules forked from schedule 0's run (`sim.shared_prefix`) are children
+    return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
+limits = Limits(max_memory=64 << 30, timeout=10**6)
+wall, used = time.perf_counter(), cpu()
+report = check(ptx, grid=launch["grid"], block=launch["block"], args=launch["args"], limits=limits, max_steps=10**9)
+print(json.dumps({"cpu": cpu() - used, "wall": time.perf_counter() - wall, "ti": report.stats["thread_instructions"],
+                  "findings": sorted((f.kind, f.count) for f in report.findings)}))
+"""
+
+
+def export(revision: str, into: Path) -> Path:
+    """`src/` of `revision` under `into`, by `git archive` (the working tree and its index are left alone)."""
+    root = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(["git", "-C", str(root), "archive", revision, "src"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into / "src"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", default="main", help="the revision to compare with (default: main)")
+    parser.add_argument("--only", action="append", choices=sorted(KERNELS))
+    parser.add_argument("--repeat", type=int, default=1, help="runs of each, the best kept")
+    opts = parser.parse_args()
+    names = opts.only or list(KERNELS)
+    here = Path(__file__).resolve().parent.parent / "src"
+    with tempfile.TemporaryDirectory() as tmp:
+        base = export(opts.base, Path(tmp))
+        ptx = compile_all({n: KERNELS[n] for n in names}, Path(tmp))
+        print(f"default check, base {opts.base} against this tree; best of {opts.repeat}")
+        print(f"{'kernel':<12}{'threads':>9}{'base cpu s':>12}{'cpu s':>8}{'base wall':>11}{'wall':>8}{'cpu ratio':>11}  same report")
+        for name in names:
+            spec = launch(name)
+            rows = {}
+            for label, src in (("base", base), ("tree", here)):
+                env = dict(os.environ, PYTHONPATH=str(src))
+                runs = [measure(CHILD, ptx[name], "check", spec, env=env) for _ in range(opts.repeat)]
+                rows[label] = min(runs, key=lambda row: row["cpu"])
+            b, t = rows["base"], rows["tree"]
+            same = b["findings"] == t["findings"] and b["ti"] == t["ti"]
+            print(
+                f"{name:<12}{spec['grid'] * spec['block']:>9}{b['cpu']:>12.2f}{t['cpu']:>8.2f}{b['wall']:>11.2f}"
+                f"{t['wall']:>8.2f}{b['cpu'] / t['cpu']:>11.2f}  {'yes' if same else 'NO'}",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
