@@ -387,9 +387,12 @@ class Resolver:
     def auto(self, p: ParamInfo, bounds: tuple = (None, None)) -> Value:
         """What `auto` means for `p`: an automatic buffer for a pointer; for a struct whose layout is known, each
         field's own `auto`; otherwise a default scalar moved inside `bounds` (lo, hi; None for an open side),
-        so that `__requires(width == 512)` gets 512; all zero bytes for anything else."""
+        so that `__requires(width == 512)` gets 512; a function pointer bounded to one function's address
+        (`__requires(f == g)`) gets it; all zero bytes (null) for anything else."""
         if is_pointer(p):
             return AutoBuffer(_name(p), pointee_dtype(p) or np.dtype(np.uint8))
+        if p.is_function_pointer and bounds[0] is not None and bounds[0] == bounds[1]:  # __requires(f == g)
+            return AutoScalar(_name(p), bounds[0], struct.pack("<Q", bounds[0]), note="the function __requires names")
         dtype = scalar_dtype(p)
         if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
             if self.types is not None and is_struct_type(p.type):
