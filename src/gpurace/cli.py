@@ -680,10 +680,10 @@ def run(
     help="Also write the launch's event stream to TRACE (binary trace format), for gpurace analyze.",
 )
 @click.option(
-    "--cooperative",
-    is_flag=True,
-    help="Launch as cudaLaunchCooperativeKernel does: the kernel may use cooperative_groups::this_grid().sync(); "
-    "every block must fit on the simulated device at once.",
+    "--cooperative/--no-cooperative",
+    default=None,
+    help="Launch as cudaLaunchCooperativeKernel does (or not): the kernel may use cooperative_groups::this_grid().sync(); "
+    "every block must fit on the simulated device at once. Default: cooperative exactly when the kernel uses this_grid().",
 )
 @click.option(
     "--prove",
