@@ -50,7 +50,7 @@ from gpurace.sim import tensor_maps
 from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg, Value
 from gpurace.sim.texture_args import PREFIXES as TEXTURE_PREFIXES
 from gpurace.sim.texture_args import texture_arg
-from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, check_field_names, field_param, is_struct_type, split_struct_spec
+from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, by_field_path, check_field_names, field_param, is_struct_type, split_struct_spec
 
 # C++ fundamental types (as the demangler spells them) to NumPy dtypes.
 CPP_DTYPES = {
@@ -463,6 +463,7 @@ class Resolver:
             layout = self._layout(p)
         except LayoutUnknown as e:
             raise UserError(f"{label}: {e}") from None
+        given = by_field_path(layout, given)
         check_field_names(layout, given, label)
         values = {}
         for f in layout.fields:
