@@ -379,54 +379,47 @@ def _disjuncts(expr: str) -> list[str]:
     """The alternatives of `expr` joined by top-level `||` or `|`; [expr] when it has none, and [] when the
     top level mixes them with what this reading does not take (`?:`, `,`, `^`, an assignment, or `&&`
     binding looser than a `|`)."""
-    parts, depth, start, i = [], 0, 0, 0
-    single_or = double_and = False
-    while i < len(expr):
-        c = expr[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0:
-            if c in "?,^" or (c == "=" and _is_assignment(expr, i)):
-                return []
-            if c == "|":
-                single_or = single_or or not expr.startswith("||", i)
-                parts.append(expr[start:i])
-                i += 2 if expr.startswith("||", i) else 1
-                start = i
-                continue
-            if expr.startswith("&&", i):
-                double_and = True
-                i += 2
-                continue
-        i += 1
-    parts.append(expr[start:])
-    if len(parts) > 1 and single_or and double_and:
+    ops = {op for _, op in _top_level(expr)}
+    if ops & {"?", ",", "^", "="} or {"|", "&&"} <= ops:
         return []
-    return parts
+    return _split(expr, ("||", "|"))
 
 
 def _conjuncts(expr: str) -> list[str]:
     """The parts of `expr` joined by top-level `&&` or `&`; [] when something binds looser at the top level."""
-    parts, depth, start, i = [], 0, 0, 0
+    if {op for _, op in _top_level(expr)} & {"||", "|", "?", ",", "^", "="}:
+        return []
+    return _split(expr, ("&&", "&"))
+
+
+def _split(expr: str, ops: tuple[str, ...]) -> list[str]:
+    """`expr` cut at its top-level operators `ops`."""
+    parts, start = [], 0
+    for i, op in _top_level(expr):
+        if op in ops:
+            parts.append(expr[start:i])
+            start = i + len(op)
+    parts.append(expr[start:])
+    return parts
+
+
+def _top_level(expr: str):
+    """(position, operator) of the operators outside brackets that decide how a precondition reads: `||`,
+    `&&`, `|`, `&`, and `?`, `,`, `^` and `=` (an assignment, not `==`, `<=`, `>=` or `!=`)."""
+    depth, i = 0, 0
     while i < len(expr):
         c = expr[i]
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif depth == 0:
-            if expr.startswith("||", i) or c in "?,|^" or (c == "=" and _is_assignment(expr, i)):
-                return []
-            if c == "&":
-                parts.append(expr[start:i])
-                i += 2 if expr.startswith("&&", i) else 1
-                start = i
-                continue
+        elif depth == 0 and expr[i : i + 2] in ("||", "&&"):
+            yield i, expr[i : i + 2]
+            i += 2
+            continue
+        elif depth == 0 and (c in "|&?,^" or (c == "=" and _is_assignment(expr, i))):
+            yield i, c
         i += 1
-    parts.append(expr[start:])
-    return parts
 
 
 def _is_assignment(expr: str, i: int) -> bool:
