@@ -62,6 +62,7 @@ from gpurace.limits import Limits
 from gpurace.report.model import Report
 from gpurace.sim.args import copy_arg
 from gpurace.sim.contention import Contention
+from gpurace.sim.cooperative import reads_grid_workspace
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
@@ -122,7 +123,7 @@ def check(
     progress=None,
     sinks: Sequence[EventSink] = (),
     limits: Limits | None = None,
-    cooperative: bool = False,
+    cooperative: bool | None = None,
     prove: bool = False,
     cluster=None,
     share_prefix: bool = True,
@@ -145,7 +146,9 @@ def check(
     `shadow_cells` (2, 4 or 8) is the `tsan` detector's cells per 8-byte word; `seed` also seeds its evictions.
     `limits` bound the whole check (every schedule together); a schedule that runs out of time ends with a
     `timeout` finding and no later schedule runs.
-    `cooperative` launches as `cudaLaunchCooperativeKernel` does (`simulate`, `sim.cooperative`).
+    `cooperative` launches as `cudaLaunchCooperativeKernel` does (`simulate`, `sim.cooperative`); None (the
+    default) launches so exactly the kernels that use `cooperative_groups::this_grid()`, the one launch in which
+    their grid group is valid (`sim.cooperative.reads_grid_workspace`).
     `cluster` launches with thread-block clusters of that shape (`simulate`, `sim.clusters`).
     `prove` first verifies the kernel for this grid and block (`verify.launch_proof`): the report gains its proof
     section, and a kernel proved race-free with uniform barriers runs one schedule unless `schedules` says otherwise.
@@ -165,6 +168,9 @@ def check(
     validate_shadow_cells(shadow_cells)
     limits = (limits or Limits()).started()
     module = source if isinstance(source, Module) else load_module(source, include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+    program = build_program(module, select_kernel(module, kernel))
+    if cooperative is None:
+        cooperative = reads_grid_workspace(program)
     options = dict(
         grid=grid,
         block=block,
@@ -192,7 +198,7 @@ def check(
             schedules = 1
     chosen = schedules is None
     if chosen:
-        schedules = default_schedules(build_program(module, select_kernel(module, kernel)))
+        schedules = default_schedules(program)
     if schedules == 1:
         report = _check_schedule(module, Policy(), args=args, global_vars=global_vars, **options)
     else:

@@ -35,6 +35,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.compile import DEFAULT_ARCH
 from gpurace.frontend.gpuverify import LaunchHeader, read_launch_header
 from gpurace.frontend.hip import report_notes, set_hip_path
+from gpurace.frontend.instantiate import load_instantiated
 from gpurace.frontend.kernels import KernelInfo, describe_kernels
 from gpurace.frontend.link import load_linked
 from gpurace.frontend.load import load_module
@@ -68,7 +69,7 @@ from gpurace.search import search as run_search
 from gpurace.search.progress import SearchProgressBar
 from gpurace.sim.engine import POLICIES
 from gpurace.sim.geometry import parse_dims
-from gpurace.sim.launch import simulate
+from gpurace.sim.launch import names_instantiation, simulate
 from gpurace.trace.binary import write as write_binary_trace
 from gpurace.trace.record import TraceRecorder
 from gpurace.trace.replay import analyze as analyze_trace
@@ -300,18 +301,27 @@ def command_limits() -> Limits:
 
 
 def load_from_options(
-    file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool, limits: Limits
+    file: str, include_dirs: tuple[str, ...], defines: tuple[str, ...], arch: str, device_debug: bool, limits: Limits,
+    kernel: str | None = None,
 ):
     """The module for the common options of `source_options`.
 
     The `-D` options of the file's GPUVerify header (`//--blockDim=64 -DN=64`)
-    are added, except for names that `defines` defines itself.
+    are added, except for names that `defines` defines itself. A `kernel` with template arguments that the
+    file does not instantiate is instantiated (`frontend.instantiate`).
     """
     header = file_header(file)
     if header is not None:
         given = {d.split("=", 1)[0] for d in defines}
         defines = (*(d for d in header.defines if d.split("=", 1)[0] not in given), *defines)
-    return load_module(file, include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
+    options = dict(include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
+    module = load_module(file, **options)
+    if kernel is None or "<" not in kernel or file.endswith(".ptx") or names_instantiation(module, kernel):
+        return module
+    try:
+        return load_instantiated(file, kernel, **options)
+    except UserError as e:
+        raise UserError(f"--kernel {kernel!r}: {file} does not instantiate it, and instantiating it failed: {e}") from None
 
 
 def file_header(file: str) -> LaunchHeader | None:
@@ -595,7 +605,7 @@ def run(
     """Simulate one launch of a kernel in FILE; exit 1 if the simulation found a problem."""
     limits = command_limits()
     grid_dims, block_dims, _header = launch_dims(file, grid, block)
-    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits, kernel)
     with _Progress() as progress:
         result = simulate(
             module,
@@ -680,10 +690,10 @@ def run(
     help="Also write the launch's event stream to TRACE (binary trace format), for gpurace analyze.",
 )
 @click.option(
-    "--cooperative",
-    is_flag=True,
-    help="Launch as cudaLaunchCooperativeKernel does: the kernel may use cooperative_groups::this_grid().sync(); "
-    "every block must fit on the simulated device at once.",
+    "--cooperative/--no-cooperative",
+    default=None,
+    help="Launch as cudaLaunchCooperativeKernel does (or not): the kernel may use cooperative_groups::this_grid().sync(); "
+    "every block must fit on the simulated device at once. Default: cooperative exactly when the kernel uses this_grid().",
 )
 @click.option(
     "--prove",
@@ -766,7 +776,7 @@ def check(
         nthreads = math.prod(grid_dims) * math.prod(block_dims)
         module, numba_args = load_numba_launch(file, kernel, list(args), arch=arch, limits=limits, seed=seed, nthreads=nthreads)
     else:
-        module = load_from_options(file, include_dirs, defines, arch, device_debug, limits)
+        module = load_from_options(file, include_dirs, defines, arch, device_debug, limits, kernel)
     if record and any(ins.opcode == "barrier" and ins.has("cluster") for fn in module.functions.values() for ins in fn.body):
         raise UserError(f"{file}: --record cannot record cluster barriers (barrier.cluster) yet: the trace format has no cluster")
     launch = dict(
@@ -875,7 +885,7 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     1 alarms, 4 nothing found but something undecided, 2 the input could not be handled.
     """
     grid_dims, block_dims, _header = launch_dims(file, grid, block, required=False)
-    module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits())
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits(), kernel)
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm,
         benign_same_value=benign_same_value,

@@ -210,10 +210,10 @@ def test_conjunctions_combine_and_other_conjuncts_are_left_to_run_time():
 @pytest.mark.parametrize(
     "requires",
     [
-        "n > 0 || m > 0",
         "n > 0 ? m > 0 : 1",
         "(n = 4) > 0",
-        "n > 0 | m > 0",
+        "n > 0 | m > 0 && n < 4",
+        "n + 1 > 4 || m != 0",
         "n + 1 > 4",
         "n > m",
         "!(n > 4)",
@@ -223,6 +223,28 @@ def test_conjunctions_combine_and_other_conjuncts_are_left_to_run_time():
 def test_conditions_that_are_not_simple_bounds(requires):
     src = f"__global__ void k(int n, int m) {{ __requires({requires}); }}"
     assert simple_requirements(src, ["n", "m"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("requires", "bounds"),
+    [
+        ("n == 1 | n == 2", {"n": (1, 1)}),
+        ("n == 1 || n == 2", {"n": (1, 1)}),
+        ("n > 0 || m > 0", {"n": (1, None)}),
+        ("n + 1 > 4 || m > 0", {"m": (1, None)}),
+        ("(n + 1 > 4) | (n >= 8 & m < 3)", {"n": (8, None), "m": (None, 2)}),
+        ("n == 4 && m > 1 || n == 5", {"n": (4, 4), "m": (2, None)}),
+    ],
+)
+def test_a_disjunction_is_satisfied_by_its_first_simple_alternative(requires, bounds):
+    src = f"__global__ void k(int n, int m) {{ __requires({requires}); }}"
+    assert simple_requirements(src, ["n", "m"]) == bounds
+
+
+def test_named_constants_such_as_device_functions_compare_as_their_values():
+    src = "__global__ void k(fn f, fn g, int n) { __requires(f == half | f == twice); __requires(twice == g); __requires(n < f); }"
+    constants = {"half": 0x800000100, "twice": 0x800000200}
+    assert simple_requirements(src, ["f", "g", "n"], constants=constants) == {"f": (0x800000100, 0x800000100), "g": (0x800000200, 0x800000200)}
 
 
 def test_only_named_parameters_comments_and_macros_do_not_count():

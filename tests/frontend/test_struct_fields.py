@@ -27,6 +27,9 @@ struct Derived : S { int *x; };
 struct Bits { int flags : 3; };
 struct WithUnion { union { int *a; float *b; }; };
 template <class V> struct W { V *data; int n; };
+struct InPlace { struct { int *p; struct Tag { float *q; } t; } s, u; int n; };
+struct Anonymous { struct { int *p; }; };
+struct InPlaceArray { struct { int *p; } s[2]; };
 """
 
 
@@ -38,7 +41,11 @@ template <class V> struct W { V *data; int n; };
         ("T", ("c", "d", "e", "inner", "arr", "rows", "fn", "q", "r")),
         ("C", ("p", "n")),  # typedef struct { ... } C;
         ("W<int>", ("data", "n")),  # a template's members, for any of its instantiations
+        # a member whose struct type is defined in place: its members by their paths
+        ("InPlace", ("s.p", "s.t.q", "u.p", "u.t.q", "n")),
         # what a light reading cannot flatten into member names
+        ("Anonymous", None),
+        ("InPlaceArray", None),
         ("Derived", None),
         ("Bits", None),
         ("WithUnion", None),

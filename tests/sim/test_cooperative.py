@@ -91,10 +91,17 @@ def test_static_and_dynamic_shared_memory_count_against_residency():
 
 
 def test_grid_sync_without_a_cooperative_launch_traps_and_says_why():
-    report = check(COOPERATIVE / "grid_sync.cu", grid=2, block=32, args=["buf:64", "buf:64", 64])
+    report = check(COOPERATIVE / "grid_sync.cu", grid=2, block=32, args=["buf:64", "buf:64", 64], cooperative=False)
     (finding,) = report.findings
     assert finding.kind == "trap"
     assert "valid only in a cooperative launch" in finding.cause and "--cooperative" in finding.cause
+
+
+def test_check_launches_cooperatively_by_default_exactly_the_kernels_that_use_this_grid():
+    grid_sync = check(COOPERATIVE / "grid_sync.cu", grid=2, block=32, args=["buf:64", "buf:64", 64])
+    assert grid_sync.findings == [] and grid_sync.launch["cooperative"] is True
+    block_only = check(COOPERATIVE / "groups.cu", grid=2, block=32)
+    assert "cooperative" not in block_only.launch
 
 
 def test_cooperative_cannot_be_combined_with_search():

@@ -1,8 +1,9 @@
 """Calls through function pointers and virtual function tables, and `brx.idx` jump tables, in the simulator.
 
 Each thread calls the function its own pointer names (threads of one warp may
-enter different functions); a pointer that names no function, or a jump-table
-index past its list, stops the run with a message naming the line. The racy
+enter different functions); a call through a pointer that names no function is
+an `invalid-call` finding at its line, and a jump-table index past its list
+stops the run with a message naming the line. The racy
 and race-free twins are in `tests/kernels/indirect/`.
 """
 
@@ -83,15 +84,18 @@ def test_virtual_calls_enter_the_override_of_the_object_the_kernel_built():
         assert out[0] == expected
 
 
-def test_a_call_through_an_address_that_is_no_function_names_the_line(tmp_path):
+def test_a_call_through_an_address_that_is_no_function_is_an_invalid_call_finding(tmp_path):
     result = CliRunner().invoke(
-        cli, ["check", str(_write(tmp_path, CALL_ARGUMENT)), "--grid", "1", "--block", "4", "--arg", "buf:4", "--arg", "4096"]
-    )
-    assert result.exit_code == 2, result.output
-    assert "k.cu:4" in result.output
-    assert "calls address 0x1000, which is not the address of a device function" in result.output
-    assert "block (0,0,0) thread (0,0,0)" in result.output
-    assert "Traceback" not in result.output
+        cli,
+        ["check", str(_write(tmp_path, CALL_ARGUMENT)), "--grid", "1", "--block", "4", "--arg", "buf:4", "--arg", "4096",
+         "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    (finding,) = json.loads(result.output)["findings"]
+    assert finding["kind"] == "invalid-call" and finding["severity"] == "error"
+    assert "address 0x1000, which is not the address of a device function" in finding["cause"]
+    assert [access["line"] for access in finding["accesses"]] == [4]
+    assert finding["count"] == 4 and finding["details"]["address"] == 0x1000
 
 
 def test_reading_a_function_pointer_as_data_is_out_of_bounds(tmp_path):

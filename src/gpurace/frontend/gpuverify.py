@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpurace.errors import UserError
+from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.kernels import KernelInfo
 from gpurace.frontend.ptx.ir import Module
 from gpurace.frontend.source_params import balanced, strip_comments
+from gpurace.sim.memory.layout import function_addresses
 
 Dims = tuple[int, int, int]
 
@@ -249,13 +252,18 @@ _REQUIRES_RE = re.compile(r"\b__(?:(?:global_)?requires|assume)\s*\(")
 _DIRECTIVE_RE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
 _INT = r"[-+]?(?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*"
 _NAME = r"[A-Za-z_]\w*"
-_COMPARISON_RE = re.compile(rf"^(?:(?P<n1>{_NAME})\s*(?P<op1>==|>=|<=|>|<)\s*(?P<c1>{_INT})|(?P<c2>{_INT})\s*(?P<op2>==|>=|<=|>|<)\s*(?P<n2>{_NAME}))$")
+_OPERAND = rf"{_INT}|{_NAME}"
+_COMPARISON_RE = re.compile(
+    rf"^(?:(?P<n1>{_NAME})\s*(?P<op1>==|>=|<=|>|<)\s*(?P<c1>{_OPERAND})|(?P<c2>{_INT})\s*(?P<op2>==|>=|<=|>|<)\s*(?P<n2>{_NAME}))$"
+)
 _MIRROR = {"==": "==", ">=": "<=", "<=": ">=", ">": "<", "<": ">"}
 
 Bounds = tuple[int | None, int | None]
 
 
-def simple_requirements(source_text: str, param_names, *, kernel: str | None = None) -> dict[str, Bounds]:
+def simple_requirements(
+    source_text: str, param_names, *, kernel: str | None = None, constants: Mapping[str, int] = {}
+) -> dict[str, Bounds]:
     """Inclusive bounds `(lo, hi)` on parameters that the `__requires` and `__assume` of `source_text` state.
 
     Reads `__requires(...)`, `__global_requires(...)` and `__assume(...)` (an
@@ -264,9 +272,15 @@ def simple_requirements(source_text: str, param_names, *, kernel: str | None = N
     comparison of a parameter with an integer constant (`x == C`, `x >= C`,
     `x > C`, `x <= C`, `x < C`, or the constant first, `C <= x`), or a
     conjunction of such comparisons with `&&` (or `&`, as GPUVerify kernels
-    often write it) next to other conditions; those other conditions, and
-    whole preconditions with `||`, `?:` or `,` at the top level, are left to
-    the check at run time. `param_names` are the C++ names (None entries are
+    often write it) next to other conditions; those other conditions are left
+    to the check at run time. A disjunction (`i == 1 | i == 2`, with `|` or
+    `||`) is satisfied by its first alternative that is wholly such a
+    conjunction: its bounds are taken (one alternative is enough for the
+    precondition to hold). Preconditions with `?:`, `,` or `^` at the top
+    level, or with `|` inside `&&`, are left to the check at run time.
+    `constants` names identifiers that stand for integers, such as device
+    functions (`f == divideByTwo` bounds a function pointer to that function's
+    address). `param_names` are the C++ names (None entries are
     skipped); a side without a bound is None, and lo > hi means the
     preconditions contradict each other. With `kernel` (its name), only
     preconditions inside that `__global__` function's body are read, since a
@@ -283,11 +297,7 @@ def simple_requirements(source_text: str, param_names, *, kernel: str | None = N
         inner = balanced(text, m.end() - 1)
         if inner is None:
             continue
-        for conjunct in _conjuncts(inner):
-            parsed = _comparison(conjunct)
-            if parsed is None or parsed[0] not in names:
-                continue
-            name, op, value = parsed
+        for name, op, value in _chosen_comparisons(inner, names, constants):
             lo, hi = {"==": (value, value), ">=": (value, None), ">": (value + 1, None), "<=": (None, value), "<": (None, value - 1)}[op]
             current = bounds.setdefault(name, [None, None])
             if lo is not None:
@@ -297,25 +307,51 @@ def simple_requirements(source_text: str, param_names, *, kernel: str | None = N
     return {name: (b[0], b[1]) for name, b in bounds.items()}
 
 
-def kernel_requirements(source_text: str, kernel: KernelInfo) -> dict[int, Bounds]:
+def _chosen_comparisons(expr: str, names, constants: Mapping[str, int]) -> list[tuple[str, str, int]]:
+    """The comparisons of one precondition that choose values: the simple conjuncts of a conjunction, or all of
+    the first alternative of a disjunction whose conjuncts are all simple; [] when nothing can be chosen."""
+    alternatives = _disjuncts(expr)
+    if len(alternatives) == 1:
+        parsed = [_comparison(c, names, constants) for c in _conjuncts(expr)]
+        return [c for c in parsed if c is not None]
+    for alternative in alternatives:
+        conjuncts = _conjuncts(_unparenthesised(alternative))
+        parsed = [_comparison(c, names, constants) for c in conjuncts]
+        if conjuncts and None not in parsed:
+            return parsed  # type: ignore[return-value]
+    return []
+
+
+def kernel_requirements(source_text: str, kernel: KernelInfo, constants: Mapping[str, int] = {}) -> dict[int, Bounds]:
     """`simple_requirements` of a kernel's own `__requires`, keyed by parameter index.
 
     Parameters whose C++ name is unknown (`ParamInfo.cpp_name` None) get no
     bounds; their preconditions are still checked when the kernel runs.
     """
     names = [p.cpp_name for p in kernel.params]
-    bounds = simple_requirements(source_text, names, kernel=kernel.name)
+    bounds = simple_requirements(source_text, names, kernel=kernel.name, constants=constants)
     return {i: bounds[name] for i, name in enumerate(names) if name in bounds}
 
 
 def requirement_bounds(module: Module, info: KernelInfo) -> dict[int, Bounds]:
     """`kernel_requirements` of a kernel of `module`, read from its CUDA source (none for PTX input): the
     defaults of `auto` scalars and the candidates of the input search stay inside them instead of
-    stopping at the precondition. Other preconditions are checked when the kernel runs."""
+    stopping at the precondition. The module's device functions are constants there (their addresses, as
+    the simulator gives them), so `__requires(f == g)` picks function `g` for a function pointer `f`.
+    Other preconditions are checked when the kernel runs."""
     path = module.source_path
     if path is None or Path(path).suffix == ".ptx":
         return {}
-    return kernel_requirements(Path(path).read_text(encoding="utf-8", errors="replace"), info)
+    return kernel_requirements(Path(path).read_text(encoding="utf-8", errors="replace"), info, function_constants(module))
+
+
+def function_constants(module: Module) -> dict[str, int]:
+    """The address of each device function of `module` by its unqualified C++ name, for names only one
+    function has (an overloaded name is no constant)."""
+    by_name: dict[str, list[int]] = {}
+    for mangled, address in function_addresses(module.functions).items():
+        by_name.setdefault(demangle_signature(mangled).name.rsplit("::", 1)[-1], []).append(address)
+    return {name: addresses[0] for name, addresses in by_name.items() if len(addresses) == 1}
 
 
 def _kernel_body(text: str, kernel: str) -> str:
@@ -339,26 +375,51 @@ def _kernel_body(text: str, kernel: str) -> str:
     return "\n".join(bodies)
 
 
+def _disjuncts(expr: str) -> list[str]:
+    """The alternatives of `expr` joined by top-level `||` or `|`; [expr] when it has none, and [] when the
+    top level mixes them with what this reading does not take (`?:`, `,`, `^`, an assignment, or `&&`
+    binding looser than a `|`)."""
+    ops = {op for _, op in _top_level(expr)}
+    if ops & {"?", ",", "^", "="} or {"|", "&&"} <= ops:
+        return []
+    return _split(expr, ("||", "|"))
+
+
 def _conjuncts(expr: str) -> list[str]:
     """The parts of `expr` joined by top-level `&&` or `&`; [] when something binds looser at the top level."""
-    parts, depth, start, i = [], 0, 0, 0
+    if {op for _, op in _top_level(expr)} & {"||", "|", "?", ",", "^", "="}:
+        return []
+    return _split(expr, ("&&", "&"))
+
+
+def _split(expr: str, ops: tuple[str, ...]) -> list[str]:
+    """`expr` cut at its top-level operators `ops`."""
+    parts, start = [], 0
+    for i, op in _top_level(expr):
+        if op in ops:
+            parts.append(expr[start:i])
+            start = i + len(op)
+    parts.append(expr[start:])
+    return parts
+
+
+def _top_level(expr: str):
+    """(position, operator) of the operators outside brackets that decide how a precondition reads: `||`,
+    `&&`, `|`, `&`, and `?`, `,`, `^` and `=` (an assignment, not `==`, `<=`, `>=` or `!=`)."""
+    depth, i = 0, 0
     while i < len(expr):
         c = expr[i]
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif depth == 0:
-            if expr.startswith("||", i) or c in "?,|^" or (c == "=" and _is_assignment(expr, i)):
-                return []
-            if c == "&":
-                parts.append(expr[start:i])
-                i += 2 if expr.startswith("&&", i) else 1
-                start = i
-                continue
+        elif depth == 0 and expr[i : i + 2] in ("||", "&&"):
+            yield i, expr[i : i + 2]
+            i += 2
+            continue
+        elif depth == 0 and (c in "|&?,^" or (c == "=" and _is_assignment(expr, i))):
+            yield i, c
         i += 1
-    parts.append(expr[start:])
-    return parts
 
 
 def _is_assignment(expr: str, i: int) -> bool:
@@ -366,17 +427,33 @@ def _is_assignment(expr: str, i: int) -> bool:
     return expr[i - 1 : i] not in ("=", "<", ">", "!") and expr[i + 1 : i + 2] != "="
 
 
-def _comparison(conjunct: str) -> tuple[str, str, int] | None:
-    """`n >= 64`, `(64 <= n)` -> ("n", ">=", 64), with the parameter on the left."""
-    text = conjunct.strip()
-    while text.startswith("(") and balanced(text, 0) == text[1:-1]:
-        text = text[1:-1].strip()
-    m = _COMPARISON_RE.match(text)
+def _comparison(conjunct: str, names, constants: Mapping[str, int]) -> tuple[str, str, int] | None:
+    """`n >= 64`, `(64 <= n)` -> ("n", ">=", 64), with the parameter (one of `names`) on the left; a name in
+    `constants` counts as its integer."""
+    m = _COMPARISON_RE.match(_unparenthesised(conjunct))
     if m is None:
         return None
     if m.group("n1"):
-        return m.group("n1"), m.group("op1"), _int(m.group("c1"))
-    return m.group("n2"), _MIRROR[m.group("op2")], _int(m.group("c2"))
+        name, op, other = m.group("n1"), m.group("op1"), m.group("c1")
+    else:
+        name, op, other = m.group("n2"), _MIRROR[m.group("op2")], m.group("c2")
+    if name not in names:
+        if other not in names or name not in constants:
+            return None
+        name, op, other = other, _MIRROR[op], name
+    if other in constants:
+        return name, op, constants[other]
+    if re.fullmatch(_INT, other) is None:
+        return None
+    return name, op, _int(other)
+
+
+def _unparenthesised(expr: str) -> str:
+    """`expr` without the parentheses around all of it: `((a > 1))` -> `a > 1`."""
+    text = expr.strip()
+    while text.startswith("(") and balanced(text, 0) == text[1:-1]:
+        text = text[1:-1].strip()
+    return text
 
 
 def _int(literal: str) -> int:

@@ -12,6 +12,7 @@ a `__noinline__` helper synchronises the kernel just the same.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -58,6 +59,11 @@ class ParamInfo:
             return self.ptx_type in ("u64", "b64", "s64")
         spelling = self.type.replace("__restrict__", "").strip()
         return spelling.endswith("*") or pointer_to_array(spelling) is not None
+
+    @property
+    def is_function_pointer(self) -> bool:
+        """A pointer to a function, `float (*)(float*, unsigned int)`: an address passed by value, not a buffer."""
+        return self.type is not None and re.search(r"\(\s*\*\s*\)\s*\(", self.type) is not None
 
     @property
     def pointee(self) -> tuple[str, int] | None:

@@ -8,6 +8,8 @@ has no reflection), so their names are read from the definition here. Like
 `source_params`, this is a light reading of the text, not a C++ parser:
 anything it cannot read with confidence (a base class, a bit-field, an
 anonymous union, two different definitions of the same name) gives None,
+and a member whose struct type is defined in place (`struct { int *p; } s;`)
+is listed by its members' paths (`s.p`),
 and the compiler then checks every name it gives (a wrong name does not
 compile; a member it missed shows as a gap in the layout, see
 `type_probe.check_coverage`).
@@ -127,12 +129,32 @@ def _members(body: str) -> tuple[str, ...] | None:
         if words[0] in _NOT_MEMBERS or re.search(r"\boperator\b", statement):
             continue  # a nested type, a static member, an operator
         if words[0] in ("struct", "class", "union") and "{" in statement:
-            return None  # a member of a nested (often anonymous) type: its layout is not a flat list of names
+            nested = _nested_members(statement)
+            if nested is None:
+                return None
+            names.extend(nested)
+            continue
         declared = _declared_names(statement)
         if declared is None:
             return None
         names.extend(declared)
     return tuple(names)
+
+
+def _nested_members(statement: str) -> list[str] | None:
+    """The members of a member whose struct type is defined in place, by their paths:
+    `struct { int *p; int n; } s;` -> s.p, s.n (such a type often has no name, so its members are reached
+    through the member). None for a union (its members overlap), an anonymous member (no declarator), or a
+    declarator other than a plain name."""
+    m = re.match(r"\s*(?:struct|class)\s*(?:[A-Za-z_]\w*\s*)?\{", statement)
+    body = None if m is None else balanced(statement, m.end() - 1, "{", "}")
+    if body is None:
+        return None
+    inner = _members(body)
+    declarators = [d.strip() for d in statement[m.end() + len(body) + 1 :].split(",")]
+    if inner is None or not all(re.fullmatch(r"[A-Za-z_]\w*", d) for d in declarators):
+        return None
+    return [f"{d}.{name}" for d in declarators for name in inner]
 
 
 def _statements(body: str) -> list[tuple[str, bool]]:
@@ -158,7 +180,7 @@ def _statements(body: str) -> list[tuple[str, bool]]:
                 out.append((text, True))  # a function (or constructor) with its body
                 current = []
             else:
-                current.append("{" + ("..." if re.match(r"\s*(?:struct|class|union|enum)\b", text) else "") + "}")
+                current.append("{" + (inner if re.match(r"\s*(?:struct|class|union|enum)\b", text) else "") + "}")
             continue
         elif ch == ";" and depth == 0:
             text = "".join(current)

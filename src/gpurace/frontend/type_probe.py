@@ -104,10 +104,10 @@ class TypeProbe:
             )
         queries = [f"{type_name}, sizeof({type_name}), alignof({type_name}), 0"]
         for name in names:
-            member = f"decltype({type_name}::{name})"
-            queries.append(
-                f"{member}, __builtin_offsetof({type_name}, {name}), sizeof({type_name}::{name}), alignof({member})"
-            )
+            # A path into a member of a type defined in place (`s.p`) is reached through an object of the struct.
+            access = f"(({type_name}*)0)->{name}" if "." in name else f"{type_name}::{name}"
+            member = f"decltype({access})"
+            queries.append(f"{member}, __builtin_offsetof({type_name}, {name}), sizeof({access}), alignof({member})")
         try:
             answers = self._probe(queries)
         except CompileError as e:

@@ -171,6 +171,12 @@ KINDS: dict[str, KindInfo] = {
         "A thread executed `trap` (asm(\"trap;\"), or __trap()); on a GPU the kernel stops with an unspecified "
         "launch failure.",
     ),
+    "invalid-call": KindInfo(
+        "invalid call",
+        "call through an invalid function pointer",
+        "A call through a function pointer whose value is not the address of a device function (null, a data "
+        "pointer, or an address computed wrongly); on a GPU the kernel stops with an illegal instruction error.",
+    ),
     "invalid-launch": KindInfo(
         "invalid launch",
         "invalid launch",

@@ -64,6 +64,7 @@ FAULTS = {
     "assertion-failure": CudaError.ASSERT,
     "trap": CudaError.LAUNCH_FAILURE,
     "stack-overflow": CudaError.LAUNCH_FAILURE,
+    "invalid-call": CudaError.ILLEGAL_INSTRUCTION,
     "deadlock": CudaError.LAUNCH_TIMEOUT,
     "livelock": CudaError.LAUNCH_TIMEOUT,
     "timeout": CudaError.LAUNCH_TIMEOUT,

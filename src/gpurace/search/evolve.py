@@ -99,7 +99,8 @@ class CandidateRuns:
         self.kernel = kernel
         self.max_steps = max_steps
         self.global_vars = dict(check_options.get("global_vars") or {})
-        self.options = {k: v for k, v in check_options.items() if k != "global_vars"}
+        # Candidates are ordinary launches: a grid of any size, so never a cooperative one.
+        self.options = {"cooperative": False, **{k: v for k, v in check_options.items() if k != "global_vars"}}
         self.union = FindingUnion()
         self.discarded = dict.fromkeys(DISCARD_REASONS, 0)
         self.examples: dict[str, str] = {}

@@ -50,7 +50,7 @@ from gpurace.sim import tensor_maps
 from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg, Value
 from gpurace.sim.texture_args import PREFIXES as TEXTURE_PREFIXES
 from gpurace.sim.texture_args import texture_arg
-from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, check_field_names, field_param, is_struct_type, split_struct_spec
+from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, by_field_path, check_field_names, field_param, is_struct_type, split_struct_spec
 
 # C++ fundamental types (as the demangler spells them) to NumPy dtypes.
 CPP_DTYPES = {
@@ -387,9 +387,12 @@ class Resolver:
     def auto(self, p: ParamInfo, bounds: tuple = (None, None)) -> Value:
         """What `auto` means for `p`: an automatic buffer for a pointer; for a struct whose layout is known, each
         field's own `auto`; otherwise a default scalar moved inside `bounds` (lo, hi; None for an open side),
-        so that `__requires(width == 512)` gets 512; all zero bytes for anything else."""
+        so that `__requires(width == 512)` gets 512; a function pointer bounded to one function's address
+        (`__requires(f == g)`) gets it; all zero bytes (null) for anything else."""
         if is_pointer(p):
             return AutoBuffer(_name(p), pointee_dtype(p) or np.dtype(np.uint8))
+        if p.is_function_pointer and bounds[0] is not None and bounds[0] == bounds[1]:  # __requires(f == g)
+            return AutoScalar(_name(p), bounds[0], struct.pack("<Q", bounds[0]), note="the function __requires names")
         dtype = scalar_dtype(p)
         if dtype is None or dtype.itemsize != p.size:  # a struct passed by value (`.b8 name[N]` in PTX)
             if self.types is not None and is_struct_type(p.type):
@@ -460,6 +463,7 @@ class Resolver:
             layout = self._layout(p)
         except LayoutUnknown as e:
             raise UserError(f"{label}: {e}") from None
+        given = by_field_path(layout, given)
         check_field_names(layout, given, label)
         values = {}
         for f in layout.fields:

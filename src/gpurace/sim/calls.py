@@ -121,8 +121,10 @@ def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
     """`call (rets), %rd, (args), prototype;`: each thread calls the function whose address its `%rd` holds.
 
     An address that is no function's (a data pointer, a null or garbage
-    pointer) stops the run with a message naming the line and a thread; so
-    does a function whose parameters the call does not match.
+    pointer) is a bug of the kernel: an `invalid-call` finding, and the run
+    ends, as the launch does on a GPU. A function declared but not defined,
+    or one whose parameters the call does not match, stops the run with a
+    message naming the line and a thread: gpurace cannot run it.
     """
     eng = dec.eng
     program = eng.program
@@ -146,9 +148,15 @@ def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
         for address in np.unique(addresses):
             members = idx[addresses == address]
             name = program.function_at.get(int(address))
+            if name is None and int(address) not in names:
+                eng.report("invalid-call", f"a call through a function pointer to address {int(address):#x}, which is "
+                           "not the address of a device function", [eng.site(dec.pc, int(members[0]), "call")],
+                           count=len(members), address=int(address))  # fmt: skip
+                eng.stopped = "invalid call"
+                return None
             if name is None:
-                what = _not_callable(names.get(int(address)), int(address))
-                raise UserError(f"{where}: `{text}` {what} (in {eng.geo.thread_label(int(members[0]))})")
+                raise UserError(f"{where}: `{text}` {_not_callable(names[int(address)])} "
+                                f"(in {eng.geo.thread_label(int(members[0]))})")  # fmt: skip
             nxt = callee_call(name, int(members[0]))(members)
             if nxt is not None:
                 pcs[members] = nxt
@@ -157,9 +165,7 @@ def indirect_call_handler(dec, target: Reg, rets: list[str], args: list[str]):
     return call
 
 
-def _not_callable(name: str | None, address: int) -> str:
-    if name is None:
-        return f"calls address {address:#x}, which is not the address of a device function"
+def _not_callable(name: str) -> str:
     return (
         f"calls {_name(name)} through a pointer, whose body is not in the PTX "
         "(a kernel, or a function declared but not defined)"

@@ -107,8 +107,8 @@ def as_dims(value, what: str) -> Dims:
 
 
 NO_KERNEL_HINT = (
-    "a template kernel exists only where it is instantiated: add an explicit instantiation such as "
-    "`template __global__ void k<float>(float*);`"
+    "a template kernel exists only where it is instantiated: name the instantiation to check with "
+    "--kernel 'k<float>', or add an explicit instantiation such as `template __global__ void k<float>(float*);`"
 )
 """Why a file may compile to no kernel at all, for the messages of every command that needs one."""
 
@@ -137,6 +137,12 @@ def select_kernel(module: Module, name: str | None) -> str:
         names = ", ".join(info.name for mangled, info in infos if mangled in matches)
         raise UserError(f"--kernel {name!r} names several kernels in {module.source_path} ({names}); give one in full")
     raise UserError(f"no kernel named {name!r} in {module.source_path} (kernels: {listing})")
+
+
+def names_instantiation(module: Module, name: str) -> bool:
+    """Whether some kernel of `module` is the template instantiation `name` (`reduce<int,256,true>`) as
+    `select_kernel` matches it; False also for a name without template arguments."""
+    return "<" in name and any(_kernel_key(describe_kernel(module, k).name) == _kernel_key(name) for k in module.kernels)
 
 
 _INT_SUFFIX = re.compile(r"\b(\d+)(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)\b")

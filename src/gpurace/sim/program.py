@@ -223,7 +223,9 @@ def _reachable_functions(module: Module, kernel_name: str) -> list[str]:
             if fn.is_declaration:
                 raise UserError(
                     f"{site.where()}: `{site.text}` calls {demangle_signature(callee).name}, whose body is not in the "
-                    "PTX: give the file that defines it too (`gpurace check FILE OTHER.cu ...` links them; a program "
+                    "PTX: it is declared but defined in no file given, and a program calling it does not link without "
+                    "its definition (nvcc: unresolved extern function). Give the file that defines it too "
+                    "(`gpurace check FILE OTHER.cu ...` links them; a program "
                     "under `gpurace exec` links its files' device code when built with --nvcc-flag=-rdc=true, as nvcc "
                     "needs it to)"
                 )

@@ -74,6 +74,19 @@ def field_param(parent: ParamInfo, f: Field, parent_name: str) -> ParamInfo:
     return ParamInfo(f"{parent.name}.{f.name}", f.type, "b8", f.size, f"{parent_name}.{f.name}")
 
 
+def by_field_path(layout: StructLayout, given: dict) -> dict:
+    """`given` with the values for a member whose type is defined in place, which the layout lists by paths
+    (`s.p`, see `frontend.struct_fields`), under those paths: {"s": {"p": spec}} -> {"s.p": spec}."""
+    known = {f.name for f in layout.fields}
+    out = {}
+    for name, value in given.items():
+        if name not in known and isinstance(value, dict) and any(k.startswith(name + ".") for k in known):
+            out.update(by_field_path(layout, {f"{name}.{sub}": v for sub, v in value.items()}))
+        else:
+            out[name] = value
+    return out
+
+
 def check_field_names(layout: StructLayout, given: dict, label: str) -> None:
     """A UserError naming the struct's fields when `given` names a field it does not have."""
     known = {f.name for f in layout.fields}
