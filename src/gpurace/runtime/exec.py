@@ -21,6 +21,7 @@ result, which the command line turns into gpurace's own (`ExecResult.exit_code`)
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from collections.abc import Callable, Iterable
@@ -260,6 +261,10 @@ def _run(
             fds = (theirs.fileno(), device.global_arena.fd, device.const_arena.fd)
             program = Program(executable, args, _environment(device, fds, shim), fds, capture)
         errors = []
+        # What lives now (gpurace's modules, the device) lives through the run: out of the collector's sight,
+        # the collection before each large launch (`COLLECT_BEFORE_THREADS`) does not traverse it every time.
+        gc.collect()
+        gc.freeze()
         try:
             if not server.serve(ours, limits.deadline):
                 program.kill()
@@ -268,6 +273,7 @@ def _run(
             program.kill()
             raise
         finally:
+            gc.unfreeze()
             status = program.wait()
     if server.failure is not None:
         raise server.failure
