@@ -143,7 +143,7 @@ def test_a_zero_size_buffer_is_real_and_every_access_is_out_of_bounds():
 
 def test_registers_of_every_thread_must_fit_the_budget():
     with pytest.raises(LimitExceeded, match=r"registers and simulator state \(.* x 1,024 threads"):
-        gpurace.run(str(HISTOGRAM), grid=4, block=256, args=["buf:3000", "buf:64", "3000"], limits=Limits(max_memory=50_000))
+        gpurace.run(str(HISTOGRAM), grid=4, block=256, args=["buf:3000", "buf:64", "3000"], limits=Limits(max_memory=100_000))
 
 
 def test_python_api_arrays_must_have_bytes_and_be_writable():
