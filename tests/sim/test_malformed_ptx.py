@@ -225,8 +225,9 @@ def test_too_many_registers_in_a_kernel_are_refused_before_they_are_allocated():
 
 def test_thread_state_bytes_counts_registers_and_param_slots():
     module = parse_ptx(kernel("\t{\n\t.param .b64 p;\n\t}\n\tret;"), "k.ptx")
-    # 4 predicates (1 byte), 8 b32 (4 bytes), 8 b64 (8 bytes), one .param slot of at least 16 bytes
-    assert thread_state_bytes(build_program(module, "k")) == 4 + 32 + 64 + 16
+    # 4 predicates, 8 b32 and 8 b64 that nothing uses share one slot per type (1, 4 and 8 bytes); one .param
+    # slot of at least 16 bytes
+    assert thread_state_bytes(build_program(module, "k")) == 1 + 4 + 8 + 16
 
 
 def test_an_initializer_longer_than_its_array_is_a_syntax_error():

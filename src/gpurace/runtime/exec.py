@@ -21,6 +21,7 @@ result, which the command line turns into gpurace's own (`ExecResult.exit_code`)
 
 from __future__ import annotations
 
+import gc
 import os
 import socket
 from collections.abc import Callable, Iterable
@@ -48,7 +49,6 @@ from gpurace.runtime.process import Program
 from gpurace.runtime.server import DeviceServer, unsupported_message
 from gpurace.runtime.shim_build import NVRTC_CAPTURE_NAME, shim_directory
 from gpurace.runtime.sites import SourceLines
-from gpurace.sim.launch import collect_garbage
 from gpurace.words import plural
 
 EXIT_UNHANDLED = 2
@@ -215,7 +215,7 @@ def exec_program(
             result = _run(executable, list(args), device, shim, limits, leak_check, capture_output)
         finally:
             device.close()
-            collect_garbage()
+            gc.collect()  # the last launches' engines and detectors: the report must not meet the memory budget
         result.notes = report_notes(modules)
         if any_hip(modules):
             _spell_for_hip(result)
@@ -262,6 +262,10 @@ def _run(
             fds = (theirs.fileno(), device.global_arena.fd, device.const_arena.fd)
             program = Program(executable, args, _environment(device, fds, shim), fds, capture)
         errors = []
+        # What lives now (gpurace's modules, the device) lives through the run: out of the collector's sight,
+        # the collection before each large launch (`COLLECT_BEFORE_THREADS`) does not traverse it every time.
+        gc.collect()
+        gc.freeze()
         try:
             if not server.serve(ours, limits.deadline):
                 program.kill()
@@ -270,6 +274,7 @@ def _run(
             program.kill()
             raise
         finally:
+            gc.unfreeze()
             status = program.wait()
     if server.failure is not None:
         raise server.failure

@@ -193,24 +193,6 @@ objects and not bytes, may leave them for many launches (a program launching a 2
 from 1.1 to 3.2 GB; with a collection before each launch it stays at 1.1 GB)."""
 
 
-def _collect_garbage() -> None:
-    """Collect the garbage of earlier launches, then freeze (`gc.freeze`) what survives.
-
-    What is alive when a launch starts (the loaded modules, the device, the caller's own objects) mostly outlives
-    it, so freezing it makes the next collection visit only what was made since, a launch's garbage: 1-4 ms, where
-    a full collection with a program's modules loaded costs 30-40 ms before each launch (a tenth of a program of
-    mid-sized launches). A frozen object that later becomes cyclic garbage waits for `collect_garbage`."""
-    gc.collect()
-    gc.freeze()
-
-
-def collect_garbage() -> None:
-    """Free every unreachable object now, frozen ones too (a program's end: its report must not find the address
-    space under the memory budget still held by the last launches)."""
-    gc.unfreeze()
-    gc.collect()
-
-
 def simulate(
     source: str | os.PathLike | Module,
     *,
@@ -311,7 +293,7 @@ def simulate(
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
     if nthreads >= COLLECT_BEFORE_THREADS:
-        _collect_garbage()
+        gc.collect()
     geometry = Geometry.create(grid, block, cluster, explicit_cluster)
     per_wave = resident if resident < geometry.nblocks else None
     mem = Memory(

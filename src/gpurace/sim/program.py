@@ -22,6 +22,7 @@ from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
 from gpurace.sim.memory.layout import function_addresses
+from gpurace.sim.register_slots import share_slots
 
 _DTYPE_BY_SIZE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 MAX_KERNEL_PARAM_BYTES = 32764
@@ -280,13 +281,20 @@ def build_program(module: Module, kernel_name: str) -> Program:
             body.append(_implicit_end(fn))
         info = FunctionInfo(fn=fn, entry=len(instructions), end=len(instructions) + len(body))
         info.recursive = name in recursive
+        declared: dict[str, np.dtype] = {}
         for decl in fn.regs:
             dt = reg_dtype(decl, name)
             for r in decl.names():
-                if r not in info.regs:
-                    info.regs[r] = len(reg_types)
-                    reg_types.append(dt)
-                    reg_names.append(f"{name}:{r}")
+                declared.setdefault(r, dt)
+        names, types = list(declared), list(declared.values())
+        sharing = None if info.recursive else share_slots(body, fn.labels, names, types)
+        local = list(range(len(names))) if sharing is None else sharing
+        base = len(reg_types)
+        for r, dt, slot in zip(names, types, local):
+            info.regs[r] = base + slot
+            if base + slot == len(reg_types):
+                reg_types.append(dt)
+                reg_names.append(f"{name}:{r}")
         offset = 0
         for var in fn.variables:
             if var.space == "local":
