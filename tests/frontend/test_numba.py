@@ -271,6 +271,21 @@ def test_simulate_inspect_asm_gives_the_simulated_ptx(kernels) -> None:
         assert "atom.global.add" in ptx and ptx == histogram.inspect_asm((int32[::1], int32[::1]))
 
 
+def test_simulate_inspect_llvm_gives_numba_s_ir(kernels) -> None:
+    """Tests of code generation also read `inspect_llvm`: Numba's LLVM IR, keyed as `inspect_asm`, with the
+    intrinsic calls the PTX was generated from."""
+    from numba import int32
+
+    with gpurace.numba.simulate():
+        histogram = kernels["histogram_atomic"].histogram
+        histogram[1, 64](np.arange(64, dtype=np.int32), np.zeros(8, np.int32))
+        irs = histogram.inspect_llvm()
+        assert set(irs) == set(histogram.inspect_asm()) == {(int32[::1], int32[::1])}
+        (ir,) = irs.values()
+        assert "atomicrmw add" in ir and "define" in ir
+        assert ir == histogram.inspect_llvm((int32[::1], int32[::1]))
+
+
 def test_simulate_raises_numba_s_typing_error_at_decoration() -> None:
     """A kernel with an explicit signature compiles where it is decorated, as on a GPU: a test that expects
     Numba's TypingError there gets it; the launch reuses the compiled kernel."""

@@ -107,6 +107,15 @@ def compile_kernel(dispatcher, argtypes: tuple, cc: tuple[int, int], *, numba_er
     return {"ptx": ptx, "name": func.__name__, "params": params}
 
 
+def kernel_llvm(dispatcher, argtypes: tuple, cc: tuple[int, int]) -> str:
+    """The LLVM IR Numba generates for `dispatcher`'s kernel at `argtypes`, as `CUDADispatcher.inspect_llvm()`
+    gives it: the kernel compiled as Numba compiles it for a launch (its `_Kernel`), for `cc`, with no GPU."""
+    from numba.cuda.dispatcher import _Kernel
+
+    with offline(cc):
+        return _Kernel(dispatcher.py_func, argtypes, **dispatcher.targetoptions).inspect_llvm()
+
+
 def lazy_jit(real_jit, decorated=None):
     """`cuda.jit` that keeps a kernel's explicit signatures (`gpurace_signatures`) instead of compiling it now;
     `decorated(kernel)`, when given, is called on each such kernel (to compile it where no GPU is asked)."""

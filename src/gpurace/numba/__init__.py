@@ -45,6 +45,8 @@ __all__ = ["DeviceArray", "RacesFound", "Simulation", "check", "compile_kernel",
 
 _compiled: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Compiled kernels by dispatcher, then by (argument types, compute capability): a test suite checks one kernel often."""
+_llvm: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""LLVM IR by dispatcher, then by (argument types, compute capability), for `inspect_llvm()`."""
 
 
 def check(kernel, grid, block, *args, arch: str = DEFAULT_ARCH, **options) -> Report:
@@ -111,6 +113,23 @@ def compiled_ptx(kernel, cc: tuple[int, int]) -> dict:
     if explicit is not None:
         compiled_for_types(kernel, explicit, cc)
     return {argtypes: k.ptx for (argtypes, at), k in _compiled.get(kernel, {}).items() if at == cc}
+
+
+def llvm_for_types(kernel, argtypes: tuple, cc: tuple[int, int]) -> str:
+    """The LLVM IR Numba generates for `kernel` at `argtypes` and `cc`, once per both (Numba numbers each
+    module it builds, so a second compile would not give the same text)."""
+    from gpurace.frontend import numba_compile
+
+    cache = _llvm.setdefault(kernel, {})
+    if (argtypes, cc) not in cache:
+        cache[argtypes, cc] = numba_compile.kernel_llvm(kernel, argtypes, cc)
+    return cache[argtypes, cc]
+
+
+def compiled_llvm(kernel, cc: tuple[int, int]) -> dict:
+    """`llvm_for_types` for each argument types `kernel` was compiled for at `cc`, keyed as `compiled_ptx`, as
+    `CUDADispatcher.inspect_llvm()` maps signatures to IR (tests of code generation read it)."""
+    return {argtypes: llvm_for_types(kernel, argtypes, cc) for argtypes in compiled_ptx(kernel, cc)}
 
 
 def _value(param, value):

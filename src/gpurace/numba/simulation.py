@@ -130,7 +130,7 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     `cuda.to_device`, `cuda.device_array(_like)`, `cuda.pinned_array`, `copy_to_host` and `copy_to_device`
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
     wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
-    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates. Kernels defined inside the block with an explicit signature are
+    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates and `kernel.inspect_llvm()` Numba's LLVM IR for it. Kernels defined inside the block with an explicit signature are
     compiled at their decoration without asking for a GPU (Numba's TypingError is raised there, as Numba
     raises it). Yields the `Simulation`; when the block ends
     and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
@@ -148,16 +148,39 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         config = config if isinstance(config, tuple) else (config,)
         return lambda *args: simulation.launch(kernel, config, args)
 
-    def inspect_asm(kernel, signature=None):
-        from numba.cuda.core import sigutils
+    def inspector(everything, one):
+        """`CUDADispatcher.inspect_asm`/`inspect_llvm`: for one signature, or a dict for every signature compiled."""
 
-        from gpurace.numba import compiled_for_types, compiled_ptx
+        def inspect(kernel, signature=None):
+            from numba.cuda.core import sigutils
 
-        cc = compute_capability(arch)
-        if signature is None:
-            return compiled_ptx(kernel, cc)
-        argtypes, _ = sigutils.normalize_signature(signature)
-        return compiled_for_types(kernel, tuple(argtypes), cc).ptx
+            cc = compute_capability(arch)
+            if signature is None:
+                return everything(kernel, cc)
+            argtypes, _ = sigutils.normalize_signature(signature)
+            return one(kernel, tuple(argtypes), cc)
+
+        return inspect
+
+    def one_ptx(kernel, argtypes, cc):
+        from gpurace.numba import compiled_for_types
+
+        return compiled_for_types(kernel, argtypes, cc).ptx
+
+    def every_ptx(kernel, cc):
+        from gpurace.numba import compiled_ptx
+
+        return compiled_ptx(kernel, cc)
+
+    def every_llvm(kernel, cc):
+        from gpurace.numba import compiled_llvm
+
+        return compiled_llvm(kernel, cc)
+
+    def one_llvm(kernel, argtypes, cc):
+        from gpurace.numba import llvm_for_types
+
+        return llvm_for_types(kernel, argtypes, cc)
 
     def compile_at_decoration(kernel):
         """Compile a kernel with one explicit signature now, as Numba does, so that its TypingError is raised by
@@ -178,7 +201,8 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     replacements = {
         (CUDADispatcher, "__getitem__"): configure,
         (CUDADispatcher, "forall"): forall,
-        (CUDADispatcher, "inspect_asm"): inspect_asm,
+        (CUDADispatcher, "inspect_asm"): inspector(every_ptx, one_ptx),
+        (CUDADispatcher, "inspect_llvm"): inspector(every_llvm, one_llvm),
         (cuda, "jit"): numba_compile.lazy_jit(cuda.jit, compile_at_decoration),
         (cuda, "to_device"): to_device,
         (cuda, "device_array"): device_array,

@@ -11,6 +11,7 @@ and its source line, so kernels that never execute it still run.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
@@ -581,7 +582,12 @@ class Decoder:
                 vals = np.stack([r(idx) for r in readers], axis=1)
             # the detectors see the store before it takes effect: memory still holds what the last
             # earlier write left, which tells a same-value write-write race (`Memory.bytes_at`)
-            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else packed_lanes(vals, esize))
+            if count == 1:
+                self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals)
+            elif size <= 8 or esize > 8:
+                self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=packed_lanes(vals, esize))
+            else:
+                self._emit_wide_store(idx, acc, ok, vals, esize)
             mem.store(acc, esize, vals)
             eng.progress = True
             if eng.watching:
@@ -589,6 +595,16 @@ class Decoder:
             return nxt
 
         return st
+
+    def _emit_wide_store(self, idx, acc, ok, vals, esize) -> None:
+        """A vector store of more than 8 bytes as one write event per 8 bytes, each with the bytes it stores.
+        PTX orders a vector access as separate element accesses, so the split loses nothing, and it lets a
+        16-byte store of replicated values (Triton's `st.shared.v4` layout conversions) be told a same-value
+        race per half, as stores up to 8 bytes are (`packed_lanes`)."""
+        per = 8 // esize
+        for h in range(vals.shape[1] // per):
+            half = replace(acc, canonical=acc.canonical + 8 * h, size=8)
+            self.emit_access(AccessKind.WRITE, idx, half, ok, 8, stored=packed_lanes(vals[:, h * per : (h + 1) * per], esize))
 
     def _st_param(self, pslot, readers, t, esize) -> Handler:
         slot, off = pslot
