@@ -31,6 +31,14 @@ __global__ void k(int* a, unsigned char c, int n, float f, bool b, long long big
 """
 
 
+STEERED = r"""
+__global__ void k(const int* offsets, float* y, const char* flags, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (flags[i] && i < n) y[i + offsets[i]] = 1.0f;
+}
+"""
+
+
 def load(tmp_path, text: str, name: str = "k.cu"):
     path = tmp_path / name
     path.write_text(text)
@@ -52,6 +60,7 @@ def test_auto_scalars_and_unfixed_dimensions_are_searched(tmp_path):
     ]
     # threadIdx.y is read, so the block's y axis is searched; the grid only along x.
     assert (space.grid_axes, space.block_axes) == ((0,), (0, 1))
+    assert space.buffers == ()  # `a` is only written: its contents steer nothing
     assert space.searched == ["grid.x", "block.x", "block.y", *[s.label for s in space.scalars]]
 
 
@@ -60,17 +69,17 @@ def test_given_arguments_and_dimensions_are_fixed(tmp_path):
         tmp_path, MIXED, grid=(2, 1, 1), block=(32, 1, 1), args=["buf:64", "7", "auto", "1.5", "auto", "auto", "3"]
     )
     assert [s.label for s in space.scalars] == ["n (int)", "b (bool)", "big (long long)"]
-    assert (space.grid_axes, space.block_axes) == ((), ())
+    assert (space.grid_axes, space.block_axes) == ((), ()) and space.buffers == ()
     launch = space.launch(Candidate((2, 1, 1), (32, 1, 1), (5.4, 0.6, -2.5)))
     assert launch.specs == ("buf:64", "7", "5", "1.5", "1", "-2", "3")
 
 
 def test_mutation_stays_within_types_bounds_and_launch_limits(tmp_path):
     space = space_of(tmp_path, MIXED)
-    rng = np.random.default_rng(1)
-    population = space.initial(rng, 8)
+    rng, contents = np.random.default_rng(1), np.random.default_rng(2)
+    population = space.initial(rng, 8, contents)
     for _ in range(60):
-        population = [child for parent in population for child in space.mutate(parent, rng)][:16]
+        population = [child for parent in population for child in space.mutate(parent, rng, contents)][:16]
         for c in population:
             assert all(s.lo <= v <= s.hi for s, v in zip(space.scalars, c.values))
             assert all(1 <= d <= lim for d, lim in zip(c.block, BLOCK_AXIS_LIMITS)) and math.prod(c.block) <= MAX_BLOCK_THREADS
@@ -85,7 +94,7 @@ def test_mutation_stays_within_types_bounds_and_launch_limits(tmp_path):
 def test_the_two_children_are_a_scaled_gaussian_and_a_scaled_cauchy_step(tmp_path):
     space = space_of(tmp_path, MIXED, grid=(1, 1, 1), block=(32, 1, 1))
     parent = Candidate((1, 1, 1), (32, 1, 1), (100.0, 5.0, 0.5, 0.0, 10.0, 1.0))
-    normal_child, cauchy_child = space.mutate(parent, np.random.default_rng(7))
+    normal_child, cauchy_child = space.mutate(parent, np.random.default_rng(7), np.random.default_rng(8))
     replay = np.random.default_rng(7)
     normal = replay.standard_normal(6) * step_scales(space.scalars, parent.values, replay)
     cauchy = replay.standard_cauchy(6) * step_scales(space.scalars, parent.values, replay)
@@ -111,7 +120,7 @@ def test_dimension_mutation_moves_each_axis_by_a_power_of_two_within_its_size(tm
     parent = Candidate((4, 1, 1), (16, 8, 1), (0.0,) * 6)
     seen = set()
     for _ in range(200):
-        for child in space.mutate(parent, rng):
+        for child in space.mutate(parent, rng, rng):
             for a, b in zip(child.grid + child.block, parent.grid + parent.block):
                 step = abs(a - b)
                 assert step == 0 or (step & (step - 1) == 0 and step <= b)
@@ -123,10 +132,10 @@ def test_mutation_is_deterministic_per_seed(tmp_path):
     space = space_of(tmp_path, MIXED)
 
     def run(seed):
-        rng = np.random.default_rng(seed)
-        population = space.initial(rng, 4)
+        rng, contents = np.random.default_rng(seed), np.random.default_rng([seed, 1])
+        population = space.initial(rng, 4, contents)
         for _ in range(5):
-            population = [child for parent in population for child in space.mutate(parent, rng)][:8]
+            population = [child for parent in population for child in space.mutate(parent, rng, contents)][:8]
         return [space.launch(c).key for c in population]
 
     assert run(11) == run(11)
@@ -135,8 +144,25 @@ def test_mutation_is_deterministic_per_seed(tmp_path):
 
 def test_the_first_initial_candidate_has_the_auto_values(tmp_path):
     space = space_of(tmp_path, MIXED, grid=(2, 1, 1), block=(64, 1, 1))
-    first = space.initial(np.random.default_rng(0), 3)[0]
+    first = space.initial(np.random.default_rng(0), 3, np.random.default_rng(1))[0]
     assert first.values == tuple(float(auto_scalar_value(s.dtype, 128)) for s in space.scalars)
+    assert space.launch(first).specs[0] == "auto"  # zero contents, as `auto` gives
+
+
+def test_automatic_buffer_contents_are_searched_and_mutate_sometimes(tmp_path):
+    """Each automatic buffer's pattern is a gene of its own: every pattern is tried, a child keeps its
+    parent's most of the time, and the scalars a seed draws do not depend on it."""
+    space = space_of(tmp_path, STEERED, grid=(2, 1, 1), block=(64, 1, 1))
+    assert space.buffers == ((0, "offsets (const int*)"), (2, "flags (const char*)"))
+    assert space.searched == ["n (int)", "contents of offsets (const int*)", "contents of flags (const char*)"]
+    population = space.initial(np.random.default_rng(4), 40, np.random.default_rng(5))
+    assert {space.launch(c).specs[0] for c in population} == {"auto", "auto:ones", "auto:iota", "auto:rand"}
+    assert all(space.launch(c).specs[1] == "auto" for c in population)  # y is written, never steers
+    rng, contents = np.random.default_rng(6), np.random.default_rng(7)
+    kept = sum(child.fills == parent.fills for parent in population for child in space.mutate(parent, rng, contents))
+    assert 0.6 * 80 < kept < 0.95 * 80
+    other = space.initial(np.random.default_rng(4), 40, np.random.default_rng(9))
+    assert [c.values for c in other] == [c.values for c in population]
 
 
 def test_integer_specs_clamp_exactly_at_the_top_of_64_bit_types():

@@ -4,7 +4,11 @@ A `SearchSpace` says which parts of a launch are searched: every scalar
 parameter whose argument is `auto` (integers, floating point, bool; a struct
 passed by value keeps its `auto` value), and the grid and
 block dimensions when the user fixed neither. Everything the user gave is
-fixed; pointer parameters keep their argument (`auto`: an automatic buffer).
+fixed. A pointer parameter keeps its argument, except that the contents of
+an automatic buffer (`auto`) whose loaded values feed addresses or branches
+(`loaded_values.steering_contents`) are searched too: zeros, ones, iota or
+random small numbers at its start (`auto:PATTERN`), since a kernel that
+indexes by values it loads (`y[i + offsets[i]]`) races only on some contents.
 
 A `Candidate` is the genome: dimensions as integers, scalars as floats, as in
 Simulee, which views arguments as floating-point numbers and converts them to
@@ -34,7 +38,10 @@ what it does.
 Dimensions stay sensible: a block has at most 1024 threads (1024 x 1024 x
 64 per axis), a grid at most MAX_SEARCH_THREADS threads in all, so that one
 candidate stays cheap to simulate. A mutation that would leave these limits
-keeps the parent's dimensions.
+keeps the parent's dimensions. Contents change less often: each child
+re-draws each buffer's pattern with probability CONTENTS_MUTATION. They are
+drawn from a generator of their own, so the scalars and dimensions a seed
+gives are the same whether or not a kernel has automatic buffers.
 """
 
 from __future__ import annotations
@@ -50,7 +57,8 @@ from gpurace.frontend.gpuverify import requirement_bounds
 from gpurace.frontend.kernels import KernelInfo, reachable_functions
 from gpurace.frontend.ptx.ir import Function, Module, SpecialReg
 from gpurace.report.model import format_input
-from gpurace.sim.args import AUTO, auto_scalar_value, buffer_name, is_pointer, scalar_dtype
+from gpurace.search.loaded_values import steering_contents
+from gpurace.sim.args import AUTO, AUTO_FILLS, auto_scalar_value, buffer_name, is_pointer, scalar_dtype
 
 Dims = tuple[int, int, int]
 
@@ -66,6 +74,8 @@ INITIAL_INT_MAGNITUDE = 1024
 for signed types): sizes, strides and offsets of small launches live there, and races often need small values."""
 STEP_REACH = INITIAL_INT_MAGNITUDE
 """Integer mutation steps are scaled by up to the larger of this and the value's magnitude."""
+CONTENTS_MUTATION = 0.25
+"""Probability that a child re-draws one automatic buffer's contents pattern."""
 INITIAL_FLOAT_DECADES = (-3.0, 3.0)
 """Initial floating-point scalars have a log-uniform magnitude in 10**-3..10**3 and a random sign."""
 
@@ -98,11 +108,13 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Candidate:
-    """One genome: grid and block dimensions and one float per searched scalar (see the module docstring)."""
+    """One genome: grid and block dimensions, one float per searched scalar and one `AUTO_FILLS` index per
+    automatic buffer (see the module docstring)."""
 
     grid: Dims
     block: Dims
     values: tuple[float, ...]
+    fills: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -137,6 +149,8 @@ class SearchSpace:
     block_axes: tuple[int, ...]
     scalars: tuple[Scalar, ...]
     fixed_args: tuple
+    buffers: tuple[tuple[int, str], ...] = ()
+    """(parameter index, label) of each automatic buffer whose contents are searched (they steer the kernel)."""
 
     @staticmethod
     def build(
@@ -152,10 +166,14 @@ class SearchSpace:
         """The space for one kernel: `args` as for `check` (None: all `auto`), `bounds` inclusive bounds
         per parameter index (see `requirement_bounds`; None for an open side)."""
         given = [AUTO] * len(info.params) if args is None else list(args)
-        scalars = []
+        scalars, buffers = [], []
+        steering = steering_contents(fn)
         for i, (p, a) in enumerate(zip(info.params, given)):
             dtype = scalar_dtype(p)
-            if not (isinstance(a, str) and a.strip() == AUTO) or is_pointer(p) or dtype is None:
+            automatic = isinstance(a, str) and a.strip() == AUTO
+            if automatic and is_pointer(p) and i in steering:
+                buffers.append((i, buffer_name(i, p)))
+            if not automatic or is_pointer(p) or dtype is None:
                 continue
             lo, hi = _type_range(dtype)
             want_lo, want_hi = bounds.get(i, (None, None))
@@ -172,18 +190,20 @@ class SearchSpace:
             block_axes=() if block is not None else block_axes,
             scalars=tuple(scalars),
             fixed_args=tuple(given),
+            buffers=tuple(buffers),
         )
 
     @property
     def searched(self) -> list[str]:
         """What the search varies, for the report: `grid.x`, `block.x`, scalar names."""
         dims = [f"grid.{_AXES[a]}" for a in self.grid_axes] + [f"block.{_AXES[a]}" for a in self.block_axes]
-        return dims + [s.label for s in self.scalars]
+        return dims + [s.label for s in self.scalars] + [f"contents of {label}" for _, label in self.buffers]
 
     # ------------------------------------------------------------------ candidates
 
-    def initial(self, rng: np.random.Generator, count: int) -> list[Candidate]:
-        """`count` starting candidates: the first with the scalars `auto` would choose, the others random."""
+    def initial(self, rng: np.random.Generator, count: int, contents: np.random.Generator) -> list[Candidate]:
+        """`count` starting candidates: the first with the scalars and (zero) contents `auto` would choose, the
+        others random; `contents` draws the buffers' patterns."""
         out = []
         for n in range(count):
             block = self.block or _fit(
@@ -196,11 +216,13 @@ class SearchSpace:
                 s.clamp(float(auto_scalar_value(s.dtype, nthreads)) if n == 0 else _random_scalar(rng, s))
                 for s in self.scalars
             )
-            out.append(Candidate(grid, block, values))
+            fills = tuple(0 if n == 0 else int(contents.integers(len(AUTO_FILLS))) for _ in self.buffers)
+            out.append(Candidate(grid, block, values, fills))
         return out
 
-    def mutate(self, parent: Candidate, rng: np.random.Generator) -> tuple[Candidate, Candidate]:
-        """Simulee's two children of `parent`: a Gaussian and a Cauchy step on the scalars, +-1 on the dimensions."""
+    def mutate(self, parent: Candidate, rng: np.random.Generator, contents: np.random.Generator) -> tuple[Candidate, Candidate]:
+        """Simulee's two children of `parent`: a Gaussian and a Cauchy step on the scalars, +-1 on the dimensions;
+        each buffer's pattern re-drawn from `contents` with probability CONTENTS_MUTATION."""
         k = len(self.scalars)
         normal = rng.standard_normal(k) * step_scales(self.scalars, parent.values, rng)
         cauchy = rng.standard_cauchy(k) * step_scales(self.scalars, parent.values, rng)
@@ -211,7 +233,10 @@ class SearchSpace:
             block = _nudge(parent.block, self.block_axes, rng)
             if not self._fits(grid, block):
                 grid, block = parent.grid, parent.block
-            children.append(Candidate(grid, block, values))
+            fills = tuple(
+                int(contents.integers(len(AUTO_FILLS))) if contents.random() < CONTENTS_MUTATION else f for f in parent.fills
+            )
+            children.append(Candidate(grid, block, values, fills))
         return children[0], children[1]
 
     def launch(self, candidate: Candidate) -> LaunchInput:
@@ -220,6 +245,8 @@ class SearchSpace:
         args = list(self.fixed_args)
         for s, v in zip(self.scalars, candidate.values):
             args[s.index] = s.spec(v)
+        for (index, _), fill in zip(self.buffers, candidate.fills):
+            args[index] = AUTO if AUTO_FILLS[fill] == "zeros" else f"{AUTO}:{AUTO_FILLS[fill]}"
         specs = tuple(a if isinstance(a, str) else describe_arg(a) for a in args)
         return LaunchInput(candidate.grid, candidate.block, tuple(args), specs)
 

@@ -27,7 +27,7 @@ misaligned (an input too large for the buffers says nothing about the
 kernel; `check` without a search reports such accesses). When every candidate
 is discarded, nothing was checked, and that is an input error.
 
-Deterministic: one `numpy.random.Generator` seeded with `seed` draws every
+Deterministic: `numpy.random.Generator`s seeded with `seed` draw every
 random number in a fixed order, every candidate is checked with the same
 `seed`, and candidates that round to the same input are checked once.
 """
@@ -234,6 +234,7 @@ def search(
     }
     runs = CandidateRuns(module, mangled, max_steps=max_steps, check_options=options)
     rng = np.random.default_rng(seed)
+    contents = np.random.default_rng([seed, 1])  # automatic buffers' patterns (`candidates` says why apart)
     planned = population * (1 + 2 * generations)
     tried = 0
 
@@ -251,11 +252,11 @@ def search(
                 progress(generation, generations, tried, planned)
         return out, fresh
 
-    survivors = _select(evaluate(space.initial(rng, population), 0)[0], population)
+    survivors = _select(evaluate(space.initial(rng, population, contents), 0)[0], population)
     completed, converged = 0, False
     for generation in range(1, generations + 1):
         found_before = len(runs.union)
-        children = [child for s in survivors for child in space.mutate(s.candidate, rng)]
+        children = [child for s in survivors for child in space.mutate(s.candidate, rng, contents)]
         scored, fresh = evaluate(children, generation)
         survivors = _select(survivors + scored, population)
         completed = generation

@@ -34,6 +34,8 @@ class AutoBuffer:
 
     name: str
     dtype: np.dtype
+    init: np.ndarray | None = None
+    """What `auto:PATTERN` puts at the buffer's start (AUTO_FILL_BYTES); None: all zero."""
 
 
 @dataclass

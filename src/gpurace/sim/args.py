@@ -48,6 +48,7 @@ from gpurace.frontend.type_probe import LayoutUnknown, StructLayout, TypeProbe
 from gpurace.limits import Limits, format_size
 from gpurace.sim import tensor_maps
 from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg, Value
+from gpurace.sim.memory.layout import AUTO_FILL_BYTES
 from gpurace.sim.texture_args import PREFIXES as TEXTURE_PREFIXES
 from gpurace.sim.texture_args import texture_arg
 from gpurace.sim.struct_args import STRUCT_PREFIX, assemble, by_field_path, check_field_names, field_param, is_struct_type, split_struct_spec
@@ -107,6 +108,8 @@ BYTES_SUFFIXES = {"b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l
 
 
 AUTO = "auto"
+AUTO_FILLS = ("zeros", "ones", "iota", "rand")
+"""What `auto:PATTERN` can fill an automatic buffer's start with (`make_buffer`'s initialisers)."""
 
 
 def is_pointer(p: ParamInfo) -> bool:
@@ -434,6 +437,8 @@ class Resolver:
             if is_pointer(p):
                 raise UserError(f"{label}: struct: is for structs passed by value, this one is a pointer")
             return self.struct(split_struct_spec(spec[len(STRUCT_PREFIX) :], label), p, label)
+        if head == AUTO:
+            return self.filled_auto(rest, p, label)
         if rest:
             if not is_pointer(p):
                 raise UserError(f"{label}: a buffer was given for a non-pointer parameter")
@@ -450,6 +455,20 @@ class Resolver:
             hint = "; give its fields with struct:FIELD=SPEC,... or its bytes with bytes:..." if is_struct_type(p.type) else ""
             raise UserError(f"{label}: values of type {p.type} cannot be given as a number{hint}")
         return parse_scalar_text(spec, dtype, label)
+
+    def filled_auto(self, fill: str, p: ParamInfo, label: str) -> AutoBuffer:
+        """`auto:PATTERN` for a pointer: an automatic buffer whose first AUTO_FILL_BYTES hold `fill` (`ones`,
+        `iota`, `rand`; `zeros` is plain `auto`), so kernels that index or branch on loaded values can be run,
+        and searched, with contents other than zeros."""
+        if not is_pointer(p):
+            raise UserError(f"{label}: auto:{fill} fills an automatic buffer; this parameter is not a pointer")
+        if fill not in AUTO_FILLS:
+            raise UserError(f"{label}: unknown automatic buffer contents {fill!r} (use {', '.join(AUTO_FILLS)})")
+        buffer = self.auto(p)
+        if fill != "zeros":
+            buffer.init = self._spec_array(AUTO_FILL_BYTES // buffer.dtype.itemsize, buffer.dtype, fill, label)
+            self.buffered += buffer.init.nbytes
+        return buffer
 
     def struct(self, given: dict, p: ParamInfo, label: str) -> StructArg:
         """A struct `p` from values for some of its fields, by name (`sim.struct_args`); the others stay zero."""

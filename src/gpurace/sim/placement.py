@@ -74,6 +74,8 @@ def place_inputs(mem: Memory, fn: Function, program: Program, launch: Launch, va
     for (write, value), alloc in zip(automatic, auto_allocs):
         allocations[value.name] = alloc
         write(0, int(alloc.base).to_bytes(8, "little"))
+        if value.init is not None:
+            mem.write(alloc, value.init)
     for write, value in tensor_maps:
         esize, code = TYPES[value.type]
         base = int(allocations[value.buffer.name].base)

@@ -70,6 +70,7 @@ Semantics
 from gpurace.sim.memory.access import Access
 from gpurace.sim.memory.layout import (
     AUTO_BUFFER_BYTES,
+    AUTO_FILL_BYTES,
     AUTO_GUARD_BYTES,
     CONST_BASE,
     FUNCTION_BASE,
@@ -94,6 +95,7 @@ from gpurace.sim.memory.store import DeviceMemory, Memory
 
 __all__ = [
     "AUTO_BUFFER_BYTES",
+    "AUTO_FILL_BYTES",
     "AUTO_GUARD_BYTES",
     "CONST_BASE",
     "DeviceMemory",

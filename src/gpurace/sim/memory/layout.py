@@ -51,6 +51,9 @@ performed access is one) never straddles a page."""
 AUTO_BUFFER_BYTES = 64 << 20
 """Bytes reserved for each automatic buffer (`--arg auto` for a pointer parameter). Only the pages
 a kernel touches are ever committed, so the reservation costs address space, not memory."""
+AUTO_FILL_BYTES = 4 << 20
+"""Bytes at the start of an automatic buffer that `auto:PATTERN` fills (the rest stays zero): more than any
+launch the input search tries can index with its thread ids, and committed at once, so kept small."""
 AUTO_GUARD_BYTES = 16 << 20
 """Gap before each automatic buffer: an access up to this far before its start, or past the end of
 the reservation before it, is in no allocation and so is reported as out of bounds."""
