@@ -28,6 +28,28 @@ def check_json(*args) -> dict:
     return json.loads(result.stdout)
 
 
+# ---------------------------------------------------------------- automatic buffers with contents
+
+
+def test_automatic_buffers_take_contents_at_their_start(tmp_path):
+    """`auto:PATTERN` fills the first AUTO_FILL_BYTES of an automatic buffer (the rest stays zero): a kernel
+    copying from far into it sees the pattern there and zeros past it."""
+    from gpurace.sim.memory import AUTO_FILL_BYTES
+
+    path = tmp_path / "k.cu"
+    path.write_text("__global__ void k(const int* in, int* out, long long far) {\n"
+                    "  out[threadIdx.x] = in[threadIdx.x]; out[64 + threadIdx.x] = in[far + threadIdx.x]; }\n")
+    last = AUTO_FILL_BYTES // 4 - 32
+    for spec, head, tail in (("auto", 0, 0), ("auto:ones", 1, 1), ("auto:iota", 5, last + 5)):
+        out = np.zeros(128, np.int32)
+        report = check(str(path), kernel="k", grid=(1, 1, 1), block=(64, 1, 1), args=[spec, out, last])
+        assert report.findings == []
+        assert out[5] == head and out[64 + 5] == tail and out[64 + 40] == 0, spec  # past the filled start: zero
+    out = np.zeros(128, np.int32)
+    check(str(path), kernel="k", grid=(1, 1, 1), block=(64, 1, 1), args=["auto:rand", out, 0], seed=3)
+    assert 0 <= out.min() and out.max() <= 1000 and len(set(out[:64])) > 40
+
+
 # ---------------------------------------------------------------- __device__ variables
 
 
