@@ -222,3 +222,39 @@ def test_generic_writes_of_an_operand_need_a_proxy_fence():
     result, *_ = run_register_a(fence="")
     assert [(f.kind, f.space) for f in result.findings] == [("data-race", "shared")]
     assert "generic-proxy write not fenced" in result.findings[0].cause
+
+
+def reference_k(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+    """A (M x K) * B given as its rows of K (N x K), from zero, k by k, rounding to float32 each step."""
+    acc = np.zeros((a.shape[0], b_rows.shape[0]), dtype=np.float32)
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k, None].astype(np.float32) * b_rows[None, :, k].astype(np.float32)
+    return acc
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2, 3], ids=["k-major", "a-mn-major", "b-mn-major", "both-mn-major"])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=["no-swizzle", "128B", "64B", "32B"])
+def test_each_canonical_layout_gives_the_matrix_product(mode, trans):
+    """layouts.cu lays A and B out in each swizzle mode, K-major and MN-major, and multiplies them over four
+    products whose descriptors advance through the tiles: D equals NumPy's product bit for bit, and nothing
+    is reported."""
+    rng = np.random.default_rng(10 * mode + trans)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    out = np.zeros(64 * 64, dtype=np.float32)
+    result = check(CORPUS / "layouts.cu", grid=1, block=128, args=[a, b, out, mode, trans], arch="sm_90a")
+    assert result.findings == []
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a, b))
+
+
+def test_tma_s_swizzle_feeds_the_descriptors_swizzle():
+    """tma_swizzle.cu: TMA loads A and B through 128-byte swizzled maps and the products read them through
+    128-byte swizzle descriptors (B MN-major), as Triton's Hopper matmul does: D is the plain product."""
+    spec = "tensormap:f16:64x64:64x64:{}:swizzle=128B"
+    args = [spec.format(3), spec.format(4), "buf:4096", "buf:4096:rand", "buf:4096:rand"]
+    result = simulate(CORPUS / "tma_swizzle.cu", grid=1, block=128, args=args, arch="sm_90a")
+    assert result.findings == []
+    out, a, b = result.args[2:5]
+    a, b = a.reshape(64, 64), b.reshape(64, 64)  # b by rows of K: B itself
+    assert a.dtype == np.float16 and np.abs(a).max() > 0
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a, b.T))
