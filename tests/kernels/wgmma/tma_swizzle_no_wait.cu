@@ -1,10 +1,10 @@
 // @kernel tma_swizzle_no_wait(CUtensorMap, CUtensorMap, float*, const __half*, const __half*)
 // @shared tma_swizzle_no_wait 17416
-// @barriers tma_swizzle_no_wait 21
+// @barriers tma_swizzle_no_wait 23
 // @launch --arch sm_90a --grid 1 --block 128 --arg tensormap:f16:64x64:64x64:3:swizzle=128B --arg tensormap:f16:64x64:64x64:4:swizzle=128B --arg buf:4096 --arg buf:4096:rand --arg buf:4096:rand
-// @expect data-race shared 24 33
-// @expect data-race shared 25 33
-// @expect uninitialized-read shared 33
+// @expect data-race shared 26 35
+// @expect data-race shared 27 35
+// @expect uninitialized-read shared 35
 // tma_swizzle.cu without the mbarrier wait: the products read the swizzled tiles while the TMA copies may
 // still be writing them.
 #include <cuda.h>
