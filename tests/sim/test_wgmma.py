@@ -258,3 +258,13 @@ def test_tma_s_swizzle_feeds_the_descriptors_swizzle():
     a, b = a.reshape(64, 64), b.reshape(64, 64)  # b by rows of K: B itself
     assert a.dtype == np.float16 and np.abs(a).max() > 0
     np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a, b.T))
+
+
+def test_cp_async_copies_fenced_after_the_barrier_feed_the_product():
+    """cp_async_fenced.cu: cp.async fills 128-byte swizzled tiles (B MN-major), each thread fences after the
+    barrier, and D is the plain product."""
+    args = ["buf:4096:rand", "buf:4096:rand", "buf:4096"]
+    result = simulate(CORPUS / "cp_async_fenced.cu", grid=1, block=128, args=args, arch="sm_90a")
+    assert result.findings == []
+    a, b, out = result.args
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a.reshape(64, 64), b.reshape(64, 64).T))
