@@ -18,9 +18,9 @@ __global__ void cp_async_fenced(const __half* a, const __half* b, float* out)
     const unsigned mode = 1;
     for (int c = threadIdx.x; c < 64 * 8; c += 128) {  // chunk c: row c / 8, elements 8 (c % 8)..
         int r = c / 8, k = 8 * (c % 8);
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(sa) + tile_offset(r, k, 64, mode, false)),
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(sa) + tile_offset(r, k, mode, false)),
                      "l"(a + 64 * r + k) : "memory");
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(sb) + tile_offset(k, r, 64, mode, true)),
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem(sb) + tile_offset(k, r, mode, true)),
                      "l"(b + 64 * r + k) : "memory");
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
@@ -30,13 +30,9 @@ __global__ void cp_async_fenced(const __half* a, const __half* b, float* out)
     fence_operands64(d);
     wgmma_fence();
     for (int k0 = 0; k0 < 64; k0 += 16) {
-        unsigned long long da = descriptor(smem(sa) + tile_step(k0, 64, mode, false), lbo_of(mode, false, 64), sbo_of(mode, false), mode);
-        unsigned long long db = descriptor(smem(sb) + tile_step(k0, 64, mode, true), lbo_of(mode, true, 64), sbo_of(mode, true), mode);
-        wgmma_m64n64k16(d, da, db, 0, 1);
+        wgmma_m64n64k16(d, tile_descriptor(sa, k0, mode, false), tile_descriptor(sb, k0, mode, true), 0, 1);
     }
     wgmma_commit();
     wgmma_wait_all();
-    int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-    for (int i = 0; i < 32; ++i)
-        out[64 * (16 * warp + g + 8 * (i / 2 % 2)) + 8 * (i / 4) + 2 * t + i % 2] = d[i];
+    store_d64(out, d);
 }

@@ -20,8 +20,8 @@ __global__ void layouts(const __half* a, const __half* b, float* out, unsigned m
     __shared__ alignas(1024) __half sb[64 * 64];
     bool ta = trans & 1, tb = trans & 2;
     for (int i = threadIdx.x; i < 64 * 64; i += 128) {
-        sa[tile_offset(i / 64, i % 64, 64, mode, ta) / 2] = a[i];
-        sb[tile_offset(i / 64, i % 64, 64, mode, tb) / 2] = b[i];
+        sa[tile_offset(i / 64, i % 64, mode, ta) / 2] = a[i];
+        sb[tile_offset(i / 64, i % 64, mode, tb) / 2] = b[i];
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
@@ -29,8 +29,7 @@ __global__ void layouts(const __half* a, const __half* b, float* out, unsigned m
     fence_operands64(d);
     wgmma_fence();
     for (int k0 = 0; k0 < 64; k0 += 16) {
-        unsigned long long da = descriptor(smem(sa) + tile_step(k0, 64, mode, ta), lbo_of(mode, ta, 64), sbo_of(mode, ta), mode);
-        unsigned long long db = descriptor(smem(sb) + tile_step(k0, 64, mode, tb), lbo_of(mode, tb, 64), sbo_of(mode, tb), mode);
+        unsigned long long da = tile_descriptor(sa, k0, mode, ta), db = tile_descriptor(sb, k0, mode, tb);
         switch (trans) {
         case 0: PRODUCT(0, 0); break;
         case 1: PRODUCT(1, 0); break;
@@ -40,7 +39,5 @@ __global__ void layouts(const __half* a, const __half* b, float* out, unsigned m
     }
     wgmma_commit();
     wgmma_wait_all();
-    int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
-    for (int i = 0; i < 32; ++i)
-        out[64 * (16 * warp + g + 8 * (i / 2 % 2)) + 8 * (i / 4) + 2 * t + i % 2] = d[i];
+    store_d64(out, d);
 }

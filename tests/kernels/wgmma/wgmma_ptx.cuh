@@ -63,15 +63,15 @@ __device__ __forceinline__ unsigned span_of(unsigned mode)
     return mode ? 256u >> mode : 0u;
 }
 
-// The leading and stride byte offsets of an operand of `rows` rows (of M or N) by 64 k laid out by
-// `tile_offset`: no swizzle, K-major: core matrices along K 128 bytes apart, row bands 1024 apart; no swizzle,
-// MN-major: core matrices along M/N 128 bytes apart, along K rows * 16 apart; swizzled, K-major: rows of
-// `span` bytes, row bands 8 * span apart (LBO unused); swizzled, MN-major: k-rows of `span` bytes, bands of 8
-// k 8 * span apart, blocks of span / 2 rows 64 * span apart
-__device__ __forceinline__ unsigned lbo_of(unsigned mode, bool mn_major, unsigned rows)
+// The leading and stride byte offsets of a 64 x 64 operand (64 rows of M or N by 64 k) laid out by
+// `tile_offset`: no swizzle, K-major: core matrices along K 128 bytes apart, row bands 1024 apart; no
+// swizzle, MN-major: core matrices along M/N 128 bytes apart, along K 1024 apart; swizzled, K-major: rows of
+// `span` bytes, row bands 8 * span apart (LBO unused); swizzled, MN-major: k-rows of `span` bytes, bands of
+// 8 k 8 * span apart, blocks of span / 2 rows 64 * span apart
+__device__ __forceinline__ unsigned lbo_of(unsigned mode, bool mn_major)
 {
     unsigned span = span_of(mode);
-    return mn_major ? (span ? 64 * span : 16 * rows) : (span ? 16 : 128);
+    return mn_major ? (span ? 64 * span : 1024) : (span ? 16 : 128);
 }
 
 __device__ __forceinline__ unsigned sbo_of(unsigned mode, bool mn_major)
@@ -82,26 +82,37 @@ __device__ __forceinline__ unsigned sbo_of(unsigned mode, bool mn_major)
 
 // Byte offset, from a 1024-byte aligned tile, of element (r, k) of such an operand (r its row of M or column
 // of N); with a swizzle the 16-byte chunk of each 128-byte row moves to chunk ^ (row % (span / 16)), as TMA
-// places it. K-major swizzled tiles hold span / 2 k per row, the next k in the next rows * span bytes.
-__device__ __forceinline__ unsigned tile_offset(int r, int k, unsigned rows, unsigned mode, bool mn_major)
+// places it. K-major swizzled tiles hold span / 2 k per row, the next k 64 * span bytes on.
+__device__ __forceinline__ unsigned tile_offset(int r, int k, unsigned mode, bool mn_major)
 {
     unsigned span = span_of(mode), e = span / 2, off;
     if (!span)
-        off = mn_major ? (r / 8) * 128 + (k / 8) * 16 * rows + (k % 8) * 16 + (r % 8) * 2
+        off = mn_major ? (r / 8) * 128 + (k / 8) * 1024 + (k % 8) * 16 + (r % 8) * 2
                        : (r / 8) * 1024 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2;
     else
         off = mn_major ? (r / e) * 64 * span + (k / 8) * 8 * span + (k % 8) * span + (r % e) * 2
-                       : (k / e) * rows * span + (r / 8) * 8 * span + (r % 8) * span + (k % e) * 2;
+                       : (k / e) * 64 * span + (r / 8) * 8 * span + (r % 8) * span + (k % e) * 2;
     return span ? off ^ (((off >> 7) & (span / 16 - 1)) << 4) : off;
 }
 
-// Where the product over k = k0..k0+15 starts in such a tile
-__device__ __forceinline__ unsigned tile_step(int k0, unsigned rows, unsigned mode, bool mn_major)
+// The descriptor of the product over k = k0..k0+15 of such a tile: its start moves k0 into the tile (32 bytes
+// into a 128-byte swizzled row for k0 = 16, as CUTLASS and Triton advance it)
+__device__ __forceinline__ unsigned long long tile_descriptor(const void* tile, int k0, unsigned mode, bool mn_major)
 {
-    unsigned span = span_of(mode), e = span / 2;
+    unsigned span = span_of(mode), e = span / 2, step;
     if (!span)
-        return mn_major ? (k0 / 8) * 16 * rows : (k0 / 8) * 128;
-    return mn_major ? (k0 / 8) * 8 * span : (k0 / e) * rows * span + (k0 % e) * 2;
+        step = mn_major ? (k0 / 8) * 1024 : (k0 / 8) * 128;
+    else
+        step = mn_major ? (k0 / 8) * 8 * span : (k0 / e) * 64 * span + (k0 % e) * 2;
+    return descriptor(smem(tile) + step, lbo_of(mode, mn_major), sbo_of(mode, mn_major), mode);
+}
+
+// Thread t's 32 accumulators of a 64 x 64 D (m64n64k16's layout) to out[64 * row + col]
+__device__ __forceinline__ void store_d64(float* out, const float (&d)[32])
+{
+    int warp = threadIdx.x / 32, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    for (int i = 0; i < 32; ++i)
+        out[64 * (16 * warp + g + 8 * (i / 2 % 2)) + 8 * (i / 4) + 2 * t + i % 2] = d[i];
 }
 
 __device__ __forceinline__ void fence_operands64(float (&d)[32])
