@@ -1,5 +1,5 @@
 // @kernel tma_swizzle_no_wait(CUtensorMap, CUtensorMap, float*, const __half*, const __half*)
-// @shared tma_swizzle_no_wait 17416
+// @shared tma_swizzle_no_wait 16392
 // @barriers tma_swizzle_no_wait 23
 // @launch --arch sm_90a --grid 1 --block 128 --arg tensormap:f16:64x64:64x64:3:swizzle=128B --arg tensormap:f16:64x64:64x64:4:swizzle=128B --arg buf:4096 --arg buf:4096:rand --arg buf:4096:rand
 // @expect data-race shared 26 33
