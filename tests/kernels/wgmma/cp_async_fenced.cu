@@ -27,12 +27,6 @@ __global__ void cp_async_fenced(const __half* a, const __half* b, float* out)
     __syncthreads();
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     float d[32] = {};
-    fence_operands64(d);
-    wgmma_fence();
-    for (int k0 = 0; k0 < 64; k0 += 16) {
-        wgmma_m64n64k16(d, tile_descriptor(sa, k0, mode, false), tile_descriptor(sb, k0, mode, true), 0, 1);
-    }
-    wgmma_commit();
-    wgmma_wait_all();
+    product_sw128(d, sa, sb);
     store_d64(out, d);
 }

@@ -2,8 +2,8 @@
 // @shared cp_async_unfenced 16384
 // @barriers cp_async_unfenced 25
 // @launch --arch sm_90a --grid 1 --block 128 --arg buf:4096:rand --arg buf:4096:rand --arg buf:4096
-// @expect data-race shared 19 30
-// @expect data-race shared 21 30
+// @expect data-race shared 19 27
+// @expect data-race shared 21 27
 // cp_async_fenced.cu without the fence.proxy.async: the copies' writes are generic-proxy writes, and no proxy
 // fence lies between them and the products' async-proxy reads.
 #include <cuda_fp16.h>
@@ -24,12 +24,6 @@ __global__ void cp_async_unfenced(const __half* a, const __half* b, float* out)
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
     float d[32] = {};
-    fence_operands64(d);
-    wgmma_fence();
-    for (int k0 = 0; k0 < 64; k0 += 16) {
-        wgmma_m64n64k16(d, tile_descriptor(sa, k0, mode, false), tile_descriptor(sb, k0, mode, true), 0, 1);
-    }
-    wgmma_commit();
-    wgmma_wait_all();
+    product_sw128(d, sa, sb);
     store_d64(out, d);
 }

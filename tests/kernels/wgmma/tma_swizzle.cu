@@ -1,6 +1,6 @@
 // @kernel tma_swizzle(CUtensorMap, CUtensorMap, float*, const __half*, const __half*)
 // @shared tma_swizzle 16392
-// @barriers tma_swizzle 23
+// @barriers tma_swizzle 22
 // @launch --arch sm_90a --grid 1 --block 128 --arg tensormap:f16:64x64:64x64:3:swizzle=128B --arg tensormap:f16:64x64:64x64:4:swizzle=128B --arg buf:4096 --arg buf:4096:rand --arg buf:4096:rand
 // @expect clean
 // Triton's and CUTLASS's Hopper pattern: TMA loads A (64x64, row-major: K-major) and B (64x64 by rows of K:
@@ -17,7 +17,6 @@ __global__ void tma_swizzle(const __grid_constant__ CUtensorMap amap, const __gr
     __shared__ alignas(1024) __half sa[64 * 64];
     __shared__ alignas(1024) __half sb[64 * 64];
     __shared__ alignas(8) unsigned long long bar;
-    const unsigned mode = 1;
     if (threadIdx.x == 0)
         bar_init(&bar, 1);
     __syncthreads();
@@ -28,12 +27,6 @@ __global__ void tma_swizzle(const __grid_constant__ CUtensorMap amap, const __gr
     }
     bar_wait(&bar, 0);
     float d[32] = {};
-    fence_operands64(d);
-    wgmma_fence();
-    for (int k0 = 0; k0 < 64; k0 += 16) {
-        wgmma_m64n64k16(d, tile_descriptor(sa, k0, mode, false), tile_descriptor(sb, k0, mode, true), 0, 1);
-    }
-    wgmma_commit();
-    wgmma_wait_all();
+    product_sw128(d, sa, sb);
     store_d64(out, d);
 }

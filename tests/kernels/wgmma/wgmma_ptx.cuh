@@ -130,3 +130,16 @@ __device__ __forceinline__ void fence_operands64(float (&d)[32])
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])                                                                                       \
                  : "l"(desc_a), "l"(desc_b)                                                                    \
                  : "memory")
+
+// D (32 f32 per thread, zero) = A * B over 64 k for 128-byte swizzled 64 x 64 tiles, A K-major and B MN-major
+// (Triton's layout): four m64n64k16 from wgmma.fence to wgmma.wait_group 0; a macro, so that reports name
+// the kernel's line
+#define product_sw128(d, sa, sb)                                                                               \
+    do {                                                                                                       \
+        fence_operands64(d);                                                                                   \
+        wgmma_fence();                                                                                         \
+        for (int k0 = 0; k0 < 64; k0 += 16)                                                                    \
+            wgmma_m64n64k16(d, tile_descriptor(sa, k0, 1, false), tile_descriptor(sb, k0, 1, true), 0, 1);     \
+        wgmma_commit();                                                                                        \
+        wgmma_wait_all();                                                                                      \
+    } while (0)
