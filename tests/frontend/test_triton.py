@@ -16,6 +16,8 @@ import pytest
 
 from corpus import read_header
 from gpurace.errors import UserError
+from gpurace.sim.async_copies import WGMMA_SOURCE
+from gpurace.sim.proxy_fences import UNFENCED
 
 KERNELS = Path(__file__).resolve().parent.parent / "kernels" / "triton"
 
@@ -142,12 +144,8 @@ def test_tensor_core_matmul_is_clean(kernels) -> None:
     assert np.allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
 
 
-@pytest.mark.parametrize("removed", ["cp.async.wait_group", "bar.sync"])
-def test_a_wait_removed_from_triton_s_pipeline_is_a_race(kernels, monkeypatch, removed) -> None:
-    """The matmul's PTX with its first `cp.async.wait_group` (or the barrier after it) deleted: `ldmatrix` reads
-    the tiles while the `cp.async` copies of the loads may still be writing them, or before the other warps'
-    copies are known complete (Triton gives both the load's line, 17 for `a`, 18 for `b`)."""
-    import gpurace.triton
+def delete_first(monkeypatch, removed: str) -> None:
+    """Compile Triton kernels with the first PTX line that starts with `removed` deleted."""
     from gpurace.frontend import triton_kernels
 
     def without_first(ptx: str) -> str:
@@ -158,6 +156,57 @@ def test_a_wait_removed_from_triton_s_pipeline_is_a_race(kernels, monkeypatch, r
     original = triton_kernels.inline_asm_lines
     monkeypatch.setattr(triton_kernels, "inline_asm_lines", without_first)
     monkeypatch.setattr(triton_kernels, "_compiled", type(triton_kernels._compiled)())
+
+
+def hopper_matmul(kernels) -> tuple:
+    """The matmul at cc=90 on one 64x64 tile, K = 128: (report, c, NumPy's product summed k by k in float32)."""
+    import gpurace.triton
+
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((64, 128)).astype(np.float16), rng.standard_normal((128, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    report = gpurace.triton.check(kernels["matmul"].matmul, (1, 1), a, b, c, 64, 64, 128, BM=64, BN=64, BK=32, cc=90)
+    product = np.zeros((64, 64), np.float32)
+    for k in range(128):
+        product = product + a[:, k, None].astype(np.float32) * b[None, k, :].astype(np.float32)
+    return report, c, product
+
+
+def test_tensor_core_matmul_on_hopper_is_clean(kernels) -> None:
+    """tl.dot at cc=90: cp.async copies the tiles into 128-byte and 64-byte swizzled shared memory, and
+    wgmma.mma_async reads them through swizzled descriptors, B MN-major; the product equals NumPy's bit for bit."""
+    from gpurace.frontend.triton_kernels import bind, compile_kernel
+
+    report, c, product = hopper_matmul(kernels)
+    assert report.clean
+    np.testing.assert_array_equal(c, product)
+    args = (np.zeros((64, 128), np.float16), np.zeros((128, 64), np.float16), c, 64, 64, 128)
+    compiled = compile_kernel(kernels["matmul"].matmul, bind(kernels["matmul"].matmul, args, dict(BM=64, BN=64, BK=32)),
+                              num_warps=4, num_stages=3, cc=90)  # fmt: skip
+    products = [i for f in compiled.module.functions.values() for i in f.body if getattr(i, "opcode", "") == "wgmma"
+                and "mma_async" in i.modifiers]  # fmt: skip
+    assert products and all(i.operands[-1].value == 1 for i in products)  # B transposed
+
+
+@pytest.mark.parametrize("removed, cause", [("wgmma.wait_group", WGMMA_SOURCE), ("fence.proxy.async", UNFENCED)])
+def test_a_wait_or_fence_removed_from_triton_s_hopper_pipeline_is_a_race(kernels, monkeypatch, removed, cause) -> None:
+    """Without its first wgmma.wait_group, the matmul's cp.async copies of the next tiles (lines 17 and 18) write
+    a buffer the previous product may still read (line 19); without its fence.proxy.async, the product reads
+    the copies' generic-proxy writes unfenced."""
+    delete_first(monkeypatch, removed)
+    report, c, product = hopper_matmul(kernels)
+    assert sites(report) == [("data-race", "shared", [17, 19]), ("data-race", "shared", [18, 19])]
+    assert {f.cause for f in report.findings} == {cause}
+
+
+@pytest.mark.parametrize("removed", ["cp.async.wait_group", "bar.sync"])
+def test_a_wait_removed_from_triton_s_pipeline_is_a_race(kernels, monkeypatch, removed) -> None:
+    """The matmul's PTX with its first `cp.async.wait_group` (or the barrier after it) deleted: `ldmatrix` reads
+    the tiles while the `cp.async` copies of the loads may still be writing them, or before the other warps'
+    copies are known complete (Triton gives both the load's line, 17 for `a`, 18 for `b`)."""
+    import gpurace.triton
+
+    delete_first(monkeypatch, removed)
     rng = np.random.default_rng(4)
     a, b = rng.random((64, 128)).astype(np.float16), rng.random((128, 64)).astype(np.float16)
     report = gpurace.triton.check(kernels["matmul"].matmul, (2, 2), a, b, np.zeros((64, 64), np.float32), 64, 64, 128, BM=32, BN=32, BK=32)

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from gpurace.check import check
-from gpurace.errors import UserError
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.sim import wgmma as wg
 from gpurace.sim.launch import simulate
+from gpurace.sim.tensor_maps import swizzled
 from gpurace.sim.wgmma_ops import EARLY, UNFENCED
 from test_expectations import ROOT
 
@@ -45,12 +45,54 @@ def test_reading_an_accumulator_before_the_wait_names_both_lines():
 
 
 def test_the_descriptor_layout_places_core_matrices_by_lbo_and_sbo():
-    addrs = wg.row_addresses(0x400, 128, 256, np.array([0, 7, 8, 17]))
+    desc = (0x400 >> 4) | ((128 >> 4) << 16) | ((256 >> 4) << 32) | (5 << 49)
+    d = wg.Descriptor.decode(desc)
+    assert (d.start, d.lbo, d.sbo, d.base_offset, d.span) == (0x400, 128, 256, 0, 0)  # no swizzle: no base offset
+    addrs = d.chunk_addresses(np.array([0, 7, 8, 17]), False)
     assert addrs.tolist() == [[0x400, 0x480], [0x400 + 112, 0x480 + 112], [0x500, 0x580], [0x600 + 16, 0x680 + 16]]
-    desc = (0x400 >> 4) | ((128 >> 4) << 16) | ((256 >> 4) << 32)
-    assert wg.decode_descriptor(desc, "x") == (0x400, 128, 256)
-    with pytest.raises(UserError, match="128-byte swizzle"):
-        wg.decode_descriptor(desc | (1 << 62), "x")
+    # MN-major: the chunk of rows 8i.. at k lies at (i) SBO + (k / 8) LBO + (k % 8) 16
+    mn = d.chunk_addresses(np.arange(16), True)
+    assert mn[1, 9] == 0x400 + 256 + 128 + 16
+
+
+@pytest.mark.parametrize("span", [32, 64, 128])
+def test_swizzled_descriptors_permute_chunks_as_tma_does(span):
+    """Element (r, k) of a K-major tile of rows of `span` bytes and of an MN-major one of k-rows of `span`
+    bytes, each stored densely from a 1024-aligned address and swizzled as TMA swizzles it, is where the
+    descriptor reads it."""
+    mode = {128: 1, 64: 2, 32: 3}[span]
+    e = span // 2
+    base = 0x2000
+    k_major = wg.Descriptor.decode((base >> 4) | ((8 * span) >> 4) << 32 | mode << 62)
+    rows = np.arange(64)
+    dense = (rows[:, None] * span + np.arange(2)[None, :] * 16).astype(np.uint64)
+    expect = base + swizzled(dense, span)
+    assert (k_major.chunk_addresses(rows, False) == expect).all()
+    # MN-major: k-rows of span bytes (e rows of M), 8 k-rows per SBO, blocks of e rows of M at LBO
+    lbo, sbo = 16 * span, 8 * span
+    mn_major = wg.Descriptor.decode((base >> 4) | (lbo >> 4) << 16 | (sbo >> 4) << 32 | mode << 62)
+    k = np.arange(16)
+    blocks = rows[::8]
+    dense = ((blocks[:, None] // e) * lbo + k[None, :] * span + (blocks[:, None] % e) * 2).astype(np.uint64)
+    assert (mn_major.chunk_addresses(rows, True) == base + swizzled(dense, span)).all()
+
+
+def test_a_base_offset_moves_the_swizzle_pattern_to_its_start():
+    """A 128-byte swizzle pattern starting 384 bytes past a 1024-byte boundary: base offset (start >> 7) & 7 = 3,
+    and row r of the pattern has its chunks XORed with r % 8."""
+    start = 0x2000 + 384
+    d = wg.Descriptor.decode((start >> 4) | (1024 >> 4) << 32 | 3 << 49 | 1 << 62)
+    rows = np.arange(8)
+    expect = start + rows[:, None] * 128 + ((np.arange(2)[None, :] ^ rows[:, None]) * 16)
+    assert (d.chunk_addresses(rows, False) == expect).all()
+
+
+def test_chunks_to_matrix_undoes_either_order():
+    values = np.arange(16 * 16, dtype=np.float16).reshape(16, 16)  # rows r, k
+    k_major = values.reshape(16, 2, 8).view(np.uint8)
+    mn_major = np.ascontiguousarray(values.reshape(2, 8, 16).swapaxes(1, 2)).view(np.uint8)  # [2, 16 k, 8 r]
+    assert (wg.chunks_to_matrix(k_major, "f16", False) == values).all()
+    assert (wg.chunks_to_matrix(mn_major, "f16", True) == values).all()
 
 
 def test_the_d_fragment_is_the_isa_layout():
@@ -182,6 +224,47 @@ def test_generic_writes_of_an_operand_need_a_proxy_fence():
     assert "generic-proxy write not fenced" in result.findings[0].cause
 
 
-def test_a_swizzled_descriptor_is_refused_by_name():
-    with pytest.raises(UserError, match="64-byte swizzle"):
-        run_register_a(desc=DESC_BITS | (2 << 62))
+def reference_k(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+    """A (M x K) * B given as its rows of K (N x K), from zero, k by k, rounding to float32 each step."""
+    acc = np.zeros((a.shape[0], b_rows.shape[0]), dtype=np.float32)
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k, None].astype(np.float32) * b_rows[None, :, k].astype(np.float32)
+    return acc
+
+
+@pytest.mark.parametrize("trans", [0, 1, 2, 3], ids=["k-major", "a-mn-major", "b-mn-major", "both-mn-major"])
+@pytest.mark.parametrize("mode", [0, 1, 2, 3], ids=["no-swizzle", "128B", "64B", "32B"])
+def test_each_canonical_layout_gives_the_matrix_product(mode, trans):
+    """layouts.cu lays A and B out in each swizzle mode, K-major and MN-major, and multiplies them over four
+    products whose descriptors advance through the tiles: D equals NumPy's product bit for bit, and nothing
+    is reported."""
+    rng = np.random.default_rng(10 * mode + trans)
+    a = rng.standard_normal((64, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    out = np.zeros(64 * 64, dtype=np.float32)
+    result = check(CORPUS / "layouts.cu", grid=1, block=128, args=[a, b, out, mode, trans], arch="sm_90a")
+    assert result.findings == []
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a, b))
+
+
+def test_tma_s_swizzle_feeds_the_descriptors_swizzle():
+    """tma_swizzle.cu: TMA loads A and B through 128-byte swizzled maps and the products read them through
+    128-byte swizzle descriptors (B MN-major), as Triton's Hopper matmul does: D is the plain product."""
+    spec = "tensormap:f16:64x64:64x64:{}:swizzle=128B"
+    args = [spec.format(3), spec.format(4), "buf:4096", "buf:4096:rand", "buf:4096:rand"]
+    result = simulate(CORPUS / "tma_swizzle.cu", grid=1, block=128, args=args, arch="sm_90a")
+    assert result.findings == []
+    out, a, b = result.args[2:5]
+    a, b = a.reshape(64, 64), b.reshape(64, 64)  # b by rows of K: B itself
+    assert a.dtype == np.float16 and np.abs(a).max() > 0
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a, b.T))
+
+
+def test_cp_async_copies_fenced_after_the_barrier_feed_the_product():
+    """cp_async_fenced.cu: cp.async fills 128-byte swizzled tiles (B MN-major), each thread fences after the
+    barrier, and D is the plain product."""
+    args = ["buf:4096:rand", "buf:4096:rand", "buf:4096"]
+    result = simulate(CORPUS / "cp_async_fenced.cu", grid=1, block=128, args=args, arch="sm_90a")
+    assert result.findings == []
+    a, b, out = result.args
+    np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a.reshape(64, 64), b.reshape(64, 64).T))

@@ -20,7 +20,9 @@ copy *pending* from issue to wait:
   issuing thread *at the `cp.async` line*, emitted at the wait: the detectors
   then judge the copy against every other thread's accesses from the wait on
   (a neighbour reading the tile without a barrier after the wait is an
-  ordinary race);
+  ordinary race); that write is a generic-proxy one of the issuing thread, so an async-proxy read of the
+  bytes (a `wgmma.mma_async` operand, a bulk copy's source) needs a `fence.proxy.async` of that thread
+  after the wait (`sim.proxy_fences`);
 - while a copy is pending, any access by any thread (the issuing one
   included, and another `cp.async`) to its destination bytes, and any write
   to its source bytes, races with the copy. The detectors cannot see that
@@ -402,6 +404,8 @@ class AsyncCopies:
             batch = AccessBatch(eng.next_seq(), int(p), AccessKind.WRITE, threads, acc.canonical, size, acc.space, False, None, None)
             eng.emit(batch)
             eng.mem.store(acc, 1, done["data"][sel, :size])
+            if eng.proxy_fences.active and done["mode"][sel[0]] == CP_ASYNC:  # a generic-proxy write
+                eng.proxy_fences.wrote(int(p), threads, acc.canonical, size)
             if eng.watching:
                 eng.parking.wrote(threads, acc, size)
         eng.progress = True

@@ -620,6 +620,8 @@ class Engine:
                 [self.site(int(self.pc[w]), w, "barrier"), self.site(int(self.exit_pc[e]), e, "exit")],
             )
         self._complete_bar_red(released)
+        if self.proxy_fences.active:
+            self.proxy_fences.barrier(released)
         self.resume(released)
         self.pc[released] = pcs + 1
         self.progress = True

@@ -9,8 +9,19 @@ fenced writes before the bulk copy, as it orders any write before a read. The co
 its mbarrier or `cp.async.bulk.wait_group` makes the copy's writes visible to the generic proxy (no fence needed
 on that side).
 
-What the simulator checks: a bulk copy reading shared memory (a bulk store to global memory, a copy from
-shared to distributed shared memory) that reads a byte whose last generic write has no `fence.proxy.async`
+Writes of `cp.async` (not bulk) are generic-proxy writes of the issuing thread, made when the copy completes
+(`sim.async_copies`): CUTLASS and Triton fence them (after the `cp.async.wait_group`) before a `wgmma` reads them.
+
+A fence covers more than the fencing thread's own writes: the PTX memory model asks for a proxy fence *on
+the causality path* from the generic write to the async-proxy read, so a consumer that fences after a barrier
+covers the writes the barrier ordered before it (Triton's pattern: `cp.async.wait_group`, `bar.sync`, then
+`fence.proxy.async` and `wgmma` in every thread). The simulator approximates that path by CTA barriers: each
+write is stamped with a clock, a barrier release records the clock in its threads, and a thread's fence
+covers, for its own later async-proxy reads, the writes stamped before its last barrier release (plus,
+for every reader, its own writes).
+
+What the simulator checks: an async-proxy read of shared memory (a bulk store to global memory, a copy from
+shared to distributed shared memory, a `wgmma.mma_async` operand) that reads a byte whose last generic write has no `fence.proxy.async`
 covering shared memory after it in the writing thread is a `data-race` with the cause below, between the
 write's line and the copy's line. That the write is ordered before the copy at all (a barrier between them) is
 the detectors' business: the copy's read is an ordinary read event of the issuing thread. Not checked: generic
@@ -28,8 +39,9 @@ import numpy as np
 from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
 
 UNFENCED = (
-    "generic-proxy write not fenced before async-proxy read: the writing thread executed no fence.proxy.async "
-    "between this write and the bulk copy that reads it, so the copy may read the bytes as they were before"
+    "generic-proxy write not fenced before async-proxy read: no fence.proxy.async lies between this write and the "
+    "async-proxy read (a bulk copy, a wgmma operand) that reads it (by the writing thread after the write, or by "
+    "the reading thread after a barrier that follows the write), so the read may see the bytes as they were before"
 )
 
 
@@ -56,6 +68,11 @@ class ProxyFences:
         self.pc = np.zeros(0, dtype=np.int64)
         self.start = np.zeros(0, dtype=np.uint64)
         self.size = np.zeros(0, dtype=np.uint64)
+        self.stamp = np.zeros(0, dtype=np.int64)  # the clock at the write
+        self.clock = 0
+        n = eng.geo.nthreads if active else 0
+        self.synced = np.zeros(n, dtype=np.int64)  # per thread: the clock at its last barrier release
+        self.covered = np.zeros(n, dtype=np.int64)  # per thread: its last fence covers writes stamped before this
         self._compact_at = 4096
 
     def wrote(self, pc: int, threads: np.ndarray, canon: np.ndarray, size: int) -> None:
@@ -64,6 +81,8 @@ class ProxyFences:
         self.pc = np.concatenate((self.pc, np.full(len(threads), pc, dtype=np.int64)))
         self.start = np.concatenate((self.start, canon.astype(np.uint64)))
         self.size = np.concatenate((self.size, np.full(len(threads), size, dtype=np.uint64)))
+        self.stamp = np.concatenate((self.stamp, np.full(len(threads), self.clock, dtype=np.int64)))
+        self.clock += 1
         if len(self.thread) > self._compact_at:
             self._compact()
 
@@ -72,14 +91,23 @@ class ProxyFences:
         key = np.stack([self.thread.astype(np.uint64), self.start, self.size], axis=1)[::-1]
         _, last = np.unique(key, axis=0, return_index=True)
         keep = np.sort(len(self.thread) - 1 - last)
-        self.thread, self.pc, self.start, self.size = self.thread[keep], self.pc[keep], self.start[keep], self.size[keep]
+        self._keep(keep)
         self._compact_at = max(4096, 2 * len(self.thread))
 
+    def _keep(self, rows: np.ndarray) -> None:
+        self.thread, self.pc, self.start = self.thread[rows], self.pc[rows], self.start[rows]
+        self.size, self.stamp = self.size[rows], self.stamp[rows]
+
     def fence(self, threads: np.ndarray) -> None:
-        """`fence.proxy.async` (for shared memory) by `threads`: their writes so far are fenced."""
+        """`fence.proxy.async` (for shared memory) by `threads`: their writes so far are fenced, and so are, for
+        their own later reads, the writes their last barrier ordered before them."""
+        self.covered[threads] = self.synced[threads]
         if len(self.thread):
-            keep = ~np.isin(self.thread, threads)
-            self.thread, self.pc, self.start, self.size = self.thread[keep], self.pc[keep], self.start[keep], self.size[keep]
+            self._keep(~np.isin(self.thread, threads))
+
+    def barrier(self, threads: np.ndarray) -> None:
+        """A CTA barrier released `threads`: the writes logged so far are ordered before their next instructions."""
+        self.synced[threads] = self.clock
 
     def check_read(self, pc: int, threads: np.ndarray, canon: np.ndarray, size: int) -> None:
         """An async-proxy read of `size` bytes by `threads` at shared canonical addresses `canon`: one finding per
@@ -100,6 +128,8 @@ class ProxyFences:
         cand = np.repeat(lo, counts) + np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
         hit = ends[cand] > first[read_lane]
         read_lane, write_row = read_lane[hit], order[cand[hit]]
+        unfenced = self.stamp[write_row] >= self.covered[threads[read_lane]]
+        read_lane, write_row = read_lane[unfenced], write_row[unfenced]
         if not len(read_lane):
             return
         eng = self.eng
@@ -108,7 +138,7 @@ class ProxyFences:
             row, lane = int(write_row[f]), int(read_lane[f])
             sites = (
                 make_site(eng.program, eng.geo, wpc, int(self.thread[row]), "write"),
-                make_site(eng.program, eng.geo, pc, int(threads[lane]), "cp.async.bulk read"),
+                make_site(eng.program, eng.geo, pc, int(threads[lane]), "async-proxy read"),
             )
             byte = max(int(self.start[row]), int(first[lane]))
             eng.findings.add(Finding("data-race", ERROR, UNFENCED, sites, space="shared", address=describe_address(eng.mem, byte)), count)

@@ -11,18 +11,26 @@ m64nNk16 gives each lane N/2 f32 registers; element i of lane (groupID g = lane 
 lane % 4) is row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2. A from registers is four .b32
 registers of two 16-bit elements, laid out within the warp's 16 rows as `mma.m16n8k16`'s A.
 
-**Matrix descriptors** (PTX ISA, "Matrix Descriptor Format"): a 64-bit value whose bits 0-13 hold the start
-address, 16-29 the leading dimension byte offset (LBO), 32-45 the stride dimension byte offset (SBO), each
-shifted right by 4 (they are multiples of 16), bits 49-51 the matrix base offset and 62-63 the swizzle mode
-(0 none, 1 128-byte, 2 64-byte, 3 32-byte). Without swizzling (the *interleave* layout) a K-major operand is
-made of *core matrices* of 8 rows by 16 bytes (8 x 8 16-bit elements), each 128 contiguous bytes, row by row;
-LBO is the distance between core matrices adjacent in K, SBO between core matrices adjacent in M (A) or N (B).
-So element (r, k) of an operand, r its row of M or column of N, lies at
+**Matrix descriptors** (PTX ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout", "Canonical
+Layouts"): a 64-bit value whose bits 0-13 hold the start address, 16-29 the leading dimension byte offset (LBO),
+32-45 the stride dimension byte offset (SBO), each shifted right by 4 (they are multiples of 16), bits 49-51 the
+matrix base offset and 62-63 the swizzle mode (0 none, 1 128-byte, 2 64-byte, 3 32-byte). An operand is K-major
+(`imm-trans` 0: the 16 k of a row of M or column of N lie together) or MN-major (`imm-trans` 1, for A from
+shared memory and for B: the rows of M or columns of N of one k lie together). Its 16-bit elements sit in
+16-byte *chunks* of 8 consecutive elements of the major dimension. With S the swizzle's span in bytes (32, 64,
+128) and E = S / 2 elements, element (r, k), r its row of M or column of N, lies at byte offset (the ISA's
+canonical layouts, CuTe notation there):
 
-    start + (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2.
+    K-major,  no swizzle: (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2
+    K-major,  swizzled:   (r / 8) * SBO + (r % 8) * S + k * 2                      (LBO unused)
+    MN-major, no swizzle: (r / 8) * SBO + (k / 8) * LBO + (k % 8) * 16 + (r % 8) * 2
+    MN-major, swizzled:   (r / E) * LBO + (k / 8) * SBO + (k % 8) * S + (r % E) * 2
 
-Swizzled layouts, nonzero base offsets and transposed (MN-major, `imm-trans-a/b` = 1) operands are refused by
-name.
+from the start address; a swizzle then permutes the 16-byte chunks of the address a: chunk bits 4.. are XORed
+with bits 7.. (log2(S / 16) bits, CuTe's Swizzle<1|2|3, 4, 3>), the same permutation as TMA's
+(`sim.tensor_maps.swizzled`). The pattern repeats every 8 x S bytes; the base offset is 0 when it starts at
+such a boundary, else (pattern start >> 7) & 7, and the simulator takes the XOR's bits 7.. relative to that
+start (bits 7-9 of a minus the base offset); no-swizzle mode ignores the base offset, as the ISA says.
 
 **Arithmetic** follows `sim.tensor_core`: f16 and bf16 products are exact in float32, summed from D (or zero
 when `scale-d` is false) for k = 0, 1, ..., 15, rounding to float32 after each addition; `imm-scale-a/b` = -1
@@ -30,6 +38,8 @@ negate A or B.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,7 +50,6 @@ M, K = 64, 16
 WARPS = 4
 ROWS = M // WARPS  # rows of D per warp
 N_VALUES = tuple(range(8, 257, 8))
-SWIZZLES = {1: "128-byte", 2: "64-byte", 3: "32-byte"}
 
 
 def d_fragment(n: int) -> tc.Fragment:
@@ -53,28 +62,59 @@ def a_fragment(etype: str) -> tc.Fragment:
     return tc.isa_fragment(etype, ROWS, K, 8, tc._a_m16n8k16_16bit)
 
 
-def decode_descriptor(desc: int, what: str) -> tuple[int, int, int]:
-    """(start address, LBO, SBO) of a matrix descriptor; a layout the simulator does not model is refused."""
-    swizzle = (desc >> 62) & 3
-    if swizzle:
-        raise UserError(f"{what}: the matrix descriptor asks for the {SWIZZLES[swizzle]} swizzle, which the simulator "
-                        "does not support (only the no-swizzle layout)")  # fmt: skip
-    if (desc >> 49) & 7:
-        raise UserError(f"{what}: the matrix descriptor has a nonzero base offset, which the simulator does not support")
-    return (desc & 0x3FFF) << 4, ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded matrix descriptor (module docstring): byte address and offsets, swizzle span in bytes (0: none)."""
+
+    start: int
+    lbo: int
+    sbo: int
+    base_offset: int
+    span: int
+
+    @staticmethod
+    def decode(desc: int) -> Descriptor:
+        swizzle = (desc >> 62) & 3
+        span = 256 >> swizzle if swizzle else 0  # mode 1: 128 bytes, 2: 64, 3: 32
+        return Descriptor((desc & 0x3FFF) << 4, ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4,
+                          (desc >> 49) & 7 if span else 0, span)  # fmt: skip
+
+    def chunk_addresses(self, rows: np.ndarray, mn_major: bool) -> np.ndarray:
+        """The shared addresses of the 16-byte chunks holding rows `rows` (of M or columns of N, a multiple of 8
+        in number, each run of 8 starting at a multiple of 8) by 16 k: `[len(rows), 2]` (chunk k / 8 of each
+        row) for a K-major operand, `[len(rows) / 8, 16]` (chunk of rows 8i.. at each k) for an MN-major one."""
+        k = np.arange(K, dtype=np.int64)
+        if mn_major:
+            r = rows.astype(np.int64)[::8, None]
+            k = k[None, :]
+            if self.span:
+                e = self.span // 2
+                offset = (r // e) * self.lbo + (k // 8) * self.sbo + (k % 8) * self.span + (r % e) * 2
+            else:
+                offset = (r // 8) * self.sbo + (k // 8) * self.lbo + (k % 8) * 16
+        else:
+            r = rows.astype(np.int64)[:, None]
+            kb = k[None, ::8]
+            inner = (r % 8) * (self.span or 16)
+            offset = (r // 8) * self.sbo + inner + (kb * 2 if self.span else (kb // 8) * self.lbo)
+        return self.swizzle(self.start + offset).astype(np.uint64)
+
+    def swizzle(self, addresses: np.ndarray) -> np.ndarray:
+        """`addresses` with their 16-byte chunks permuted by the swizzle, its pattern from the base offset on."""
+        if not self.span:
+            return addresses
+        phase = ((addresses >> 7) - self.base_offset) & (self.span // 16 - 1)
+        return addresses ^ (phase << 4)
 
 
-def row_addresses(start: int, lbo: int, sbo: int, rows: np.ndarray) -> np.ndarray:
-    """The shared addresses `[len(rows), 2]` of the 16-byte pieces (k 0-7, k 8-15) of operand rows `rows`."""
-    r = rows.astype(np.int64)[:, None]
-    kb = np.arange(2, dtype=np.int64)[None, :]
-    return (start + (r // 8) * sbo + kb * lbo + (r % 8) * 16).astype(np.uint64)
-
-
-def pieces_to_matrix(data: np.ndarray, etype: str) -> np.ndarray:
-    """`[..., rows, 2, 16]` bytes (two 16-byte pieces per row) -> `[..., rows, 16]` values (float32)."""
-    halves = data.reshape(*data.shape[:-2], 32).view(np.uint16)
-    return tc.decode(halves.astype(np.uint64), etype)
+def chunks_to_matrix(data: np.ndarray, etype: str, mn_major: bool) -> np.ndarray:
+    """The bytes of `Descriptor.chunk_addresses`' chunks, `[..., *its shape, 16]`, as `[..., rows, 16]` values
+    (float32), row r's k = 0..15."""
+    values = tc.decode(data.view(np.uint16).astype(np.uint64), etype)  # [..., a, b, 8]
+    if not mn_major:
+        return values.reshape(*values.shape[:-2], K)
+    rows = np.swapaxes(values, -1, -2)  # [..., blocks of 8 rows, 8, 16 k]
+    return rows.reshape(*rows.shape[:-3], -1, K)
 
 
 def product(a: np.ndarray, b_rows: np.ndarray, c: np.ndarray) -> np.ndarray:

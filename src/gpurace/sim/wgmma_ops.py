@@ -4,7 +4,8 @@
 - `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a, b-desc, scale-d, imm-scale-a,
   imm-scale-b{, imm-trans-a}, imm-trans-b` (A from registers or a descriptor) runs, as a `.sync.aligned`
   warp collective, once all 32 lanes of a warp are at it, and computes that warp's 16 rows of D
-  (`sim.wgmma`); the shared operands are read then (read events of the warp's lanes, one 16-byte piece each);
+  (`sim.wgmma`); the shared operands, K-major or MN-major (`imm-trans` 1), with or without a swizzle, are
+  read then (read events of the warp's lanes, one 16-byte chunk each);
 - `wgmma.commit_group.sync.aligned` closes the thread's current wgmma group;
 - `wgmma.wait_group.sync.aligned N` waits for all but the newest N committed groups.
 
@@ -210,9 +211,7 @@ def _product(dec):
     scale_d = ops[3]
     scale_a = _immediate(dec, ops[4], (1, -1), "imm-scale-a")
     scale_b = _immediate(dec, ops[5], (1, -1), "imm-scale-b")
-    trans = [_immediate(dec, op, (0, 1), "imm-trans") for op in ops[6:]]
-    if any(trans):
-        raise UserError(f"the simulator does not support `{ins.text}`: transposed (MN-major) operands")
+    trans_a, trans_b = [0, *(_immediate(dec, op, (0, 1), "imm-trans") for op in ops[6:])][-2:]
     read_scale = dec.reader(scale_d, "pred") if isinstance(scale_d, Reg) else None
     if read_scale is None and not isinstance(scale_d, Imm):
         raise UserError(f"`{ins.text}`: scale-d must be a predicate or an immediate")
@@ -222,7 +221,7 @@ def _product(dec):
     read_b_desc = dec.reader(ops[2], "b64")
     eng = dec.eng
     state = eng.wgmma
-    pc, what, where = dec.pc, "wgmma.mma_async", ins.where()
+    pc, what = dec.pc, "wgmma.mma_async"
     d_slots = [eng.state.slot(dec.fn, r) for r in _regs(ops[0])]
     dec._strength = (False, None, None)
 
@@ -237,12 +236,12 @@ def _product(dec):
         nwarps = len(slots.warps)
         leader = np.zeros(nwarps, dtype=np.int64)
         leader[slots.row] = go  # any lane of the warp: descriptors are warp-uniform
-        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, etype, where, "B")  # [warps, n, 16]
+        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, etype, trans_b)  # [warps, n, 16]
         if a_regs:
             a = tc.decode(a_frag.gather(slots.gather(read_a)), etype)
         else:
             warp_in_group = (eng.geo.warp_of[leader] % wg.WARPS).astype(np.int64)
-            a = _operand(dec, go, slots, read_a_desc, None, wg.ROWS, etype, where, "A", warp_in_group)
+            a = _operand(dec, go, slots, read_a_desc, None, wg.ROWS, etype, trans_a, warp_in_group)
         a = a * np.float32(scale_a)
         b = b * np.float32(scale_b)
         c = tc.decode(d_frag.gather(slots.gather(read_d)), "f32")
@@ -259,26 +258,27 @@ def _product(dec):
     return dec.collective(compute, None, what)
 
 
-def _operand(dec, go, slots, read_desc, rows, nrows: int, etype: str, where: str, name: str, warp_in_group=None):
-    """An operand read through its descriptor: `[warps, nrows, 16]` values; its 16-byte pieces are read events
-    of the warp's lanes (piece j by lane j % 32) and stay in flight until the wait (`sim.async_copies`)."""
+def _operand(dec, go, slots, read_desc, rows, nrows: int, etype: str, mn_major: int, warp_in_group=None):
+    """An operand read through its descriptor (`sim.wgmma`, K-major or MN-major): `[warps, nrows, 16]` values;
+    its 16-byte chunks are read events of the warp's lanes (chunk j by lane j % 32) and stay in flight until
+    the wait (`sim.async_copies`)."""
     eng = dec.eng
     descs = np.zeros(len(slots.warps), dtype=np.uint64)
     descs[slots.row] = read_desc(go).astype(np.uint64)
     out = np.zeros((len(slots.warps), nrows, wg.K), dtype=np.float32)
     for w in range(len(slots.warps)):
-        start, lbo, sbo = wg.decode_descriptor(int(descs[w]), f"{where}: operand {name} of `{dec.ins.text}`")
         r = rows if rows is not None else wg.ROWS * int(warp_in_group[w]) + np.arange(nrows)
-        addrs = wg.row_addresses(start, lbo, sbo, r).reshape(-1)  # piece 2i + kb
+        chunks = wg.Descriptor.decode(int(descs[w])).chunk_addresses(r, bool(mn_major))
+        addrs = chunks.reshape(-1)
         lanes_of_warp = go[slots.row == w][np.argsort(slots.lane[slots.row == w])]
         piece = np.arange(len(addrs))
         threads = lanes_of_warp[piece % tc.WARP]
         acc = eng.mem.resolve(Space.SHARED, addrs, threads, eng.geo.block_of[threads], MAX_COPY)
         ok = dec.check_access(acc, threads, "read", MAX_COPY)
-        data = eng.mem.load(acc, 1, MAX_COPY).reshape(len(addrs), MAX_COPY)
+        data = eng.mem.load(acc, 1, MAX_COPY).reshape(*chunks.shape, MAX_COPY)
         emit_by_piece(dec, AccessKind.READ, threads, acc, ok, piece // tc.WARP)
         if eng.proxy_fences.active:
             eng.proxy_fences.check_read(dec.pc, threads[ok], acc.canonical[ok], MAX_COPY)
         eng.async_copies.issue_operands(dec.pc, threads[ok], acc.canonical[ok])
-        out[w] = wg.pieces_to_matrix(data.reshape(nrows, 2, MAX_COPY), etype)
+        out[w] = wg.chunks_to_matrix(data, etype, bool(mn_major))
     return out

@@ -1,8 +1,8 @@
 # @expect clean
 # Launch: gpurace.triton.check(matmul, (M // BM, N // BN), a, b, c, M, N, K, BM=..., BN=..., BK=...)
 # (tests/frontend/test_triton.py). tl.dot compiles to ldmatrix and mma on
-# sm_80, with the tiles staged through shared memory between barriers; each
-# program writes its own tile of c.
+# sm_80, with the tiles staged through shared memory between barriers, and to
+# wgmma on swizzled shared memory at cc=90; each program writes its own tile of c.
 import triton
 import triton.language as tl
 
