@@ -137,12 +137,26 @@ class Heap:
     def map(self, address: int, size: int, site: WireSite, initialised: bool) -> Block:
         """A device block at `address`, in address space reserved for it (`virtual_memory`): a physical allocation
         mapped there. `initialised`: its bytes hold values already (it was mapped before)."""
+        block = self._insert(address, size, site)
+        if initialised:
+            self.written.host_wrote(np.array([address], dtype=np.uint64), np.array([address + size], dtype=np.uint64))
+        return block
+
+    def place(self, address: int, size: int, site: WireSite) -> Block:
+        """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
+        `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
+        old = self.blocks.pop(address, None)
+        if old is not None:
+            self.arena.table.remove(old.allocation)
+        self.live_bytes += size
+        shift_address_limit(-size)
+        return self._insert(address, size, site)
+
+    def _insert(self, address: int, size: int, site: WireSite) -> Block:
         alloc = self.arena.table.insert(f"{site.call}#{len(self.blocks) + 1}", address, size)
         block = Block(alloc, MemoryKind.DEVICE, site)
         self.blocks[address] = block
         self.written.allocated(address, size)
-        if initialised:
-            self.written.host_wrote(np.array([address], dtype=np.uint64), np.array([address + size], dtype=np.uint64))
         self.protection.closed(alloc)
         return block
 

@@ -27,6 +27,7 @@ from gpurace.detect.footprint import Footprint, LaunchFootprint, Spans
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
+from gpurace.runtime.graph_memory import Attribute, GraphMemory, GraphMemoryAction
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
 from gpurace.runtime.module_images import code_key, read_image
@@ -79,6 +80,7 @@ class DeviceServer:
         self._protected_version = self.timeline.version
         self.next_object = 0  # the last texture or surface object handle given out
         self.virtual = VirtualMemory(device.heap)
+        self.graph_memory = GraphMemory(device.heap)
         self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
         self.compiled: dict[bytes, str] = {}  # code_key(cubin) -> the PTX the program's NVRTC compiled it from
         self._handlers = {
@@ -111,6 +113,7 @@ class DeviceServer:
             Op.OBJECT_DESTROY: self._object_destroy,
             Op.TENSOR_MAP: self._tensor_map,
             Op.VIRTUAL_MEMORY: self._virtual_memory,
+            Op.GRAPH_MEMORY: self._graph_memory,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -476,6 +479,26 @@ class DeviceServer:
             status, value = self.virtual.request(action, a, b, c, d, site)
         except Refused as e:
             return self._stop(site, f"{e}; the program was stopped")
+        return encode_reply(status, struct.pack("<Q", value))
+
+    def _graph_memory(self, r: Reader) -> bytes:
+        """Graph memory nodes (`graph_memory`): one action, three numbers, the site of the node's call."""
+        action, a, b, c, site = GraphMemoryAction(r.u32()), r.u64(), r.u64(), r.u64(), r.site()
+        memory, status, value = self.graph_memory, CudaError.SUCCESS, 0
+        if action is GraphMemoryAction.RESERVE:
+            status, value = memory.reserve(a)
+        elif action is GraphMemoryAction.ALLOCATE:
+            status = memory.allocate(a, b, site) if self.timeline.known_stream(c) else CudaError.INVALID_RESOURCE_HANDLE
+            if status is CudaError.SUCCESS:  # an operation of the node's stream, which writes the whole allocation
+                self._queue(site, c, Spans(), Spans(((a, a + b),)), blocking=False)
+        elif action is GraphMemoryAction.LIVE:
+            value = int(memory.live(a))
+        elif action is GraphMemoryAction.TRIM:
+            memory.trim()
+        elif action is GraphMemoryAction.GET_ATTRIBUTE:
+            value = memory.attribute(Attribute(a))
+        else:
+            status = memory.reset_high(Attribute(a))
         return encode_reply(status, struct.pack("<Q", value))
 
     def _stop(self, site, message: str) -> bytes:

@@ -39,12 +39,12 @@ enum {
 };
 
 enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_HOST = 3, NODE_GRAPH = 4, NODE_EMPTY = 5,
-       NODE_WAIT_EVENT = 6, NODE_EVENT_RECORD = 7 };
+       NODE_WAIT_EVENT = 6, NODE_EVENT_RECORD = 7, NODE_MEM_ALLOC = 10, NODE_MEM_FREE = 11 };
 
 enum { MODE_GLOBAL = 0, MODE_THREAD_LOCAL = 1, MODE_RELAXED = 2 };
 enum { CAPTURE_NONE = 0, CAPTURE_ACTIVE = 1, CAPTURE_INVALIDATED = 2 };
 enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3 };
-enum { INSTANTIATE_DEVICE_LAUNCH = 4 };
+enum { INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1, INSTANTIATE_DEVICE_LAUNCH = 4 };
 enum { EVENT_EXTERNAL = 1 }; /* cudaEventRecordExternal, cudaEventWaitExternal */
 #define STREAM_NON_BLOCKING 1u
 #define GRAPH_NODE_STREAM (1u << 31) /* the server names such a stream for what it is (protocol.py) */
@@ -77,6 +77,26 @@ struct cudaKernelNodeParams {
     void **extra;
 };
 struct cudaHostNodeParams { void (*fn)(void *); void *userData; };
+struct mem_location {
+    int type; /* cudaMemLocationType: 0 invalid, 1 device, 2 host, 3 host NUMA node, 4 current host NUMA node */
+    int id;
+};
+enum { MEM_LOCATION_DEVICE = 1, MEM_LOCATION_HOST = 2, MEM_LOCATION_HOST_NUMA = 3, MEM_LOCATION_HOST_NUMA_CURRENT = 4 };
+struct mem_pool_props {
+    int allocType, handleTypes;
+    struct mem_location location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+struct mem_access_desc { struct mem_location location; int flags; };
+struct mem_alloc_node_params {
+    struct mem_pool_props poolProps;
+    const struct mem_access_desc *accessDescs;
+    size_t accessDescCount, bytesize;
+    void *dptr;
+};
 typedef struct { unsigned char from_port, to_port, type, reserved[5]; } cudaGraphEdgeData;
 typedef struct { int result; void *errorNode, *errorFromNode; } cudaGraphExecUpdateResultInfo;
 
@@ -111,6 +131,11 @@ struct node {
     void *data;
     struct graph *child; /* child graph: a copy of the graph it was given */
     void *event;         /* event record or wait */
+    void *address;       /* memory alloc or free: the graph allocation (graph_memory.h) */
+    size_t bytesize, reserved;        /* memory alloc: its size, and the bytes reserved at its address */
+    struct mem_pool_props pool_props; /* memory alloc: as given, with its access descriptor (one device: one) */
+    struct mem_access_desc access;
+    size_t naccess;
     size_t mark;         /* scratch, while a graph is walked: the node's index in it, or whether it was reached */
 };
 
@@ -137,6 +162,7 @@ struct graph_exec {
     void *start;   /* recorded on the launch stream at a launch: the root nodes wait for it */
     void *done;    /* recorded on the launch stream after a launch: the next launch's root nodes wait for it */
     int launched;
+    unsigned long long flags; /* cudaGraphInstantiate's */
 };
 
 /* A capture sequence, and the streams taking part in one. */
@@ -771,6 +797,7 @@ EXPORT cudaError_t cudaGraphInstantiateWithFlags(struct graph_exec **pGraphExec,
     if (flags & INSTANTIATE_DEVICE_LAUNCH) unsupported("cudaGraphInstantiate with cudaGraphInstantiateFlagDeviceLaunch", NULL);
     struct graph_exec *x = calloc(1, sizeof *x);
     if (!x) die("%s", "out of host memory");
+    x->flags = flags;
     if (!flatten(x, graph, (size_t)-1)) {
         free_exec_nodes(x->nodes, x->n);
         free(x);
@@ -871,6 +898,10 @@ EXPORT cudaError_t cudaGraphExecUpdate(struct graph_exec *hGraphExec, struct gra
 /* Launching a graph                                                         */
 /* ------------------------------------------------------------------------ */
 
+static cudaError_t allocate_in_graph(const struct node *op, void *stream);
+static cudaError_t free_async(void *ptr, void *stream, const char *call);
+static cudaError_t settle_graph_allocations(struct graph_exec *x, void *stream);
+
 static cudaError_t issue_node(struct exec_node *e) {
     struct node *op = &e->op;
     struct copy_params *c = &op->copy;
@@ -899,6 +930,12 @@ static cudaError_t issue_node(struct exec_node *e) {
         break;
     case NODE_WAIT_EVENT:
         status = handles(OP_STREAM_WAIT_EVENT, e->stream, op->event);
+        break;
+    case NODE_MEM_ALLOC:
+        status = allocate_in_graph(op, e->stream);
+        break;
+    case NODE_MEM_FREE:
+        status = free_async(op->address, e->stream, op->call);
         break;
     }
     replay_site = NULL;
@@ -950,7 +987,8 @@ EXPORT cudaError_t cudaGraphLaunch(struct graph_exec *graphExec, void *stream) {
     if (rt.sticky) return rt.sticky;
     if (__atomic_load_n(&captures, __ATOMIC_ACQUIRE) && is_capturing(stream))
         unsupported("cudaGraphLaunch into a capturing stream", NULL);
-    return record(replay(graphExec, stream));
+    cudaError_t status = settle_graph_allocations(graphExec, stream);
+    return record(status == cudaSuccess ? replay(graphExec, stream) : status);
 }
 
 /* There is no device memory to upload the graph to: it is checked, as a GPU's runtime does, and ready. */
