@@ -68,6 +68,13 @@ class GraphMemory:
         self.reservations[address] = size
         return CudaError.SUCCESS, address
 
+    def freed(self, address: int) -> None:
+        """The allocation at `address` was freed: if it is a graph allocation, its address space is unmapped, so that
+        a kernel touching it faults (out of bounds), as on a GPU. Its block stays known, freed, to the host checks."""
+        block = self.heap.blocks.get(address)
+        if address in self.reservations and block is not None and self.heap.arena.table.find(address) is block.allocation:
+            self.heap.arena.table.remove(block.allocation)
+
     def live(self, address: int) -> bool:
         block = self.heap.blocks.get(address)
         return block is not None and block.freed_at is None

@@ -146,7 +146,7 @@ class Heap:
         """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
         `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
         old = self.blocks.pop(address, None)
-        if old is not None:
+        if old is not None and self.arena.table.find(address) is old.allocation:  # freed by cudaDeviceReset
             self.arena.table.remove(old.allocation)
         self.live_bytes += size
         shift_address_limit(-size)
@@ -172,6 +172,13 @@ class Heap:
         """The block whose bytes include `address`, freed or not."""
         alloc = self.arena.table.find(address)
         return self.blocks.get(alloc.base) if alloc is not None else None
+
+    def unmapped_at(self, address: int) -> Block | None:
+        """The freed block whose bytes include `address` and whose address space was unmapped (a graph
+        allocation's: `graph_memory`), if any."""
+        if self.arena.table.find(address) is not None:
+            return None
+        return next((b for b in self.blocks.values() if b.freed_at and b.allocation.base <= address < b.allocation.end), None)
 
     def freed(self, allocation: Allocation) -> bool:
         block = self.blocks.get(allocation.base)

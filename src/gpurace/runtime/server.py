@@ -240,7 +240,7 @@ class DeviceServer:
         if kind is MemoryKind.REGISTERED:
             return encode_reply(self.checks.unregister(address, site))
         self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
-        return encode_reply(self.checks.free(address, kind, site))
+        return encode_reply(self._release(address, kind, site))
 
     def _free_async(self, r: Reader) -> bytes:
         """`cudaFreeAsync`: the free runs now, as every call does, but in `stream`'s order, not the device's: the
@@ -253,7 +253,14 @@ class DeviceServer:
         if block is not None and block.freed_at is None and block.kind is MemoryKind.DEVICE:
             alloc = block.allocation
             self._queue(site, stream, Spans(), Spans(((alloc.base, alloc.base + alloc.size),)), blocking=False)
-        return encode_reply(self.checks.free(address, MemoryKind.DEVICE, site))
+        return encode_reply(self._release(address, MemoryKind.DEVICE, site))
+
+    def _release(self, address: int, kind: MemoryKind, site: WireSite) -> CudaError:
+        """Free `address` (checked); a graph allocation's address space is then unmapped (`graph_memory`)."""
+        status = self.checks.free(address, kind, site)
+        if status is CudaError.SUCCESS:
+            self.graph_memory.freed(address)
+        return status
 
     def _mem_info(self, _r: Reader) -> bytes:
         """`cudaMemGetInfo`: the bytes of the global arena no live allocation holds, and all of them."""

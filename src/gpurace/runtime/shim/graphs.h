@@ -988,7 +988,10 @@ EXPORT cudaError_t cudaGraphLaunch(struct graph_exec *graphExec, void *stream) {
     if (__atomic_load_n(&captures, __ATOMIC_ACQUIRE) && is_capturing(stream))
         unsupported("cudaGraphLaunch into a capturing stream", NULL);
     cudaError_t status = settle_graph_allocations(graphExec, stream);
-    return record(status == cudaSuccess ? replay(graphExec, stream) : status);
+    if (status == cudaSuccess) status = replay(graphExec, stream);
+    /* A node that faults fails the launch as a kernel launch fails: later, at the next synchronising call. */
+    if (is_sticky(status)) return record(status), cudaSuccess;
+    return record(status);
 }
 
 /* There is no device memory to upload the graph to: it is checked, as a GPU's runtime does, and ready. */
