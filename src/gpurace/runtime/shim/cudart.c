@@ -2210,4 +2210,9 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }
+#define UNSUPPORTED_BETWEEN_PROCESSES(name)                                                                        \
+    EXPORT void name(void) {                                                                                       \
+        unsupported(#name " (sharing memory or events with another process: each process gpurace runs has a "     \
+                          "simulated device of its own)", NULL);                                                   \
+    }
 #include "unsupported_calls.h"
