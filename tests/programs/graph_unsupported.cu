@@ -1,16 +1,17 @@
-// Graph calls gpurace's runtime does not implement (here the conditional handle of a conditional node) stop
-// the program (exit status 2) with a message naming the call and its line.
+// Graph nodes gpurace's runtime does not implement (here an external semaphore node, made with the generic
+// cudaGraphAddNode) stop the program (exit status 2) with a message naming the call, the node and its line.
 // @stdout graph created
 // @exit 2
-// @expect_error graph_unsupported.cu:13: cudaGraphConditionalHandleCreate is not supported
+// @expect_error graph_unsupported.cu:14: cudaGraphAddNode (external semaphore signal node) is not supported
 #include <cstdio>
 
 int main() {
     cudaGraph_t graph;
     cudaGraphCreate(&graph, 0);
     printf("graph created\n");
-    cudaGraphConditionalHandle handle;
-    cudaGraphConditionalHandleCreate(&handle, graph, 0, 0);
+    cudaGraphNodeParams params = {cudaGraphNodeTypeExtSemaphoreSignal};
+    cudaGraphNode_t node;
+    cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params);
     printf("after\n");
     return 0;
 }

@@ -1,4 +1,5 @@
-"""Graph memory nodes: the allocations of `cudaGraphAddMemAllocNode`, and of `cudaMallocAsync` during a stream capture.
+"""Graph memory nodes: the allocations of `cudaGraphAddMemAllocNode`, and of `cudaMallocAsync` during a stream capture;
+and the conditions of conditional nodes.
 
 CUDA fixes a graph allocation's virtual address when its node is made and keeps it for the graph's life; the
 memory is valid from the allocation node to the free that ends it (a free node of any graph, `cudaFreeAsync` or
@@ -17,14 +18,23 @@ The usage attributes (`cudaDeviceGetGraphMemAttribute`): used memory is the byte
 reserved memory is what the device keeps for them, which grows with use and shrinks only when
 `cudaDeviceGraphMemTrim` gives back what no live allocation holds, as NVIDIA documents. A GPU's figures also
 depend on its pool's granularity and on how it shares physical memory between graphs, which are not modelled.
+
+A conditional handle (`cudaGraphConditionalHandleCreate`) is the address of the 4 bytes that hold its
+condition (HANDLE): address space of their own, an allocation of the table but no block of the heap, as they
+are the runtime's, not the program's (never leaked, never freed). Kernels set it with device-side
+`cudaGraphSetConditional` (`sim.graph_conditionals`); a conditional node reads it on its stream (CONDITION), as
+an operation that reads the 4 bytes, and a launch assigns the default (ASSIGN).
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
 
+import numpy as np
+
 from gpurace.runtime.heap import Heap
 from gpurace.runtime.protocol import CudaError, WireSite
+from gpurace.sim.graph_conditionals import CONDITION_BYTES
 from gpurace.sim.memory.layout import PAGE_SIZE
 
 
@@ -37,6 +47,9 @@ class GraphMemoryAction(IntEnum):
     TRIM = 3
     GET_ATTRIBUTE = 4  # attribute -> value
     RESET_HIGH = 5  # attribute (a high-water mark, set back to the current figure)
+    HANDLE = 6  # default value -> the address of a new condition
+    CONDITION = 7  # address, stream -> the condition's value
+    ASSIGN = 8  # address, value
 
 
 class Attribute(IntEnum):
@@ -57,6 +70,7 @@ class GraphMemory:
         self.reserved = 0
         self.reserved_high = 0
         self.used_high = 0
+        self.conditions: set[int] = set()  # the addresses of conditional handles
 
     def reserve(self, size: int) -> tuple[CudaError, int]:
         if size == 0:
@@ -106,6 +120,28 @@ class GraphMemory:
             Attribute.RESERVED_CURRENT: self.reserved,
             Attribute.RESERVED_HIGH: self.reserved_high,
         }[attribute]
+
+    def condition_handle(self, default: int, site: WireSite) -> int:
+        """The address of a new condition, holding `default`."""
+        table = self.heap.arena.table
+        address = table.reserve(CONDITION_BYTES, PAGE_SIZE)
+        table.insert(f"{site.call}#{len(self.conditions) + 1}", address, CONDITION_BYTES)
+        self.conditions.add(address)
+        self.assign(address, default)
+        return address
+
+    def condition(self, address: int) -> int | None:
+        """The value of the condition at `address`; None when it is no condition's address."""
+        return int(self._condition(address)[0]) if address in self.conditions else None
+
+    def assign(self, address: int, value: int) -> CudaError:
+        if address not in self.conditions:
+            return CudaError.INVALID_VALUE
+        self._condition(address)[0] = value
+        return CudaError.SUCCESS
+
+    def _condition(self, address: int) -> np.ndarray:
+        return self.heap.arena.view(address, CONDITION_BYTES).view("<u4")
 
     def reset_high(self, attribute: Attribute) -> CudaError:
         if attribute is Attribute.USED_HIGH:

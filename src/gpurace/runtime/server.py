@@ -28,6 +28,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
 from gpurace.runtime.graph_memory import Attribute, GraphMemory, GraphMemoryAction
+from gpurace.sim.graph_conditionals import CONDITION_BYTES
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
 from gpurace.runtime.module_images import code_key, read_image
@@ -504,6 +505,16 @@ class DeviceServer:
             memory.trim()
         elif action is GraphMemoryAction.GET_ATTRIBUTE:
             value = memory.attribute(Attribute(a))
+        elif action is GraphMemoryAction.HANDLE:
+            value = memory.condition_handle(a, site)
+        elif action is GraphMemoryAction.CONDITION:
+            condition = memory.condition(a) if self.timeline.known_stream(c) else None
+            status = CudaError.SUCCESS if condition is not None else CudaError.INVALID_VALUE
+            if condition is not None:  # the node reads it on its stream
+                self._queue(site, c, Spans(((a, a + CONDITION_BYTES),)), Spans(), blocking=False)
+                value = condition
+        elif action is GraphMemoryAction.ASSIGN:
+            status = memory.assign(a, b)
         else:
             status = memory.reset_high(Attribute(a))
         return encode_reply(status, struct.pack("<Q", value))

@@ -33,6 +33,7 @@ SHIM_FILES = (
     "driver_textures.h",
     "graphs.h",
     "graph_memory.h",
+    "graph_conditionals.h",
     "stream_ordered.h",
     "memory_hints.h",
     "unsupported_calls.h",

@@ -25,6 +25,7 @@ from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
 from gpurace.sim.memory.floats import UINT_OF_SIZE
+from gpurace.sim.graph_conditionals import SET_CONDITIONAL, set_conditional_handler
 from gpurace.sim.printf import printf_handler
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
@@ -974,6 +975,8 @@ class Decoder:
         pc = self.pc
         if callee == "vprintf":
             return printf_handler(self, args)
+        if callee == SET_CONDITIONAL:
+            return set_conditional_handler(self, args)
         if callee == "__assertfail":
 
             def assertfail(idx):

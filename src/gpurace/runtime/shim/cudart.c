@@ -2205,6 +2205,7 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 
 #include "graphs.h"
 #include "graph_memory.h"
+#include "graph_conditionals.h"
 #include "stream_ordered.h"
 #include "memory_hints.h"
 
