@@ -580,16 +580,21 @@ class Decoder:
                 vals = readers[0](idx)
             else:
                 vals = np.stack([r(idx) for r in readers], axis=1)
-            # the detectors see the store before it takes effect: memory still holds what the last
-            # earlier write left, which tells a same-value write-write race (`Memory.bytes_at`)
-            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals if count == 1 else packed_lanes(vals, esize))
-            mem.store(acc, esize, vals)
-            eng.progress = True
-            if eng.watching:
-                eng.parking.wrote(idx, acc, size)
+            self.store(idx, acc, ok, size, esize, vals, vals if count == 1 else packed_lanes(vals, esize))
             return nxt
 
         return st
+
+    def store(self, idx, acc, ok, size: int, esize: int, vals, stored) -> None:
+        """A resolved and checked store of `vals` (`stored`: the same, one value per lane) takes effect. The
+        detectors see it before: memory still holds what the last earlier write left, which tells a same-value
+        write-write race (`Memory.bytes_at`)."""
+        eng = self.eng
+        self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=stored)
+        eng.mem.store(acc, esize, vals)
+        eng.progress = True
+        if eng.watching:
+            eng.parking.wrote(idx, acc, size)
 
     def _st_param(self, pslot, readers, t, esize) -> Handler:
         slot, off = pslot

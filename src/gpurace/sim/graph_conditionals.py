@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
 
 SET_CONDITIONAL = "cudaGraphSetConditional"
@@ -33,11 +32,7 @@ def set_conditional_handler(dec, args: list[str]):
         values = dec.state.param_buffer(value_slot)[idx, :4].copy().view(np.uint32)[:, 0]
         acc = mem.resolve(Space.GLOBAL, handles, idx, block_of[idx], CONDITION_BYTES, write=True)
         ok = dec.check_access(acc, idx, SET_CONDITIONAL, CONDITION_BYTES)
-        dec.emit_access(AccessKind.WRITE, idx, acc, ok, CONDITION_BYTES, stored=values)
-        mem.store(acc, CONDITION_BYTES, values)
-        eng.progress = True
-        if eng.watching:
-            eng.parking.wrote(idx, acc, CONDITION_BYTES)
+        dec.store(idx, acc, ok, CONDITION_BYTES, CONDITION_BYTES, values, values)
         return nxt
 
     return set_conditional

@@ -24,18 +24,7 @@ static size_t ngraph_addresses, graph_addresses_cap;
 /* One GRAPH_MEMORY request made by `call`; `*value` (when not NULL) is the number the server gives back. */
 static cudaError_t graph_memory(uint32_t action, uint64_t a, uint64_t b, uint64_t c, const char *call,
                                 uint64_t *value) {
-    struct buf req = {0};
-    uint8_t *reply = NULL;
-    put_u32(&req, action);
-    put_u64(&req, a), put_u64(&req, b), put_u64(&req, c);
-    put_site(&req, call, NULL);
-    cudaError_t status = request(OP_GRAPH_MEMORY, &req, &reply);
-    if (status == cudaSuccess && value) {
-        const uint8_t *p = reply;
-        *value = get_u64(&p);
-    }
-    free(reply);
-    return status;
+    return numbers_request(OP_GRAPH_MEMORY, action, (const uint64_t[]){a, b, c}, 3, call, value);
 }
 
 /* Whether `address` is a graph allocation's. Callers hold graph_lock. */
