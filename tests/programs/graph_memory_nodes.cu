@@ -2,13 +2,14 @@
 // and frees it; a second allocation after the free takes the first one's address. A graph whose allocation is
 // not freed cannot be launched again until it is (cudaErrorInvalidValue), unless it was instantiated with
 // cudaGraphInstantiateFlagAutoFreeOnLaunch; cudaFree outside the graph frees it. A stream capture turns
-// cudaMallocAsync and cudaFreeAsync into allocation and free nodes. The usage attributes count the bytes of
-// live graph allocations.
+// cudaMallocAsync and cudaFreeAsync into allocation and free nodes. The usage attributes count the memory
+// associated with graphs: the two buffers the first graph holds at once, which later launches and graphs on
+// the same stream use again, until cudaDeviceGraphMemTrim keeps only what live allocations hold.
 // @stdout same address: 1
 // @stdout params: 128 bytes, node type 10, free node type 11, frees the allocation: 1
 // @stdout explicit: 0 2 4 62
 // @stdout relaunched: 0 2 4 62
-// @stdout kept: used 128 high 256
+// @stdout kept: used 256 high 256
 // @stdout relaunch while allocated: cudaErrorInvalidValue
 // @stdout after cudaFree: cudaSuccess
 // @stdout auto free: cudaSuccess

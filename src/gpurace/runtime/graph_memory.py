@@ -14,10 +14,12 @@ One reservation may serve several allocation nodes of a graph, as on a GPU: the 
 address of an earlier allocation of the same graph when that allocation, and every other that reused its address,
 was freed by a node the new one comes after (shim/graph_memory.h).
 
-The usage attributes (`cudaDeviceGetGraphMemAttribute`): used memory is the bytes of live graph allocations;
-reserved memory is what the device keeps for them, which grows with use and shrinks only when
-`cudaDeviceGraphMemTrim` gives back what no live allocation holds, as NVIDIA documents. A GPU's figures also
-depend on its pool's granularity and on how it shares physical memory between graphs, which are not modelled.
+The usage attributes (`cudaDeviceGetGraphMemAttribute`) count the physical memory associated with graphs, as
+NVIDIA defines them: chunks, each made for an allocation of its size. A freed allocation's chunk stays with the
+graphs, and a later allocation takes it when it fits and the free comes before the allocation in stream order
+(so graphs launched one after the other on a stream share memory, and graphs running at the same time on
+different streams do not); `cudaDeviceGraphMemTrim` gives back the chunks no live allocation holds. Used and
+reserved memory are the same figure here: a GPU's also depend on its granularity and its allocator's choices.
 
 A conditional handle (`cudaGraphConditionalHandleCreate`) is the address of the 4 bytes that hold its
 condition (HANDLE): address space of their own, an allocation of the table but no block of the heap, as they
@@ -28,12 +30,15 @@ an operation that reads the 4 bytes, and a launch assigns the default (ASSIGN).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from enum import IntEnum
 
 import numpy as np
 
 from gpurace.runtime.heap import Heap
 from gpurace.runtime.protocol import CudaError, WireSite
+from gpurace.runtime.streams import Clock
 from gpurace.sim.graph_conditionals import CONDITION_BYTES
 from gpurace.sim.memory.layout import PAGE_SIZE
 
@@ -61,15 +66,25 @@ class Attribute(IntEnum):
     RESERVED_HIGH = 3
 
 
+@dataclass
+class Chunk:
+    """Physical memory associated with graphs: its size, the address of the live allocation it holds (None when
+    it is free), and, when free, the clock of the free (`streams.Clock`; empty: before everything)."""
+
+    size: int
+    holder: int | None
+    freed: Clock
+
+
 class GraphMemory:
-    """The addresses reserved for graph allocations in `heap`, and the usage figures."""
+    """The addresses reserved for graph allocations in `heap`, the physical memory behind them, and the conditions
+    of conditional nodes."""
 
     def __init__(self, heap: Heap):
         self.heap = heap
         self.reservations: dict[int, int] = {}  # address -> bytes
-        self.reserved = 0
-        self.reserved_high = 0
-        self.used_high = 0
+        self.chunks: list[Chunk] = []
+        self.high = 0  # the high-water mark of the chunks' bytes (used and reserved alike)
         self.conditions: set[int] = set()  # the addresses of conditional handles
 
     def reserve(self, size: int) -> tuple[CudaError, int]:
@@ -82,44 +97,46 @@ class GraphMemory:
         self.reservations[address] = size
         return CudaError.SUCCESS, address
 
-    def freed(self, address: int) -> None:
-        """The allocation at `address` was freed: if it is a graph allocation, its address space is unmapped, so that
-        a kernel touching it faults (out of bounds), as on a GPU. Its block stays known, freed, to the host checks."""
+    def freed(self, address: int, clock: Clock) -> None:
+        """The allocation at `address` was freed at `clock`: if it is a graph allocation, its address space is
+        unmapped, so that a kernel touching it faults (out of bounds), as on a GPU (its block stays known, freed, to
+        the host checks), and its chunk is free from then on."""
         block = self.heap.blocks.get(address)
         if address in self.reservations and block is not None and self.heap.arena.table.find(address) is block.allocation:
             self.heap.arena.table.remove(block.allocation)
+            chunk = next(c for c in self.chunks if c.holder == address)
+            chunk.holder, chunk.freed = None, clock
 
     def live(self, address: int) -> bool:
         block = self.heap.blocks.get(address)
         return block is not None and block.freed_at is None
 
-    def allocate(self, address: int, size: int, site: WireSite) -> CudaError:
-        """The allocation node's memory, at its address: INVALID_VALUE while the last allocation there is live
-        (the shim checks before a launch, so only a graph that allocates twice at one address meets it)."""
+    def allocate(self, address: int, size: int, site: WireSite, after: Callable[[Clock], bool]) -> CudaError:
+        """The allocation node's memory, at its address, in a free chunk whose free comes `after` it (a new one if
+        none): INVALID_VALUE while the last allocation there is live (the shim checks before a launch, so only a
+        graph that allocates twice at one address meets it)."""
         if size > self.reservations.get(address, 0) or self.live(address):
             return CudaError.INVALID_VALUE
         if size > self.heap.arena.nbytes - self.heap.live_bytes:
             return CudaError.MEMORY_ALLOCATION
         self.heap.place(address, size, site)
-        used = self.used()
-        self.used_high = max(self.used_high, used)
-        self.reserved = max(self.reserved, used)
-        self.reserved_high = max(self.reserved_high, self.reserved)
+        chunk = next((c for c in self.chunks if c.holder is None and c.size >= size and after(c.freed)), None)
+        if chunk is None:
+            chunk = Chunk(size, None, {})
+            self.chunks.append(chunk)
+        chunk.holder = address
+        self.high = max(self.high, self.footprint())
         return CudaError.SUCCESS
 
-    def used(self) -> int:
-        return sum(self.heap.blocks[a].allocation.size for a in self.reservations if self.live(a))
+    def footprint(self) -> int:
+        return sum(c.size for c in self.chunks)
 
     def trim(self) -> None:
-        self.reserved = self.used()
+        self.chunks = [c for c in self.chunks if c.holder is not None]
 
     def attribute(self, attribute: Attribute) -> int:
-        return {
-            Attribute.USED_CURRENT: self.used(),
-            Attribute.USED_HIGH: self.used_high,
-            Attribute.RESERVED_CURRENT: self.reserved,
-            Attribute.RESERVED_HIGH: self.reserved_high,
-        }[attribute]
+        high = attribute in (Attribute.USED_HIGH, Attribute.RESERVED_HIGH)
+        return self.high if high else self.footprint()
 
     def condition_handle(self, default: int, site: WireSite) -> int:
         """The address of a new condition, holding `default`."""
@@ -144,10 +161,7 @@ class GraphMemory:
         return self.heap.arena.view(address, CONDITION_BYTES).view("<u4")
 
     def reset_high(self, attribute: Attribute) -> CudaError:
-        if attribute is Attribute.USED_HIGH:
-            self.used_high = self.used()
-        elif attribute is Attribute.RESERVED_HIGH:
-            self.reserved_high = self.reserved
-        else:
+        if attribute not in (Attribute.USED_HIGH, Attribute.RESERVED_HIGH):
             return CudaError.INVALID_VALUE
+        self.high = self.footprint()
         return CudaError.SUCCESS

@@ -21,6 +21,7 @@ import select
 import socket
 import struct
 import time
+from functools import partial
 
 from gpurace.detect.bytesets import PAGE_SHIFT
 from gpurace.detect.footprint import Footprint, LaunchFootprint, Spans
@@ -54,7 +55,7 @@ from gpurace.runtime.protocol import (
 )
 from gpurace.runtime.protection import host_pages
 from gpurace.runtime.sites import at_where
-from gpurace.runtime.streams import Operation, Timeline
+from gpurace.runtime.streams import Clock, Operation, Timeline
 from gpurace.runtime.texture_objects import read_object
 from gpurace.runtime.virtual_memory import Refused, VirtualAction, VirtualMemory
 from gpurace.sim.printf import DeviceOutput
@@ -241,7 +242,7 @@ class DeviceServer:
         if kind is MemoryKind.REGISTERED:
             return encode_reply(self.checks.unregister(address, site))
         self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
-        return encode_reply(self._release(address, kind, site))
+        return encode_reply(self._release(address, kind, site, {}))
 
     def _free_async(self, r: Reader) -> bytes:
         """`cudaFreeAsync`: the free runs now, as every call does, but in `stream`'s order, not the device's: the
@@ -254,13 +255,14 @@ class DeviceServer:
         if block is not None and block.freed_at is None and block.kind is MemoryKind.DEVICE:
             alloc = block.allocation
             self._queue(site, stream, Spans(), Spans(((alloc.base, alloc.base + alloc.size),)), blocking=False)
-        return encode_reply(self._release(address, MemoryKind.DEVICE, site))
+        return encode_reply(self._release(address, MemoryKind.DEVICE, site, self.timeline.stream_clock(stream)))
 
-    def _release(self, address: int, kind: MemoryKind, site: WireSite) -> CudaError:
-        """Free `address` (checked); a graph allocation's address space is then unmapped (`graph_memory`)."""
+    def _release(self, address: int, kind: MemoryKind, site: WireSite, clock: Clock) -> CudaError:
+        """Free `address` (checked) at `clock` (stream order; empty: after the device's work); a graph allocation's
+        address space is then unmapped (`graph_memory`)."""
         status = self.checks.free(address, kind, site)
         if status is CudaError.SUCCESS:
-            self.graph_memory.freed(address)
+            self.graph_memory.freed(address, clock)
         return status
 
     def _mem_info(self, _r: Reader) -> bytes:
@@ -490,13 +492,16 @@ class DeviceServer:
         return encode_reply(status, struct.pack("<Q", value))
 
     def _graph_memory(self, r: Reader) -> bytes:
-        """Graph memory nodes (`graph_memory`): one action, three numbers, the site of the node's call."""
+        """Graph memory nodes and the conditions of conditional nodes (`graph_memory`): one action, three numbers,
+        the site of the call."""
         action, a, b, c, site = GraphMemoryAction(r.u32()), r.u64(), r.u64(), r.u64(), r.site()
         memory, status, value = self.graph_memory, CudaError.SUCCESS, 0
         if action is GraphMemoryAction.RESERVE:
             status, value = memory.reserve(a)
         elif action is GraphMemoryAction.ALLOCATE:
-            status = memory.allocate(a, b, site) if self.timeline.known_stream(c) else CudaError.INVALID_RESOURCE_HANDLE
+            known = self.timeline.known_stream(c)
+            after = partial(self.timeline.comes_before, stream=c)  # whether a free comes before, in the stream's order
+            status = memory.allocate(a, b, site, after) if known else CudaError.INVALID_RESOURCE_HANDLE
             if status is CudaError.SUCCESS:  # an operation of the node's stream, which writes the whole allocation
                 self._queue(site, c, Spans(), Spans(((a, a + b),)), blocking=False)
         elif action is GraphMemoryAction.LIVE:
