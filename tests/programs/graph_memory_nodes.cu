@@ -15,6 +15,8 @@
 // @stdout auto free: cudaSuccess
 // @stdout captured: 1 3 5 63
 // @stdout captured again: 1 3 5 63
+// @stdout two streams: used 384
+// @stdout one stream: used 384
 // @stdout trimmed: used 128 reserved 128
 // @exit 0
 // @launches 8
@@ -129,6 +131,27 @@ int main() {
     cudaGraphLaunch(captured_exec, s);
     cudaStreamSynchronize(s);
     show("captured again", in);
+
+    // Launched on two streams at once, two graphs cannot share memory; one after the other on a stream they can.
+    cudaGraphExec_t scratch[2];
+    for (int i = 0; i < 2; i++) {
+        cudaGraph_t scratch_graph;
+        cudaStreamBeginCapture(capturing, cudaStreamCaptureModeGlobal);
+        cudaMallocAsync(&x, n * sizeof(int), capturing);
+        cudaMemsetAsync(x, 0, n * sizeof(int), capturing);
+        cudaFreeAsync(x, capturing);
+        cudaStreamEndCapture(capturing, &scratch_graph);
+        cudaGraphInstantiate(&scratch[i], scratch_graph, 0);
+    }
+    cudaDeviceGraphMemTrim(0);
+    cudaGraphLaunch(scratch[0], s);
+    cudaGraphLaunch(scratch[1], capturing);
+    printf("two streams: used %zu\n", attribute(cudaGraphMemAttrUsedMemCurrent));
+    cudaDeviceSynchronize();
+    cudaGraphLaunch(scratch[0], s);
+    cudaGraphLaunch(scratch[1], s);
+    printf("one stream: used %zu\n", attribute(cudaGraphMemAttrUsedMemCurrent));
+    cudaDeviceSynchronize();
 
     cudaDeviceGraphMemTrim(0);
     printf("trimmed: used %zu reserved %zu\n", attribute(cudaGraphMemAttrUsedMemCurrent),
