@@ -1,39 +1,33 @@
 // A kernel node reads a graph allocation, and the free node that ends the allocation does not depend on it
-// (both come after the allocation node only): on a GPU the memory may be freed while the kernel still reads
-// it. A data race between the kernel's load and the free node. The captured twin frees on a forked stream
-// that waited for the allocation only: the same race, between the kernel and cudaFreeAsync.
+// (both come after the kernel node that fills it only): on a GPU the memory may be freed while the kernel
+// still reads it. A data race between the kernel's load and the free node. The captured twin frees on a
+// forked stream that waited for the fill only: the same race, between the kernel and cudaFreeAsync.
+// @with parts/graph_nodes.cu
 // @stdout launched: cudaSuccess
 // @stdout captured: cudaSuccess
 // @exit 1
 // @launches 4
-// @expect data-race 14 37
-// @expect data-race 14 55
+// @expect data-race 14 31
+// @expect data-race 14 49
 #include <cstdio>
 
-__global__ void fill(int *x) { x[threadIdx.x] = threadIdx.x; }
 __global__ void sum(const int *x, int *total) { atomicAdd(total, x[threadIdx.x]); }
+__global__ void fill(int *x) { x[threadIdx.x] = threadIdx.x; }
+
+cudaGraphNode_t add_allocation(cudaGraph_t g, const cudaGraphNode_t *dep, size_t bytes, void **ptr);
+cudaGraphNode_t add_kernel(cudaGraph_t g, const cudaGraphNode_t *dep, void *func, void **args, unsigned threads);
 
 int main() {
     const int n = 32;
-    int *total;
+    int *total, *x;
     cudaMalloc(&total, sizeof(int));
     cudaMemset(total, 0, sizeof(int));
     cudaGraph_t g;
     cudaGraphCreate(&g, 0);
-    cudaMemAllocNodeParams alloc = {};
-    alloc.poolProps.allocType = cudaMemAllocationTypePinned;
-    alloc.poolProps.location = {cudaMemLocationTypeDevice, 0};
-    alloc.bytesize = n * sizeof(int);
-    cudaGraphNode_t alloc_node, fill_node, free_node, sum_node;
-    cudaGraphAddMemAllocNode(&alloc_node, g, nullptr, 0, &alloc);
-    int *x = (int *)alloc.dptr;
-    cudaKernelNodeParams k = {};
-    void *fill_args[] = {&x};
-    k.func = (void *)fill, k.gridDim = dim3(1), k.blockDim = dim3(n), k.kernelParams = fill_args;
-    cudaGraphAddKernelNode(&fill_node, g, &alloc_node, 1, &k);
-    void *sum_args[] = {&x, &total};
-    k.func = (void *)sum, k.kernelParams = sum_args;
-    cudaGraphAddKernelNode(&sum_node, g, &fill_node, 1, &k);
+    cudaGraphNode_t alloc_node = add_allocation(g, nullptr, n * sizeof(int), (void **)&x), free_node;
+    void *fill_args[] = {&x}, *sum_args[] = {&x, &total};
+    cudaGraphNode_t fill_node = add_kernel(g, &alloc_node, (void *)fill, fill_args, n);
+    add_kernel(g, &fill_node, (void *)sum, sum_args, n);
     cudaGraphAddMemFreeNode(&free_node, g, &fill_node, 1, x);
     cudaGraphExec_t exec;
     cudaGraphInstantiate(&exec, g, 0);

@@ -5,6 +5,7 @@
 // cudaMallocAsync and cudaFreeAsync into allocation and free nodes. The usage attributes count the memory
 // associated with graphs: the two buffers the first graph holds at once, which later launches and graphs on
 // the same stream use again, until cudaDeviceGraphMemTrim keeps only what live allocations hold.
+// @with parts/graph_nodes.cu
 // @stdout same address: 1
 // @stdout params: 128 bytes, node type 10, free node type 11, frees the allocation: 1
 // @stdout explicit: 0 2 4 62
@@ -34,29 +35,27 @@ static size_t attribute(cudaGraphMemAttributeType which) {
     return value;
 }
 
-// alloc a -> copy in -> alloc b -> kernel -> copy out -> free a, free b (b after the free of a when `reuse`)
+cudaGraphNode_t add_allocation(cudaGraph_t g, const cudaGraphNode_t *dep, size_t bytes, void **ptr);
+cudaGraphNode_t add_kernel(cudaGraph_t g, const cudaGraphNode_t *dep, void *func, void **args, unsigned threads);
+
+// alloc a -> copy in -> alloc b -> kernel -> copy out -> free a, free b (unless b is kept: `b_out`)
 static cudaGraphExec_t doubling_graph(int *host_in, int *host_out, int **b_out, bool free_b, unsigned flags) {
     cudaGraph_t g;
     cudaGraphCreate(&g, 0);
-    cudaMemAllocNodeParams alloc = {};
-    alloc.poolProps.allocType = cudaMemAllocationTypePinned;
-    alloc.poolProps.location = {cudaMemLocationTypeDevice, 0};
-    alloc.bytesize = n * sizeof(int);
-    cudaGraphNode_t alloc_a, copy_in, alloc_b, kernel, copy_out, free_a, free_b_node;
-    cudaGraphAddMemAllocNode(&alloc_a, g, nullptr, 0, &alloc);
-    int *a = (int *)alloc.dptr;
+    int *a, *b;
+    cudaGraphNode_t copy_in, copy_out, free_a, free_b_node;
+    cudaGraphNode_t alloc_a = add_allocation(g, nullptr, n * sizeof(int), (void **)&a);
     cudaGraphAddMemcpyNode1D(&copy_in, g, &alloc_a, 1, a, host_in, n * sizeof(int), cudaMemcpyHostToDevice);
-    cudaGraphAddMemAllocNode(&alloc_b, g, &copy_in, 1, &alloc);
-    int *b = (int *)alloc.dptr;
-    cudaKernelNodeParams k = {};
+    cudaGraphNode_t alloc_b = add_allocation(g, &copy_in, n * sizeof(int), (void **)&b);
     void *args[] = {&a, &b};
-    k.func = (void *)twice, k.gridDim = dim3(1), k.blockDim = dim3(n), k.kernelParams = args;
-    cudaGraphAddKernelNode(&kernel, g, &alloc_b, 1, &k);
+    cudaGraphNode_t kernel = add_kernel(g, &alloc_b, (void *)twice, args, n);
     cudaGraphAddMemcpyNode1D(&copy_out, g, &kernel, 1, host_out, b, n * sizeof(int), cudaMemcpyDeviceToHost);
     cudaGraphAddMemFreeNode(&free_a, g, &kernel, 1, a);
     if (free_b) cudaGraphAddMemFreeNode(&free_b_node, g, &copy_out, 1, b);
     if (b_out == nullptr) {  // the first graph: a third allocation after both frees reuses an address
         cudaGraphNode_t deps[] = {free_a, free_b_node}, alloc_c, free_c;
+        cudaMemAllocNodeParams alloc;
+        cudaGraphMemAllocNodeGetParams(alloc_a, &alloc);
         cudaGraphAddMemAllocNode(&alloc_c, g, deps, 2, &alloc);
         printf("same address: %d\n", alloc.dptr == a || alloc.dptr == b);
         cudaGraphAddMemFreeNode(&free_c, g, &alloc_c, 1, alloc.dptr);

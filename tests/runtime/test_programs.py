@@ -115,7 +115,7 @@ def test_a_kernel_in_a_freed_graph_allocation_is_told_it_was_freed_and_where():
     (finding,) = run(path).findings
     assert finding.kind == "out-of-bounds" and finding.space == "global"
     assert "graph allocation `cudaGraphAddMemAllocNode#2`" in finding.cause and finding.cause.endswith("a use after free")
-    assert finding.details["freed_at"] == f"at {display_path(str(path))}:33"
+    assert finding.details["freed_at"] == f"at {display_path(str(path))}:27"
 
 
 def test_identical_leaks_are_merged_with_a_count():
