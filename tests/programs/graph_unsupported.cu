@@ -1,17 +1,17 @@
-// Graph calls gpurace's runtime does not implement (here a memory allocation node) stop the program (exit
-// status 2) with a message naming the call and its line.
+// Graph nodes gpurace's runtime does not implement (here an external semaphore node, made with the generic
+// cudaGraphAddNode) stop the program (exit status 2) with a message naming the call, the node and its line.
 // @stdout graph created
 // @exit 2
-// @expect_error graph_unsupported.cu:14: cudaGraphAddMemAllocNode is not supported
+// @expect_error graph_unsupported.cu:14: cudaGraphAddNode (external semaphore signal node) is not supported
 #include <cstdio>
 
 int main() {
     cudaGraph_t graph;
     cudaGraphCreate(&graph, 0);
     printf("graph created\n");
-    cudaMemAllocNodeParams params = {};
+    cudaGraphNodeParams params = {cudaGraphNodeTypeExtSemaphoreSignal};
     cudaGraphNode_t node;
-    cudaGraphAddMemAllocNode(&node, graph, nullptr, 0, &params);
+    cudaGraphAddNode(&node, graph, nullptr, nullptr, 0, &params);
     printf("after\n");
     return 0;
 }

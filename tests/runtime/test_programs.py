@@ -110,6 +110,14 @@ def test_a_host_finding_names_the_call_and_the_allocation():
     assert finding.details["allocated_at"] == f"at {display_path(str(PROGRAMS / 'memcpy_past_end.cu'))}:10"
 
 
+def test_a_kernel_in_a_freed_graph_allocation_is_told_it_was_freed_and_where():
+    path = PROGRAMS / "graph_memory_use_after_free.cu"
+    (finding,) = run(path).findings
+    assert finding.kind == "out-of-bounds" and finding.space == "global"
+    assert "graph allocation `cudaGraphAddMemAllocNode#2`" in finding.cause and finding.cause.endswith("a use after free")
+    assert finding.details["freed_at"] == f"at {display_path(str(path))}:27"
+
+
 def test_identical_leaks_are_merged_with_a_count():
     (finding,) = run(PROGRAMS / "leak.cu").findings
     assert finding.count == 2 and finding.cause == "400 bytes allocated by cudaMalloc were never freed"

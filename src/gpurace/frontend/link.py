@@ -36,7 +36,7 @@ from gpurace.limits import Limits
 
 _LINKED = ("visible", "weak", "common")
 """Linkages that make a definition visible to the other files."""
-_BUILTIN_DECLARATIONS = frozenset({"vprintf", "malloc", "free", "__assertfail"})
+_BUILTIN_DECLARATIONS = frozenset({"vprintf", "malloc", "free", "__assertfail", "cudaGraphSetConditional"})
 """Functions the CUDA runtime provides: declared by every file that uses them, defined by none."""
 
 

@@ -137,12 +137,26 @@ class Heap:
     def map(self, address: int, size: int, site: WireSite, initialised: bool) -> Block:
         """A device block at `address`, in address space reserved for it (`virtual_memory`): a physical allocation
         mapped there. `initialised`: its bytes hold values already (it was mapped before)."""
+        block = self._insert(address, size, site)
+        if initialised:
+            self.written.host_wrote(np.array([address], dtype=np.uint64), np.array([address + size], dtype=np.uint64))
+        return block
+
+    def place(self, address: int, size: int, site: WireSite) -> Block:
+        """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
+        `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
+        old = self.blocks.pop(address, None)
+        if old is not None and self.arena.table.find(address) is old.allocation:  # freed by cudaDeviceReset
+            self.arena.table.remove(old.allocation)
+        self.live_bytes += size
+        shift_address_limit(-size)
+        return self._insert(address, size, site)
+
+    def _insert(self, address: int, size: int, site: WireSite) -> Block:
         alloc = self.arena.table.insert(f"{site.call}#{len(self.blocks) + 1}", address, size)
         block = Block(alloc, MemoryKind.DEVICE, site)
         self.blocks[address] = block
         self.written.allocated(address, size)
-        if initialised:
-            self.written.host_wrote(np.array([address], dtype=np.uint64), np.array([address + size], dtype=np.uint64))
         self.protection.closed(alloc)
         return block
 
@@ -158,6 +172,13 @@ class Heap:
         """The block whose bytes include `address`, freed or not."""
         alloc = self.arena.table.find(address)
         return self.blocks.get(alloc.base) if alloc is not None else None
+
+    def unmapped_at(self, address: int) -> Block | None:
+        """The freed block whose bytes include `address` and whose address space was unmapped (a graph
+        allocation's: `graph_memory`), if any."""
+        if self.arena.table.find(address) is not None:
+            return None
+        return next((b for b in self.blocks.values() if b.freed_at and b.allocation.base <= address < b.allocation.end), None)
 
     def freed(self, allocation: Allocation) -> bool:
         block = self.blocks.get(allocation.base)

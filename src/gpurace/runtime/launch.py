@@ -275,7 +275,8 @@ def _run(
         report = check(module, **launch, **device.check_options)
         first_run = report.stats.get("schedules", [report.stats])[0]  # one schedule: the report is its run's
         unwritten = [_with_allocating_line(device, f) for f in init_check.finish()]
-        findings, steps = report.findings + unwritten, first_run["steps"]
+        findings = [_naming_freed_graph_memory(device, f) for f in report.findings] + unwritten
+        steps = first_run["steps"]
     else:
         # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
         same_run = {k: v for k, v in device.check_options.items() if k in ("seed", "max_steps")}
@@ -293,6 +294,20 @@ def _with_allocating_line(device: Device, finding: Finding) -> Finding:
         if where:
             finding.cause += f" (`{block.allocation.name}` was allocated {at_where(where)})"
             finding.details["allocated_at"] = where
+    return finding
+
+
+def _naming_freed_graph_memory(device: Device, finding: Finding) -> Finding:
+    """An out-of-bounds access into a graph allocation that was freed (its address space unmapped, as a GPU's:
+    `graph_memory`), with the allocation and the host line that freed it in its cause."""
+    address = finding.details.get("address")
+    if finding.kind != "out-of-bounds" or address is None:
+        return finding
+    block = device.heap.unmapped_at(address)
+    if block is not None:
+        where = at_where(device.source_lines.frame(block.freed_at).where())
+        finding.cause += f"; it is in graph allocation `{block.allocation.name}`, freed {where}: a use after free"
+        finding.details["freed_at"] = where
     return finding
 
 

@@ -82,6 +82,7 @@ the `CUfunction` handle as `host_fun`.
 | OBJECT_DESTROY | `u64 handle` | - (INVALID_VALUE: not a live object) |
 | TENSOR_MAP | `u32 data_type, u32 rank, u64 address`, `u64` extent per dimension, `u64` stride per dimension but the first, `u32` box extent and `u32` element stride per dimension (innermost first, as `cuTensorMapEncodeTiled` takes them), `u32 interleave, u32 swizzle, u32 oob_fill`, site | the 128-byte map (`sim.tensor_maps`; status 1, CUDA_ERROR_INVALID_VALUE: a map the driver refuses) |
 | VIRTUAL_MEMORY | `u32 action (virtual_memory.VirtualAction), u64 a, u64 b, u64 c, u64 d` (the action's numbers, unused ones 0), site (the driver's virtual memory management: `cuMemAddressReserve`, `cuMemCreate`, `cuMemMap`, ...) | `u64` the reserved address or the new handle, else 0 (the driver's errors; STOP: a use gpurace refuses, recorded) |
+| GRAPH_MEMORY | `u32 action (graph_memory.GraphMemoryAction), u64 a, u64 b, u64 c` (the action's numbers, unused ones 0), site (graph memory nodes: reserving a graph allocation's address, allocating it when its node runs on stream `c`, the usage attributes; conditional nodes: a handle's condition made, read on stream `c`, assigned its default) | `u64` the reserved address, the new handle, the condition or the figure asked for, else 0 |
 
 A reply with status `STOP` (-1) means gpurace cannot go on with this
 program (it has recorded why: a launch it cannot simulate, an internal
@@ -145,6 +146,7 @@ class Op(IntEnum):
     OBJECT_DESTROY = 41
     TENSOR_MAP = 42
     VIRTUAL_MEMORY = 43
+    GRAPH_MEMORY = 44
 
 
 class ObjectKind(IntEnum):

@@ -21,12 +21,15 @@ import select
 import socket
 import struct
 import time
+from functools import partial
 
 from gpurace.detect.bytesets import PAGE_SHIFT
 from gpurace.detect.footprint import Footprint, LaunchFootprint, Spans
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.runtime.device import Device
+from gpurace.runtime.graph_memory import Attribute, GraphMemory, GraphMemoryAction
+from gpurace.sim.graph_conditionals import CONDITION_BYTES
 from gpurace.runtime.host_checks import HostChecks
 from gpurace.runtime.launch import run_launch
 from gpurace.runtime.module_images import code_key, read_image
@@ -52,7 +55,7 @@ from gpurace.runtime.protocol import (
 )
 from gpurace.runtime.protection import host_pages
 from gpurace.runtime.sites import at_where
-from gpurace.runtime.streams import Operation, Timeline
+from gpurace.runtime.streams import Clock, Operation, Timeline
 from gpurace.runtime.texture_objects import read_object
 from gpurace.runtime.virtual_memory import Refused, VirtualAction, VirtualMemory
 from gpurace.sim.printf import DeviceOutput
@@ -79,6 +82,7 @@ class DeviceServer:
         self._protected_version = self.timeline.version
         self.next_object = 0  # the last texture or surface object handle given out
         self.virtual = VirtualMemory(device.heap)
+        self.graph_memory = GraphMemory(device.heap)
         self.partial_footprints = 0  # launches whose footprint outgrew its budget (streams.py: fewer races seen)
         self.compiled: dict[bytes, str] = {}  # code_key(cubin) -> the PTX the program's NVRTC compiled it from
         self._handlers = {
@@ -111,6 +115,7 @@ class DeviceServer:
             Op.OBJECT_DESTROY: self._object_destroy,
             Op.TENSOR_MAP: self._tensor_map,
             Op.VIRTUAL_MEMORY: self._virtual_memory,
+            Op.GRAPH_MEMORY: self._graph_memory,
             Op.UNSUPPORTED: self._unsupported,
         }
 
@@ -237,7 +242,7 @@ class DeviceServer:
         if kind is MemoryKind.REGISTERED:
             return encode_reply(self.checks.unregister(address, site))
         self.timeline.host_waits_for_device()  # cudaFree waits for the device's work, as NVIDIA's runtime does
-        return encode_reply(self.checks.free(address, kind, site))
+        return encode_reply(self._release(address, kind, site, {}))
 
     def _free_async(self, r: Reader) -> bytes:
         """`cudaFreeAsync`: the free runs now, as every call does, but in `stream`'s order, not the device's: the
@@ -250,7 +255,15 @@ class DeviceServer:
         if block is not None and block.freed_at is None and block.kind is MemoryKind.DEVICE:
             alloc = block.allocation
             self._queue(site, stream, Spans(), Spans(((alloc.base, alloc.base + alloc.size),)), blocking=False)
-        return encode_reply(self.checks.free(address, MemoryKind.DEVICE, site))
+        return encode_reply(self._release(address, MemoryKind.DEVICE, site, self.timeline.stream_clock(stream)))
+
+    def _release(self, address: int, kind: MemoryKind, site: WireSite, clock: Clock) -> CudaError:
+        """Free `address` (checked) at `clock` (stream order; empty: after the device's work); a graph allocation's
+        address space is then unmapped (`graph_memory`)."""
+        status = self.checks.free(address, kind, site)
+        if status is CudaError.SUCCESS:
+            self.graph_memory.freed(address, clock)
+        return status
 
     def _mem_info(self, _r: Reader) -> bytes:
         """`cudaMemGetInfo`: the bytes of the global arena no live allocation holds, and all of them."""
@@ -476,6 +489,39 @@ class DeviceServer:
             status, value = self.virtual.request(action, a, b, c, d, site)
         except Refused as e:
             return self._stop(site, f"{e}; the program was stopped")
+        return encode_reply(status, struct.pack("<Q", value))
+
+    def _graph_memory(self, r: Reader) -> bytes:
+        """Graph memory nodes and the conditions of conditional nodes (`graph_memory`): one action, three numbers,
+        the site of the call."""
+        action, a, b, c, site = GraphMemoryAction(r.u32()), r.u64(), r.u64(), r.u64(), r.site()
+        memory, status, value = self.graph_memory, CudaError.SUCCESS, 0
+        if action is GraphMemoryAction.RESERVE:
+            status, value = memory.reserve(a)
+        elif action is GraphMemoryAction.ALLOCATE:
+            known = self.timeline.known_stream(c)
+            after = partial(self.timeline.comes_before, stream=c)  # whether a free comes before, in the stream's order
+            status = memory.allocate(a, b, site, after) if known else CudaError.INVALID_RESOURCE_HANDLE
+            if status is CudaError.SUCCESS:  # an operation of the node's stream, which writes the whole allocation
+                self._queue(site, c, Spans(), Spans(((a, a + b),)), blocking=False)
+        elif action is GraphMemoryAction.LIVE:
+            value = int(memory.live(a))
+        elif action is GraphMemoryAction.TRIM:
+            memory.trim()
+        elif action is GraphMemoryAction.GET_ATTRIBUTE:
+            value = memory.attribute(Attribute(a))
+        elif action is GraphMemoryAction.HANDLE:
+            value = memory.condition_handle(a, site)
+        elif action is GraphMemoryAction.CONDITION:
+            condition = memory.condition(a) if self.timeline.known_stream(c) else None
+            status = CudaError.SUCCESS if condition is not None else CudaError.INVALID_VALUE
+            if condition is not None:  # the node reads it on its stream
+                self._queue(site, c, Spans(((a, a + CONDITION_BYTES),)), Spans(), blocking=False)
+                value = condition
+        elif action is GraphMemoryAction.ASSIGN:
+            status = memory.assign(a, b)
+        else:
+            status = memory.reset_high(Attribute(a))
         return encode_reply(status, struct.pack("<Q", value))
 
     def _stop(self, site, message: str) -> bytes:

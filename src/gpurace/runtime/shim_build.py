@@ -32,6 +32,8 @@ SHIM_FILES = (
     "driver_support.h",
     "driver_textures.h",
     "graphs.h",
+    "graph_memory.h",
+    "graph_conditionals.h",
     "stream_ordered.h",
     "memory_hints.h",
     "unsupported_calls.h",

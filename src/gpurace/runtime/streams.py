@@ -264,8 +264,17 @@ class Timeline:
                 return finding
         return None
 
-    def _issue(self, stream: Stream) -> Clock:
-        """The clock of a new operation on `stream`, which becomes the stream's; the host moves on past it."""
+    def comes_before(self, clock: Clock, stream: int) -> bool:
+        """Whether what happened at `clock` comes before work issued to `stream` now."""
+        return _before(clock, self._seen_by(self.streams[stream]))
+
+    def stream_clock(self, stream: int) -> Clock:
+        """The clock of `stream`'s latest operation."""
+        return dict(self.streams[stream].clock)
+
+    def _seen_by(self, stream: Stream) -> Clock:
+        """What a new operation on `stream` comes after: the stream's work, the host's, and the legacy stream's
+        ordering with the blocking streams."""
         clock = _join(stream.clock, self.host)
         if stream.legacy:
             for other in self._every_stream:
@@ -273,6 +282,11 @@ class Timeline:
                     clock = _join(clock, other.clock)
         elif stream.blocking:
             clock = _join(clock, self.legacy.clock)
+        return clock
+
+    def _issue(self, stream: Stream) -> Clock:
+        """The clock of a new operation on `stream`, which becomes the stream's; the host moves on past it."""
+        clock = self._seen_by(stream)
         clock[stream.agent] = clock.get(stream.agent, 0) + 1
         stream.clock = clock
         self.host = {**self.host, HOST: self.host[HOST] + 1}

@@ -26,6 +26,7 @@ from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
 from gpurace.sim.memory import Space, from_generic, space_of, to_generic
 from gpurace.sim.memory.floats import UINT_OF_SIZE
+from gpurace.sim.graph_conditionals import SET_CONDITIONAL, set_conditional_handler
 from gpurace.sim.printf import printf_handler
 from gpurace.sim.program import VERIFIER_ONLY_PREFIX, call_parts, is_builtin_function
 from gpurace.sim.state import SIGNED_TYPES, describe_operand, operand_reader, operand_writer, raw_dtype
@@ -580,21 +581,26 @@ class Decoder:
                 vals = readers[0](idx)
             else:
                 vals = np.stack([r(idx) for r in readers], axis=1)
-            # the detectors see the store before it takes effect: memory still holds what the last
-            # earlier write left, which tells a same-value write-write race (`Memory.bytes_at`)
-            if count == 1:
-                self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals)
-            elif size <= 8 or esize > 8:
-                self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=packed_lanes(vals, esize))
-            else:
-                self._emit_wide_store(idx, acc, ok, vals, esize)
-            mem.store(acc, esize, vals)
-            eng.progress = True
-            if eng.watching:
-                eng.parking.wrote(idx, acc, size)
+            self.store(idx, acc, ok, size, esize, vals)
             return nxt
 
         return st
+
+    def store(self, idx, acc, ok, size: int, esize: int, vals) -> None:
+        """A resolved and checked store of `vals` (one value per lane, or `[lanes, count]` elements of a vector
+        store) takes effect. The detectors see it before: memory still holds what the last earlier write left,
+        which tells a same-value write-write race (`Memory.bytes_at`)."""
+        eng = self.eng
+        if vals.ndim == 1:
+            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=vals)
+        elif size <= 8 or esize > 8:
+            self.emit_access(AccessKind.WRITE, idx, acc, ok, size, stored=packed_lanes(vals, esize))
+        else:
+            self._emit_wide_store(idx, acc, ok, vals, esize)
+        eng.mem.store(acc, esize, vals)
+        eng.progress = True
+        if eng.watching:
+            eng.parking.wrote(idx, acc, size)
 
     def _emit_wide_store(self, idx, acc, ok, vals, esize) -> None:
         """A vector store of more than 8 bytes as one write event per 8 bytes, each with the bytes it stores.
@@ -990,6 +996,8 @@ class Decoder:
         pc = self.pc
         if callee == "vprintf":
             return printf_handler(self, args)
+        if callee == SET_CONDITIONAL:
+            return set_conditional_handler(self, args)
         if callee == "__assertfail":
 
             def assertfail(idx):

@@ -31,7 +31,16 @@ MAX_KERNEL_PARAM_BYTES = 32764
 # Functions the CUDA runtime provides and that we implement natively, and the
 # checks behind `__assert`, `__requires` and `__assume` in gpurace's GPUVerify cuda.h.
 BUILTIN_FUNCTIONS = frozenset(
-    {"vprintf", "__assertfail", "malloc", "free", "__gpurace_assert", "__gpurace_requires", "__gpurace_assume"}
+    {
+        "vprintf",
+        "__assertfail",
+        "malloc",
+        "free",
+        "cudaGraphSetConditional",
+        "__gpurace_assert",
+        "__gpurace_requires",
+        "__gpurace_assume",
+    }
 )
 # That cuda.h also declares one function per GPUVerify predicate that only a
 # verifier can evaluate (`__gpurace_verifier_only_read` for `__read`).

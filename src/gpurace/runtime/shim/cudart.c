@@ -462,6 +462,24 @@ static cudaError_t request(uint32_t op, struct buf *req, uint8_t **reply) {
     return status;
 }
 
+/* A request of `action` with `n` numbers, made by `call`; `*result` (when not NULL) is the number the server gives
+   back (the VIRTUAL_MEMORY and GRAPH_MEMORY requests). */
+static cudaError_t numbers_request(uint32_t op, uint32_t action, const uint64_t *numbers, int n, const char *call,
+                                   uint64_t *result) {
+    struct buf req = {0};
+    uint8_t *reply = NULL;
+    put_u32(&req, action);
+    for (int i = 0; i < n; i++) put_u64(&req, numbers[i]);
+    put_site(&req, call, NULL);
+    cudaError_t status = request(op, &req, &reply);
+    if (status == cudaSuccess && result) {
+        const uint8_t *p = reply;
+        *result = get_u64(&p);
+    }
+    free(reply);
+    return status;
+}
+
 static void flush_device_output(void) {
     pthread_mutex_lock(&rt.lock);
     if (device_output.len) {
@@ -2204,9 +2222,16 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 /* ------------------------------------------------------------------------ */
 
 #include "graphs.h"
+#include "graph_memory.h"
+#include "graph_conditionals.h"
 #include "stream_ordered.h"
 #include "memory_hints.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name, NULL); }
+#define UNSUPPORTED_BETWEEN_PROCESSES(name)                                                                        \
+    EXPORT void name(void) {                                                                                       \
+        unsupported(#name " (sharing memory or events with another process: each process gpurace runs has a "     \
+                          "simulated device of its own)", NULL);                                                   \
+    }
 #include "unsupported_calls.h"

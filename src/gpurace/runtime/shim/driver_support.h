@@ -163,16 +163,5 @@ enum { OP_VIRTUAL_MEMORY = 43 };
 
 EXPORT cudaError_t __cudaGpuraceVirtualMemory(uint32_t action, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
                                               uint64_t *result, const char *call) {
-    struct buf req = {0};
-    uint8_t *reply = NULL;
-    put_u32(&req, action);
-    put_u64(&req, a), put_u64(&req, b), put_u64(&req, c), put_u64(&req, d);
-    put_site(&req, call, NULL);
-    cudaError_t status = request(OP_VIRTUAL_MEMORY, &req, &reply);
-    if (status == cudaSuccess && result) {
-        const uint8_t *p = reply;
-        *result = get_u64(&p);
-    }
-    free(reply);
-    return status;
+    return numbers_request(OP_VIRTUAL_MEMORY, action, (const uint64_t[]){a, b, c, d}, 4, call, result);
 }

@@ -39,12 +39,13 @@ enum {
 };
 
 enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_HOST = 3, NODE_GRAPH = 4, NODE_EMPTY = 5,
-       NODE_WAIT_EVENT = 6, NODE_EVENT_RECORD = 7 };
+       NODE_WAIT_EVENT = 6, NODE_EVENT_RECORD = 7, NODE_MEM_ALLOC = 10, NODE_MEM_FREE = 11, NODE_CONDITIONAL = 13 };
 
 enum { MODE_GLOBAL = 0, MODE_THREAD_LOCAL = 1, MODE_RELAXED = 2 };
 enum { CAPTURE_NONE = 0, CAPTURE_ACTIVE = 1, CAPTURE_INVALIDATED = 2 };
 enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3 };
-enum { INSTANTIATE_DEVICE_LAUNCH = 4 };
+enum { INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1, INSTANTIATE_DEVICE_LAUNCH = 4 };
+enum { CONDITION_ASSIGN_DEFAULT = 1 }; /* cudaGraphCondAssignDefault */
 enum { EVENT_EXTERNAL = 1 }; /* cudaEventRecordExternal, cudaEventWaitExternal */
 #define STREAM_NON_BLOCKING 1u
 #define GRAPH_NODE_STREAM (1u << 31) /* the server names such a stream for what it is (protocol.py) */
@@ -77,6 +78,26 @@ struct cudaKernelNodeParams {
     void **extra;
 };
 struct cudaHostNodeParams { void (*fn)(void *); void *userData; };
+struct mem_location {
+    int type; /* cudaMemLocationType: 0 invalid, 1 device, 2 host, 3 host NUMA node, 4 current host NUMA node */
+    int id;
+};
+enum { MEM_LOCATION_DEVICE = 1, MEM_LOCATION_HOST = 2, MEM_LOCATION_HOST_NUMA = 3, MEM_LOCATION_HOST_NUMA_CURRENT = 4 };
+struct mem_pool_props {
+    int allocType, handleTypes;
+    struct mem_location location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+};
+struct mem_access_desc { struct mem_location location; int flags; };
+struct mem_alloc_node_params {
+    struct mem_pool_props poolProps;
+    const struct mem_access_desc *accessDescs;
+    size_t accessDescCount, bytesize;
+    void *dptr;
+};
 typedef struct { unsigned char from_port, to_port, type, reserved[5]; } cudaGraphEdgeData;
 typedef struct { int result; void *errorNode, *errorFromNode; } cudaGraphExecUpdateResultInfo;
 
@@ -111,12 +132,29 @@ struct node {
     void *data;
     struct graph *child; /* child graph: a copy of the graph it was given */
     void *event;         /* event record or wait */
+    void *address;       /* memory alloc or free: the graph allocation (graph_memory.h) */
+    size_t bytesize, reserved;        /* memory alloc: its size, and the bytes reserved at its address */
+    struct mem_pool_props pool_props; /* memory alloc: as given, with its access descriptor (one device: one) */
+    struct mem_access_desc access;
+    size_t naccess;
+    uint64_t handle;       /* conditional: its handle (graph_conditionals.h) */
+    int condition;         /* conditional: cudaGraphCondTypeIf, While or Switch */
+    struct graph **bodies; /* conditional: its body graphs, which the node owns */
+    unsigned nbodies;
     size_t mark;         /* scratch, while a graph is walked: the node's index in it, or whether it was reached */
+};
+
+/* A conditional handle of a graph: the address of its condition, and its default (graph_conditionals.h). */
+struct conditional_handle {
+    uint64_t address;
+    unsigned default_value, flags;
 };
 
 struct graph {
     struct node **nodes; /* in the order they were added */
     size_t n, cap;
+    struct conditional_handle *handles;
+    size_t nhandles, handles_cap;
 };
 
 /* A node of an instantiated graph: the graph's node it came from, a copy of its operation, and where its
@@ -128,6 +166,7 @@ struct exec_node {
     size_t npreds;
     int sink; /* nothing depends on it */
     void *stream, *event;
+    struct graph_exec **bodies; /* conditional: its body graphs, instantiated */
 };
 
 struct graph_exec {
@@ -137,12 +176,16 @@ struct graph_exec {
     void *start;   /* recorded on the launch stream at a launch: the root nodes wait for it */
     void *done;    /* recorded on the launch stream after a launch: the next launch's root nodes wait for it */
     int launched;
+    unsigned long long flags; /* cudaGraphInstantiate's */
+    struct conditional_handle *defaults; /* the handles whose default each launch assigns */
+    size_t ndefaults, defaults_cap;
 };
 
 /* A capture sequence, and the streams taking part in one. */
 struct capture {
     unsigned long long id;
     struct graph *graph;
+    int to_graph; /* cudaStreamBeginCaptureToGraph: the graph is the program's */
     void *origin;
     int mode, status;
     pthread_t thread;
@@ -227,17 +270,25 @@ static struct graph *new_graph(void) {
 
 static void destroy_graph(struct graph *g);
 
+/* Free what a node's operation owns. */
+static void free_operation(struct node *op) {
+    free(op->args);
+    free(op->argv);
+    if (op->child) destroy_graph(op->child);
+    for (unsigned i = 0; i < op->nbodies; i++) destroy_graph(op->bodies[i]);
+    free(op->bodies);
+}
+
 static void free_node(struct node *node) {
     free(node->deps);
-    free(node->args);
-    free(node->argv);
-    if (node->child) destroy_graph(node->child);
+    free_operation(node);
     free(node);
 }
 
 static void destroy_graph(struct graph *g) {
     for (size_t i = 0; i < g->n; i++) free_node(g->nodes[i]);
     free(g->nodes);
+    free(g->handles);
     free(g);
 }
 
@@ -368,7 +419,7 @@ static void copy_operation(struct node *to, const struct node *from) {
     struct graph *graph = to->graph;
     *to = *from;
     to->graph = graph, to->deps = deps, to->ndeps = ndeps, to->deps_cap = deps_cap;
-    to->args = NULL, to->argv = NULL, to->child = NULL;
+    to->args = NULL, to->argv = NULL, to->child = NULL, to->bodies = NULL;
     if (from->type == NODE_KERNEL) {
         struct kernel *k = kernel_of(from->func);
         size_t nbytes = parameter_bytes(k);
@@ -378,6 +429,11 @@ static void copy_operation(struct node *to, const struct node *from) {
         index_arguments(to, k);
     }
     if (from->child) to->child = clone_graph(from->child);
+    if (from->nbodies) {
+        to->bodies = malloc(from->nbodies * sizeof *to->bodies);
+        if (!to->bodies) die("%s", "out of host memory");
+        for (unsigned i = 0; i < from->nbodies; i++) to->bodies[i] = clone_graph(from->bodies[i]);
+    }
 }
 
 static size_t index_in(const struct graph *g, const struct node *node) {
@@ -393,6 +449,9 @@ static void number_nodes(const struct graph *g) {
 
 static struct graph *clone_graph(const struct graph *g) {
     struct graph *copy = new_graph();
+    for (size_t i = 0; i < g->nhandles; i++)
+        copy->handles = grow(copy->handles, &copy->handles_cap, copy->nhandles, sizeof *copy->handles),
+        copy->handles[copy->nhandles++] = g->handles[i];
     number_nodes(g);
     for (size_t i = 0; i < g->n; i++) {
         struct node *node = add_node(copy, g->nodes[i]->type, NULL, 0, g->nodes[i]->call, &g->nodes[i]->site);
@@ -682,6 +741,8 @@ static size_t add_exec_node(struct graph_exec *x, const struct node *origin, int
     return x->n++;
 }
 
+static int instantiate_bodies(struct exec_node *e);
+
 /* Append `g`'s nodes to `x`, each after the exec nodes of its dependencies, the roots after `entry` (none when
    (size_t)-1); a child graph becomes an empty node, its nodes, and an empty node after its last ones. 0 when
    `g` or a child has a cycle. */
@@ -703,6 +764,7 @@ static int flatten(struct graph_exec *x, const struct graph *g, size_t entry) {
             preds[npreds++] = last[node->deps[d]->mark];
         }
         size_t at = add_exec_node(x, node, node->type, preds, npreds);
+        if (node->type == NODE_CONDITIONAL) ok = instantiate_bodies(&x->nodes[at]);
         if (node->type == NODE_GRAPH) {
             size_t first = x->n;
             ok = flatten(x, node->child, at);
@@ -756,27 +818,52 @@ static void plan(struct graph_exec *x) {
     free(issued);
 }
 
+static void destroy_exec(struct graph_exec *x);
+
 static void free_exec_nodes(struct exec_node *nodes, size_t n) {
     for (size_t i = 0; i < n; i++) {
         free(nodes[i].preds);
-        free(nodes[i].op.args);
-        free(nodes[i].op.argv);
+        for (unsigned b = 0; nodes[i].bodies && b < nodes[i].op.nbodies; b++)
+            if (nodes[i].bodies[b]) destroy_exec(nodes[i].bodies[b]);
+        free(nodes[i].bodies);
+        free_operation(&nodes[i].op);
     }
     free(nodes);
+}
+
+/* `g` instantiated, or NULL when it (or a graph in it) has a cycle. */
+static struct graph_exec *instantiate(const struct graph *g, unsigned long long flags) {
+    struct graph_exec *x = calloc(1, sizeof *x);
+    if (!x) die("%s", "out of host memory");
+    x->flags = flags;
+    if (!flatten(x, g, (size_t)-1)) {
+        free_exec_nodes(x->nodes, x->n);
+        free(x);
+        return NULL;
+    }
+    plan(x);
+    for (size_t i = 0; i < g->nhandles; i++)
+        if (g->handles[i].flags & CONDITION_ASSIGN_DEFAULT)
+            x->defaults = grow(x->defaults, &x->defaults_cap, x->ndefaults, sizeof *x->defaults),
+            x->defaults[x->ndefaults++] = g->handles[i];
+    return x;
+}
+
+/* A conditional exec node's body graphs, instantiated; 0 when one has a cycle. */
+static int instantiate_bodies(struct exec_node *e) {
+    e->bodies = calloc(e->op.nbodies + 1, sizeof *e->bodies);
+    if (!e->bodies) die("%s", "out of host memory");
+    for (unsigned b = 0; b < e->op.nbodies; b++)
+        if (!(e->bodies[b] = instantiate(e->op.bodies[b], 0))) return 0;
+    return 1;
 }
 
 EXPORT cudaError_t cudaGraphInstantiateWithFlags(struct graph_exec **pGraphExec, struct graph *graph,
                                                  unsigned long long flags) {
     if (!pGraphExec || !graph) return record(cudaErrorInvalidValue);
     if (flags & INSTANTIATE_DEVICE_LAUNCH) unsupported("cudaGraphInstantiate with cudaGraphInstantiateFlagDeviceLaunch", NULL);
-    struct graph_exec *x = calloc(1, sizeof *x);
-    if (!x) die("%s", "out of host memory");
-    if (!flatten(x, graph, (size_t)-1)) {
-        free_exec_nodes(x->nodes, x->n);
-        free(x);
-        return record(cudaErrorInvalidValue);
-    }
-    plan(x);
+    struct graph_exec *x = instantiate(graph, flags);
+    if (!x) return record(cudaErrorInvalidValue);
     *pGraphExec = x;
     return cudaSuccess;
 }
@@ -785,17 +872,22 @@ EXPORT cudaError_t cudaGraphInstantiate(struct graph_exec **pGraphExec, struct g
     return cudaGraphInstantiateWithFlags(pGraphExec, graph, flags);
 }
 
+static void destroy_exec(struct graph_exec *x) {
+    for (size_t i = 0; i < x->n; i++) {
+        if (x->nodes[i].stream) cudaStreamDestroy(x->nodes[i].stream);
+        free(x->nodes[i].event);
+    }
+    free(x->start);
+    free(x->done);
+    free_exec_nodes(x->nodes, x->n);
+    free(x->order);
+    free(x->defaults);
+    free(x);
+}
+
 EXPORT cudaError_t cudaGraphExecDestroy(struct graph_exec *graphExec) {
     if (!graphExec) return record(cudaErrorInvalidValue);
-    for (size_t i = 0; i < graphExec->n; i++) {
-        if (graphExec->nodes[i].stream) cudaStreamDestroy(graphExec->nodes[i].stream);
-        free(graphExec->nodes[i].event);
-    }
-    free(graphExec->start);
-    free(graphExec->done);
-    free_exec_nodes(graphExec->nodes, graphExec->n);
-    free(graphExec->order);
-    free(graphExec);
+    destroy_exec(graphExec);
     return cudaSuccess;
 }
 
@@ -846,6 +938,8 @@ EXPORT cudaError_t cudaGraphExecUpdate(struct graph_exec *hGraphExec, struct gra
     int result = UPDATE_SUCCESS;
     const struct node *bad = NULL;
     if (!flatten(&fresh, hGraph, (size_t)-1) || fresh.n != hGraphExec->n) result = UPDATE_TOPOLOGY_CHANGED;
+    for (size_t i = 0; i < fresh.n; i++)
+        if (fresh.nodes[i].op.type == NODE_CONDITIONAL) unsupported("cudaGraphExecUpdate of a graph with conditional nodes", NULL);
     for (size_t i = 0; result == UPDATE_SUCCESS && i < fresh.n; i++) {
         struct exec_node *old = &hGraphExec->nodes[i], *now = &fresh.nodes[i];
         if (old->op.type != now->op.type) result = UPDATE_NODE_TYPE_CHANGED, bad = now->origin;
@@ -858,10 +952,9 @@ EXPORT cudaError_t cudaGraphExecUpdate(struct graph_exec *hGraphExec, struct gra
     if (result == UPDATE_SUCCESS)
         for (size_t i = 0; i < fresh.n; i++) {
             struct node *op = &hGraphExec->nodes[i].op;
-            free(op->args);
-            free(op->argv);
+            free_operation(op);
             *op = fresh.nodes[i].op;
-            fresh.nodes[i].op.args = NULL, fresh.nodes[i].op.argv = NULL;
+            fresh.nodes[i].op.args = NULL, fresh.nodes[i].op.argv = NULL, fresh.nodes[i].op.child = NULL;
         }
     free_exec_nodes(fresh.nodes, fresh.n);
     return result == UPDATE_SUCCESS ? cudaSuccess : record(cudaErrorGraphExecUpdateFailure);
@@ -870,6 +963,12 @@ EXPORT cudaError_t cudaGraphExecUpdate(struct graph_exec *hGraphExec, struct gra
 /* ------------------------------------------------------------------------ */
 /* Launching a graph                                                         */
 /* ------------------------------------------------------------------------ */
+
+static cudaError_t allocate_in_graph(const struct node *op, void *stream);
+static cudaError_t free_async(void *ptr, void *stream, const char *call);
+static cudaError_t settle_graph_allocations(struct graph_exec *x, void *stream);
+static cudaError_t run_conditional(struct exec_node *e);
+static cudaError_t assign_defaults(const struct graph_exec *x);
 
 static cudaError_t issue_node(struct exec_node *e) {
     struct node *op = &e->op;
@@ -899,6 +998,15 @@ static cudaError_t issue_node(struct exec_node *e) {
         break;
     case NODE_WAIT_EVENT:
         status = handles(OP_STREAM_WAIT_EVENT, e->stream, op->event);
+        break;
+    case NODE_MEM_ALLOC:
+        status = allocate_in_graph(op, e->stream);
+        break;
+    case NODE_MEM_FREE:
+        status = free_async(op->address, e->stream, op->call);
+        break;
+    case NODE_CONDITIONAL:
+        status = run_conditional(e);
         break;
     }
     replay_site = NULL;
@@ -950,7 +1058,12 @@ EXPORT cudaError_t cudaGraphLaunch(struct graph_exec *graphExec, void *stream) {
     if (rt.sticky) return rt.sticky;
     if (__atomic_load_n(&captures, __ATOMIC_ACQUIRE) && is_capturing(stream))
         unsupported("cudaGraphLaunch into a capturing stream", NULL);
-    return record(replay(graphExec, stream));
+    cudaError_t status = settle_graph_allocations(graphExec, stream);
+    if (status == cudaSuccess) status = assign_defaults(graphExec);
+    if (status == cudaSuccess) status = replay(graphExec, stream);
+    /* A node that faults fails the launch as a kernel launch fails: later, at the next synchronising call. */
+    if (is_sticky(status)) return record(status), cudaSuccess;
+    return record(status);
 }
 
 /* There is no device memory to upload the graph to: it is checked, as a GPU's runtime does, and ready. */
@@ -1221,8 +1334,11 @@ static cudaError_t capture_wait_for(uint32_t what, const void *handle) {
     return status;
 }
 
-EXPORT cudaError_t cudaStreamBeginCapture(void *stream, int mode) {
-    if (mode < MODE_GLOBAL || mode > MODE_RELAXED) return record(cudaErrorInvalidValue);
+/* Start capturing `stream` into `graph` (a new graph when NULL), its first work after `deps` (nodes of `graph`). */
+static cudaError_t begin_capture(void *stream, int mode, struct graph *graph, struct node *const *deps, size_t ndeps) {
+    if (mode < MODE_GLOBAL || mode > MODE_RELAXED || (ndeps && !deps)) return record(cudaErrorInvalidValue);
+    for (size_t i = 0; i < ndeps; i++)
+        if (!deps[i] || deps[i]->graph != graph || !in_graph(graph, deps[i])) return record(cudaErrorInvalidValue);
     if (is_legacy(stream)) return record(cudaErrorStreamCaptureUnsupported);
     pthread_mutex_lock(&graph_lock);
     cudaError_t status = cudaSuccess;
@@ -1231,13 +1347,58 @@ EXPORT cudaError_t cudaStreamBeginCapture(void *stream, int mode) {
     } else {
         struct capture *c = calloc(1, sizeof *c);
         if (!c) die("%s", "out of host memory");
-        *c = (struct capture){.id = ++last_capture_id, .graph = new_graph(), .origin = stream, .mode = mode,
-                              .status = CAPTURE_ACTIVE, .thread = pthread_self()};
-        join_capture(stream, c);
+        *c = (struct capture){.id = ++last_capture_id, .graph = graph ? graph : new_graph(), .to_graph = graph != NULL,
+                              .origin = stream, .mode = mode, .status = CAPTURE_ACTIVE, .thread = pthread_self()};
+        struct capturing_stream *s = join_capture(stream, c);
+        for (size_t i = 0; i < ndeps; i++) s->deps = add_unique(s->deps, &s->ndeps, &s->cap, deps[i]);
         __atomic_add_fetch(&captures, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&graph_lock);
     return record(status);
+}
+
+EXPORT cudaError_t cudaStreamBeginCapture(void *stream, int mode) { return begin_capture(stream, mode, NULL, NULL, 0); }
+
+EXPORT cudaError_t cudaStreamBeginCaptureToGraph(void *stream, struct graph *graph, struct node *const *dependencies,
+                                                 const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                 int mode) {
+    refuse_edge_data(dependencyData, numDependencies, "cudaStreamBeginCaptureToGraph");
+    if (!graph) return record(cudaErrorInvalidValue);
+    return begin_capture(stream, mode, graph, dependencies, numDependencies);
+}
+
+EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(void *stream, struct graph *graph, struct node *const *dependencies,
+                                                      const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                      int mode) {
+    return cudaStreamBeginCaptureToGraph(PER_THREAD(stream), graph, dependencies, dependencyData, numDependencies, mode);
+}
+
+enum { CAPTURE_ADD_DEPENDENCIES = 0, CAPTURE_SET_DEPENDENCIES = 1 };
+
+/* The nodes the capturing stream's next work depends on: `dependencies` (nodes of its capture's graph) added to
+   them, or in their place. */
+EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(void *stream, struct node **dependencies,
+                                                       const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                       unsigned int flags) {
+    refuse_edge_data(dependencyData, numDependencies, "cudaStreamUpdateCaptureDependencies");
+    if ((numDependencies && !dependencies) || flags > CAPTURE_SET_DEPENDENCIES) return record(cudaErrorInvalidValue);
+    pthread_mutex_lock(&graph_lock);
+    struct capturing_stream *s = capturing_of(stream);
+    cudaError_t status = s ? cudaSuccess : cudaErrorIllegalState;
+    for (size_t i = 0; s && i < numDependencies && status == cudaSuccess; i++)
+        if (!dependencies[i] || !in_graph(s->capture->graph, dependencies[i])) status = cudaErrorInvalidValue;
+    if (status == cudaSuccess) {
+        if (flags == CAPTURE_SET_DEPENDENCIES) s->ndeps = 0;
+        for (size_t i = 0; i < numDependencies; i++) s->deps = add_unique(s->deps, &s->ndeps, &s->cap, dependencies[i]);
+    }
+    pthread_mutex_unlock(&graph_lock);
+    return record(status);
+}
+
+EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(void *stream, struct node **dependencies,
+                                                            const cudaGraphEdgeData *dependencyData,
+                                                            size_t numDependencies, unsigned int flags) {
+    return cudaStreamUpdateCaptureDependencies(PER_THREAD(stream), dependencies, dependencyData, numDependencies, flags);
 }
 
 /* Mark (`mark` 1) the nodes of `g` that are among `targets` or come before one of them; the others get 0. */
@@ -1255,12 +1416,15 @@ static void mark_ancestors(const struct graph *g, struct node *const *targets, s
     free(todo);
 }
 
+/* A capture into the program's graph (cudaStreamBeginCaptureToGraph) needs no `pGraph`, and leaves the graph to
+   the program when it fails. */
 EXPORT cudaError_t cudaStreamEndCapture(void *stream, struct graph **pGraph) {
-    if (!pGraph) return record(cudaErrorInvalidValue);
     pthread_mutex_lock(&graph_lock);
     struct capturing_stream *s = capturing_of(stream);
     cudaError_t status = cudaSuccess;
-    if (!s) {
+    if (!pGraph && !(s && s->capture->to_graph)) {
+        status = cudaErrorInvalidValue;
+    } else if (!s) {
         status = cudaErrorIllegalState;
     } else if (s->capture->origin != stream) {
         s->capture->status = CAPTURE_INVALIDATED;
@@ -1277,8 +1441,8 @@ EXPORT cudaError_t cudaStreamEndCapture(void *stream, struct graph **pGraph) {
             for (size_t d = 0; d < other->ndeps && status == cudaSuccess; d++)
                 if (!other->deps[d]->mark) status = cudaErrorStreamCaptureUnjoined; /* work the origin never waited for */
         }
-        *pGraph = status == cudaSuccess ? c->graph : NULL;
-        if (status != cudaSuccess) destroy_graph(c->graph);
+        if (pGraph) *pGraph = status == cudaSuccess ? c->graph : NULL;
+        if (status != cudaSuccess && !c->to_graph) destroy_graph(c->graph);
         end_capture(c);
     }
     pthread_mutex_unlock(&graph_lock);

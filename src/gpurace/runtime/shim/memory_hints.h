@@ -9,16 +9,9 @@
  * the program's synchronisation leaves (see "Streams, events and the host" in the README).
  */
 
-struct mem_location {
-    int type; /* cudaMemLocationType: 0 invalid, 1 device, 2 host, 3 host NUMA node, 4 current host NUMA node */
-    int id;
-};
-
-enum { LOCATION_DEVICE = 1, LOCATION_HOST_NUMA_CURRENT = 4 };
-
 static cudaError_t check_location(struct mem_location location) {
-    if (location.type < LOCATION_DEVICE || location.type > LOCATION_HOST_NUMA_CURRENT) return cudaErrorInvalidValue;
-    if (location.type == LOCATION_DEVICE && location.id != 0) return cudaErrorInvalidDevice;
+    if (location.type < MEM_LOCATION_DEVICE || location.type > MEM_LOCATION_HOST_NUMA_CURRENT) return cudaErrorInvalidValue;
+    if (location.type == MEM_LOCATION_DEVICE && location.id != 0) return cudaErrorInvalidDevice;
     return cudaSuccess;
 }
 
