@@ -62,7 +62,7 @@ TIMING_LOOP = ROOT / "benchmarks" / "kernels" / "timing_loop.cu"
 STREAMED = ROOT / "benchmarks" / "kernels" / "streamed_copies.cu"
 GEOMETRY_RUN = """
 import resource, sys, time
-from gpurace.limits import Limits
+from gpurace.limits import EXEC_TIMEOUT_S, Limits
 from gpurace.runtime import exec_program
 from gpurace.sim.geometry import Geometry
 
@@ -79,7 +79,7 @@ if sys.argv[1] == "whole":
     Geometry.create = staticmethod(create_whole)
 ints = int(sys.argv[2])
 start = time.perf_counter()
-result = exec_program(sys.argv[3], [str(ints)], capture_output=True, limits=Limits(resident_threads=ints // 8))
+result = exec_program(sys.argv[3], [str(ints)], capture_output=True, limits=Limits(timeout=EXEC_TIMEOUT_S, resident_threads=ints // 8))
 seconds = time.perf_counter() - start
 own, program = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = own.ru_utime + own.ru_stime + program.ru_utime + program.ru_stime
