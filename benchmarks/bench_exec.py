@@ -1,6 +1,6 @@
 """What `gpurace exec` costs over `gpurace check`, and how fast it gets through a program's many launches.
 
-    python benchmarks/bench_exec.py [--repeat N] [--launches N]
+    python benchmarks/bench_exec.py [--repeat N] [--launches N] [--ints N]
 
 (a) The same launch both ways: `examples/sum_app.cu` run by `exec -- 16384`
 makes one launch of `block_sum` (grid 64, block 256), which is exactly the
@@ -28,6 +28,14 @@ share of it against the checks' own, where every launch is checked.
 `--launches` times on the same input, every launch checked: all launches after the first are replayed
 (`runtime.repeats`), so the second row's `launch s` stays near the first's; `replayed` counts them.
 
+(d) `benchmarks/kernels/streamed_copies.cu`, a program in the style of the CUDA samples' stream demos (a
+`--ints`-int array copied back whole after each of 4 launches over it, then 4 times in quarters on 4 streams
+with asynchronous copies: 20 launches, 20 copies of the whole array in all), every launch checked with
+`--resident-threads` set to an eighth of the array so that the large launches run in waves. Each row is a
+process of its own (its peak memory is its own), one with the launch geometry as it is (each per-thread array
+computed when a detector first reads it: `sim.geometry`) and one with every coordinate array of each launch
+built at its start, as before; both must print PASS. `CPU s` counts the program's process too.
+
 Figures come from one machine and one run: compare rows, not machines.
 """
 
@@ -51,6 +59,32 @@ GPURACE = str(Path(sys.executable).with_name("gpurace"))
 SUM_APP = ROOT / "examples" / "sum_app.cu"
 MANY = ROOT / "benchmarks" / "kernels" / "many_launches.cu"
 TIMING_LOOP = ROOT / "benchmarks" / "kernels" / "timing_loop.cu"
+STREAMED = ROOT / "benchmarks" / "kernels" / "streamed_copies.cu"
+GEOMETRY_RUN = """
+import resource, sys, time
+from gpurace.limits import EXEC_TIMEOUT_S, Limits
+from gpurace.runtime import exec_program
+from gpurace.sim.geometry import Geometry
+
+COORDINATES = ("tid", "ctaid", "block_of", "tid_linear", "warp_of", "lane")
+if sys.argv[1] == "whole":
+    create = Geometry.create
+
+    def create_whole(*args, **kwargs):
+        geometry = create(*args, **kwargs)
+        for name in COORDINATES:
+            getattr(geometry, name)
+        return geometry
+
+    Geometry.create = staticmethod(create_whole)
+ints = int(sys.argv[2])
+start = time.perf_counter()
+result = exec_program(sys.argv[3], [str(ints)], capture_output=True, limits=Limits(timeout=EXEC_TIMEOUT_S, resident_threads=ints // 8))
+seconds = time.perf_counter() - start
+own, program = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+cpu = own.ru_utime + own.ru_stime + program.ru_utime + program.ru_stime
+print(seconds, cpu, own.ru_maxrss * 1024, result.clean, result.stdout.split(": ")[-1].strip())
+"""
 N = 16384
 CHECK_LAUNCH = ["--grid", str(N // 256), "--block", "256", "--arg", f"buf:{N}:iota", "--arg", "buf:1", "--arg", str(N)]
 
@@ -182,15 +216,39 @@ def timing_loop(launches: int) -> None:
         print(f"{count:<22} {total:>8.2f} {timer.seconds:>9.2f} {result.replayed:>9}")
 
 
+def geometry_run(variant: str, ints: int) -> tuple[float, float, int]:
+    """(wall s, CPU s, peak bytes) of streamed_copies under exec in a process of its own, its launch geometry
+    `whole` (every array built at the start) or `lazy`; it must be clean and print PASS."""
+    proc = subprocess.run([sys.executable, "-c", GEOMETRY_RUN, variant, str(ints), str(STREAMED)], capture_output=True, text=True)
+    fields = proc.stdout.split()
+    if proc.returncode or fields[-2:] != ["True", "PASS"]:
+        sys.exit(f"streamed_copies ({variant} geometry) failed:\n{proc.stdout}{proc.stderr}")
+    return float(fields[0]), float(fields[1]), int(fields[2])
+
+
+def streamed_copies(ints: int) -> None:
+    print(f"(d) {STREAMED.name}: {ints:,} ints, 20 launches and 20 copies of {ints * 4 / 2**20:.0f} MB, waves of {ints // 8:,} threads")
+    print(f"{'launch geometry':<22} {'wall s':>8} {'CPU s':>8} {'peak MB':>8}")
+    runs = {variant: geometry_run(variant, ints) for variant in ("whole", "lazy")}
+    for label, variant in (("built whole (before)", "whole"), ("built on first use", "lazy")):
+        wall_s, cpu_s, peak = runs[variant]
+        print(f"{label:<22} {wall_s:>8.2f} {cpu_s:>8.2f} {peak / 2**20:>8.0f}")
+    (w0, c0, p0), (w1, c1, p1) = runs["whole"], runs["lazy"]
+    print(f"{'before / after':<22} {w0 / w1:>8.2f} {c0 / c1:>8.2f} {p0 / p1:>8.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5, help="runs per figure of (a); the best is shown")
     ap.add_argument("--launches", type=int, default=300, help="launches of the program of (b)")
+    ap.add_argument("--ints", type=int, default=1 << 22, help="ints of the array of (d) (a multiple of 2048)")
     opts = ap.parse_args()
     overhead(opts.repeat)
     many_launches(opts.launches)
     print()
     timing_loop(opts.launches // 3)
+    print()
+    streamed_copies(opts.ints)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""The prefilter for ranges that another thread may overlap: it never drops one that does."""
+"""The prefilter for ranges that another thread may overlap: it never drops one that does; and `lexsort`."""
 
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from numpy.testing import assert_array_equal
 
-from gpurace.detect.segments import shared_by_threads
+from gpurace.detect.segments import PACK_FROM, lexsort, shared_by_threads
 
 
 def u64(*v):
@@ -40,3 +42,22 @@ def test_never_drops_a_range_that_another_thread_overlaps():
     overlap = (lo < addr[None, :] + size[None, :]) & (addr[None, :] < hi) & (thread[:, None] != thread[None, :])
     assert got[overlap.any(axis=1)].all()
     assert not got.all()  # and it does filter something out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_lexsort_is_numpy_lexsort(seed):
+    """Packed or not, `lexsort` gives `np.lexsort`'s order, ties in event order included: keys of every integer
+    type, negative values, ranges that fit in 64 bits together and ranges that do not."""
+    rng = np.random.default_rng(seed)
+    n = PACK_FROM * 3
+    thread = rng.integers(0, 1 << 20, n)
+    pc = rng.integers(-3, 40, n).astype(np.int32)
+    size = rng.choice(np.array([1, 4, 8], dtype=np.uint64), n)
+    near = rng.integers(0, 1 << 12, n).astype(np.uint64) + np.uint64(1 << 40)
+    far = near.copy()
+    far[::7] = np.uint64(np.iinfo(np.uint64).max)  # with the others: more than 64 bits, so np.lexsort's path
+    few = rng.integers(0, 3, n).astype(np.uint8)  # many ties
+    for keys in ((thread, pc, size, near), (thread, pc, size, far), (few, near), (few,), (np.int32(-5) + few.astype(np.int32),)):
+        assert_array_equal(lexsort(keys), np.lexsort(keys))
+    wide = np.array([np.iinfo(np.int32).min, np.iinfo(np.int32).max] * PACK_FROM, dtype=np.int32)  # a 32-bit range
+    assert_array_equal(lexsort((few[: len(wide)], wide)), np.lexsort((few[: len(wide)], wide)))

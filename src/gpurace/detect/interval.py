@@ -38,7 +38,7 @@ from gpurace.detect.rules import (
     scoped_op_name,
     severity_of,
 )
-from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, run_ids, shared_by_threads, split_segments
+from gpurace.detect.segments import Segments, lexsort, pairs_in_runs, run_bounds, run_ids, shared_by_threads, split_segments
 from gpurace.detect.written_values import span
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
@@ -384,7 +384,7 @@ class IntervalDetector:
                 return
             thread, addr, size, pc, seq, val, known = (c[several] for c in (thread, addr, size, pc, seq, val, known))
         # new items: one per (start, size, instruction)
-        o = np.lexsort((thread, pc, size, addr))
+        o = lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
         begin, _ = run_bounds(run_ids(addr, size, pc))
         if repeats:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpurace.detect.segments import run_bounds, run_ids
+from gpurace.detect.segments import lexsort, run_bounds, run_ids
 
 Rows = tuple[np.ndarray, ...]
 
@@ -40,7 +40,7 @@ def empty_rows() -> Rows:
 def merge_rows(*parts: Rows) -> Rows:
     """The rows of `parts` together, one row per (start, size, pc), sorted by that key."""
     start, size, pc, n, tmin, tmax, seq, val, uni = (np.concatenate(c) for c in zip(*parts))
-    o = np.lexsort((pc, size, start))
+    o = lexsort((pc, size, start))
     start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
     begin, _ = run_bounds(run_ids(start, size, pc))
     vmin = np.minimum.reduceat(val, begin)
@@ -80,7 +80,7 @@ class RunTier:
         start, size, pc, n, tmin, tmax, seq, val, uni = rows
         if len(start) == 0:
             return RunTier.encode_empty()
-        o = np.lexsort((start, size, pc))
+        o = lexsort((start, size, pc))
         start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
         val = np.where(uni, val, np.uint64(0))
         span = tmax - tmin
@@ -175,7 +175,7 @@ def concat_tiers(*tiers: RunTier) -> RunTier:
         if name == "voff":
             parts = [np.where(p >= 0, p + off, -1) for p, off in zip(parts, offsets)]
         runs[name] = np.concatenate(parts)
-    o = np.lexsort((runs["start"], runs["size"], runs["pc"]))
+    o = lexsort((runs["start"], runs["size"], runs["pc"]))
     return RunTier({name: c[o] for name, c in runs.items()}, np.concatenate([t.vals for t in tiers]))
 
 

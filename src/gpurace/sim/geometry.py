@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -95,16 +96,15 @@ def check_launch(grid: tuple[int, int, int], block: tuple[int, int, int], limits
 
 @dataclass(frozen=True)
 class Geometry:
-    """Grid and block dimensions plus the per-thread coordinate arrays derived from them."""
+    """Grid and block dimensions, and the per-thread coordinate arrays derived from them.
+
+    Each array is computed the first time it is read, on its own: a launch that runs in waves (`sim.waves`)
+    needs few of the whole launch's arrays (the detectors read `block_of`, some `warp_of` and `lane`), and all
+    of them together would cost 52 bytes per thread, 870 MB for a launch of 16M threads, at every launch.
+    """
 
     grid: tuple[int, int, int]
     block: tuple[int, int, int]
-    tid: np.ndarray = field(repr=False, compare=False)  # (3, n) thread index within block
-    ctaid: np.ndarray = field(repr=False, compare=False)  # (3, n) block index
-    block_of: np.ndarray = field(repr=False, compare=False)  # (n,) linear block id
-    tid_linear: np.ndarray = field(repr=False, compare=False)  # (n,) linear thread id within block
-    warp_of: np.ndarray = field(repr=False, compare=False)  # (n,) global warp id
-    lane: np.ndarray = field(repr=False, compare=False)  # (n,) lane id
     cluster: tuple[int, int, int] = (1, 1, 1)  # blocks per cluster (`sim.clusters`)
     explicit_cluster: bool = False  # launched with cluster dimensions (`%is_explicit_cluster`)
     rank_block: np.ndarray | None = field(default=None, repr=False, compare=False)  # (nblocks, cluster size)
@@ -123,11 +123,9 @@ class Geometry:
         check_dims(grid, block)
         check_cluster(grid, cluster)
         nblocks = grid[0] * grid[1] * grid[2]
-        arrays = _thread_arrays(grid, block, 0, nblocks)
-        blocks = np.arange(nblocks, dtype=np.int64)
-        block_ctaid = np.stack([blocks % grid[0], (blocks // grid[0]) % grid[1], blocks // (grid[0] * grid[1])])
+        block_ctaid = _coords(np.arange(nblocks, dtype=np.int64), grid)
         rank_block = cluster_layout(grid, cluster, block_ctaid)
-        return Geometry(grid, block, *arrays, cluster, explicit_cluster, rank_block)
+        return Geometry(grid, block, cluster, explicit_cluster, rank_block)
 
     def wave(self, first_block: int, nblocks: int) -> Geometry:
         """The geometry of a wave of this launch (`sim.waves`): blocks `first_block` .. `first_block + nblocks - 1`.
@@ -138,12 +136,45 @@ class Geometry:
         """
         if self.cluster_size != 1:
             raise ValueError("a launch with clusters does not run in waves")
-        arrays = _thread_arrays(self.grid, self.block, first_block, nblocks)
         rank_block = np.arange(nblocks, dtype=np.int64)[:, None]
         return Geometry(
-            self.grid, self.block, *arrays, explicit_cluster=self.explicit_cluster, rank_block=rank_block,
+            self.grid, self.block, explicit_cluster=self.explicit_cluster, rank_block=rank_block,
             first_block=first_block, wave_blocks=nblocks,
         )  # fmt: skip
+
+    # Per thread, computed on first use: each block's values repeated (`_per_block`) or one block's values tiled
+    # (`_in_block`), never by division over every thread.
+
+    @cached_property
+    def tid(self) -> np.ndarray:
+        """(3, n) thread index within block."""
+        return np.tile(_coords(np.arange(self.block_size, dtype=np.int64), self.block).astype(np.uint32), self.nblocks)
+
+    @cached_property
+    def ctaid(self) -> np.ndarray:
+        """(3, n) block index (the launch's)."""
+        blocks = np.arange(self.first_block, self.first_block + self.nblocks, dtype=np.int64)
+        return np.repeat(_coords(blocks, self.grid).astype(np.uint32), self.block_size, axis=1)
+
+    @cached_property
+    def block_of(self) -> np.ndarray:
+        """(n,) linear block id."""
+        return np.repeat(np.arange(self.nblocks, dtype=np.int64), self.block_size)
+
+    @cached_property
+    def tid_linear(self) -> np.ndarray:
+        """(n,) linear thread id within block."""
+        return np.tile(np.arange(self.block_size, dtype=np.int64), self.nblocks)
+
+    @cached_property
+    def warp_of(self) -> np.ndarray:
+        """(n,) warp id."""
+        return self.block_of * self.warps_per_block + np.tile(np.arange(self.block_size, dtype=np.int64) // WARP_SIZE, self.nblocks)
+
+    @cached_property
+    def lane(self) -> np.ndarray:
+        """(n,) lane id."""
+        return np.tile(np.arange(self.block_size, dtype=np.uint32) % WARP_SIZE, self.nblocks)
 
     @property
     def block_size(self) -> int:
@@ -187,10 +218,8 @@ class Geometry:
 
     def thread_coords(self, g: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(threadIdx, blockIdx) of global thread `g`, for reports."""
-        return (
-            (int(self.tid[0, g]), int(self.tid[1, g]), int(self.tid[2, g])),
-            (int(self.ctaid[0, g]), int(self.ctaid[1, g]), int(self.ctaid[2, g])),
-        )
+        b, t = divmod(int(g), self.block_size)
+        return _dims_of(t, self.block), _dims_of(self.first_block + b, self.grid)
 
     def thread_label(self, g: int) -> str:
         """`block (x,y,z) thread (x,y,z)` of global thread `g`, for messages."""
@@ -204,19 +233,11 @@ class Geometry:
         return b * self.block_size + w * WARP_SIZE
 
 
-def _thread_arrays(grid: tuple[int, int, int], block: tuple[int, int, int], first_block: int, nblocks: int) -> tuple:
-    """(tid, ctaid, block_of, tid_linear, warp_of, lane) of the threads of blocks `first_block` onwards: coordinates
-    as the launch has them, block and warp ids counted from `first_block`."""
-    bsize = block[0] * block[1] * block[2]
-    g = np.arange(nblocks * bsize, dtype=np.int64)
-    block_of = g // bsize
-    tlin = g % bsize
-    tid = np.stack([tlin % block[0], (tlin // block[0]) % block[1], tlin // (block[0] * block[1])]).astype(np.uint32)
-    launch_block = block_of + first_block
-    ctaid = np.stack(
-        [launch_block % grid[0], (launch_block // grid[0]) % grid[1], launch_block // (grid[0] * grid[1])]
-    ).astype(np.uint32)
-    warps_per_block = -(-bsize // WARP_SIZE)
-    warp_of = block_of * warps_per_block + tlin // WARP_SIZE
-    lane = (tlin % WARP_SIZE).astype(np.uint32)
-    return tid, ctaid, block_of, tlin, warp_of, lane
+def _coords(linear: np.ndarray, dims: tuple[int, int, int]) -> np.ndarray:
+    """(3, n) x-fastest coordinates in `dims` of the linear ids `linear`."""
+    return np.stack([linear % dims[0], (linear // dims[0]) % dims[1], linear // (dims[0] * dims[1])])
+
+
+def _dims_of(linear: int, dims: tuple[int, int, int]) -> tuple[int, int, int]:
+    """The x-fastest coordinates in `dims` of one linear id."""
+    return linear % dims[0], (linear // dims[0]) % dims[1], linear // (dims[0] * dims[1])
