@@ -186,6 +186,16 @@ def test_bad_input_exits_2_with_a_message(tmp_path):
     assert unknown.exit_code == 2 and "nope" in unknown.output
 
 
+def test_header_launch_beyond_the_hardware_is_verified_with_a_note_and_the_command_line_one_refused():
+    """A GPUVerify header's block of 2048 threads is verified as stated (GPUVerify's reading), and says so."""
+    path = VERIFY_DIR / "header_block_2048.cu"
+    status, report = verify(path)
+    (kernel,) = report["kernels"]
+    assert status == 0 and kernel["scope"][0].startswith("launch invalid on a GPU (x dimension 2,048 exceeds")
+    refused = CliRunner().invoke(cli, ["verify", str(path), "--block", "2048", "--grid", "4"])
+    assert refused.exit_code == 2 and "--block 2048,1,1: x dimension 2,048 exceeds the CUDA limit" in refused.output
+
+
 def test_access_through_a_loaded_pointer_is_never_proved(tmp_path):
     kernel = tmp_path / "indirect.cu"
     kernel.write_text("__global__ void k(int** rows) { rows[0][threadIdx.x / 2] = 1; }\n")

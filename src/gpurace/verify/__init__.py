@@ -17,14 +17,18 @@ DEFAULT_QUERY_TIMEOUT = 10.0
 
 def verify_module(
     module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True,
-    benign_same_value: bool = False,
+    benign_same_value: bool = False, from_header: bool = False,
 ) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
     """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
 
     With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`); with
     `benign_same_value`, stores that write the same value do not race (see `verdicts`).
+    A launch CUDA refuses is refused, unless its dimensions come `from_header` (a GPUVerify header): GPUVerify
+    verifies any dimensions, and its suites use blocks of 2048 threads, so the kernel is verified for the
+    stated dimensions with a note that no GPU runs that launch (and no witness is run in the simulator).
     """
-    check_dims(grid or (1, 1, 1), block or (1, 1, 1))
+    invalid = _refused_launch(grid, block, from_header)
+    confirm = confirm and invalid is None
     if not module.kernels:
         raise UserError(f"{module.source_path}: defines no kernel to verify ({NO_KERNEL_HINT})")
     chosen = [module.functions[select_kernel(module, kernel)]] if kernel is not None else module.kernels
@@ -36,5 +40,20 @@ def verify_module(
         if confirm:
             confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)
         verdicts.append(verdict)
-        notes[info.name] = scope
+        notes[info.name] = scope if invalid is None else [invalid, *scope]
     return verdicts, notes
+
+
+def _refused_launch(grid, block, from_header: bool) -> str | None:
+    """The note for dimensions CUDA refuses but a GPUVerify header states; a UserError for any others."""
+    try:
+        check_dims(grid or (1, 1, 1), block or (1, 1, 1))
+    except UserError as e:
+        if not from_header:
+            raise
+        reason = str(e).split(": ", 1)[1]
+        return (
+            f"launch invalid on a GPU ({reason}): verified for the dimensions the GPUVerify header states, "
+            "as GPUVerify does; no GPU runs this launch"
+        )
+    return None

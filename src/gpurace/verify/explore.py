@@ -669,6 +669,8 @@ class Explorer:
     def _symbol_address(self, name: str, ins: Instruction) -> Value:
         width = 32 if ins.types and ins.types[0].endswith("32") else 64
         var = self.variables.get(name)
+        if name == "WARP_SZ" and var is None:  # PTX's built-in constant: the warp size
+            return Value(z3.BitVecVal(32, width))
         if var is None:
             fn = self.module.functions.get(name)
             if fn is not None and not fn.is_entry:

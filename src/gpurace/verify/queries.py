@@ -88,7 +88,10 @@ class PairSolver:
         facts = []
         for d in DIMS:
             ntid, nctaid = self.dim(f"ntid.{d}"), self.dim(f"nctaid.{d}")
-            facts += [z3.UGE(ntid, 1), z3.ULE(ntid, MAX_BLOCK[d]), z3.UGE(nctaid, 1), z3.ULE(nctaid, MAX_GRID[d])]
+            # the hardware bounds symbolic dimensions; fixed ones are what they are (a GPUVerify header's may exceed them)
+            facts += [z3.UGE(ntid, 1), z3.UGE(nctaid, 1)]
+            facts += [z3.ULE(ntid, MAX_BLOCK[d])] if self.dims.get(f"ntid.{d}") is None else []
+            facts += [z3.ULE(nctaid, MAX_GRID[d])] if self.dims.get(f"nctaid.{d}") is None else []
             if self.dims.get(f"ntid.{d}") is None or self.dims.get(f"nctaid.{d}") is None:
                 facts.append(z3.ULT(fit(ntid, 64) * fit(nctaid, 64), SCOPE_SPAN))
             for t in (1, 2):
