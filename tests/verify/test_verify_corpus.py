@@ -167,14 +167,34 @@ def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
     assert "unknown:" in result.stdout and "recursion" in result.stdout
 
 
-def test_call_to_a_function_without_a_body_is_unknown_and_says_why(tmp_path):
-    """Defined elsewhere, it may write any memory and pass barriers: nothing is proved, and the report says so."""
+def test_call_to_a_function_without_a_body_states_the_assumption_and_its_pointer_result_is_untraced(tmp_path):
+    status, report = verify(VERIFY_DIR / "bodiless_call.cu", "--grid", "2", "--block", "64")
+    assert status == 0
+    assert any(n.startswith("assumed, as GPUVerify does: `pick(int)`, declared without a body") for n in report["kernels"][0]["scope"])
+    kernel = tmp_path / "returns_pointer.cu"
+    kernel.write_text("__device__ int* where(int);\n__global__ void k(int* a) { a[threadIdx.x] = 1; where(0)[threadIdx.x] = 2; }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32")
+    verdicts = {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]}
+    assert status == 4 and verdicts == {"a": "unknown", "memory reached through untraced pointers": "unknown"}
+
+
+@pytest.mark.parametrize(
+    "declaration, call, why",
+    [
+        ("__device__ void put(int* p);", "put(a)", "its parameter 1 may be a pointer"),
+        ("struct P { int* p; };\n__device__ void put(P q);", "P q = {a}; put(q)", "its parameter 1 is a struct that may hold a pointer"),
+        ('extern "C" __device__ void put(unsigned long long p);', "put((unsigned long long)a)", "its parameter 1 may be a pointer"),
+    ],
+)
+def test_call_to_a_function_without_a_body_that_may_get_a_pointer_is_unknown_and_says_why(tmp_path, declaration, call, why):
+    """Defined elsewhere and given an address, it may write anything that reaches: nothing is proved, and the report says so."""
     kernel = tmp_path / "bodiless.cu"
-    kernel.write_text("__device__ int nondet(int x);\n__global__ void k(int* a) { a[threadIdx.x] = nondet(1); }\n")
+    kernel.write_text(f"{declaration}\n__global__ void k(int* a) {{ a[threadIdx.x] = 1; {call}; }}\n")
     status, report = verify(kernel, "--grid", "1", "--block", "32")
     (kernel_verdict,) = report["kernels"]
     assert status == 4 and kernel_verdict["objects"] == []
-    assert "a call to `nondet(int)`, declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
+    assert "declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
+    assert why in kernel_verdict["unknown"]
 
 
 def test_bad_input_exits_2_with_a_message(tmp_path):

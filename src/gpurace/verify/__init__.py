@@ -40,7 +40,7 @@ def verify_module(
         if confirm:
             confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)
         verdicts.append(verdict)
-        notes[info.name] = scope if invalid is None else [invalid, *scope]
+        notes[info.name] = [*([invalid] if invalid else []), *scope, *verdict.assumed]
     return verdicts, notes
 
 

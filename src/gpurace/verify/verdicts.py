@@ -90,6 +90,7 @@ class KernelVerdict:
     unknown: str | None = None
     unmodelled: list[str] = field(default_factory=list)
     launch: dict[str, int | None] = field(default_factory=dict)
+    assumed: list[str] = field(default_factory=list)
 
 
 def verify_kernel(
@@ -110,6 +111,7 @@ def verify_kernel(
     if out.warp_barriers and warp_mask is None:
         out.unmodelled.add(f"__syncwarp ({verdict.warp_barriers.removeprefix(UNUSED_WARP_BARRIERS)})")
     verdict.unmodelled = sorted(out.unmodelled)
+    verdict.assumed = list(out.assumed.values())
     for name, obj in sorted(out.objects.items(), key=lambda kv: kv[1].label):
         diverging = bool(verdict.divergence) or verdict.barriers == "unknown"
         verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=diverging, warp_mask=warp_mask))
