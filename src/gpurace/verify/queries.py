@@ -40,6 +40,10 @@ ABSTRACT_RLIMIT = 60_000_000
 the question's time limit applies too."""
 
 
+WITNESS_TIMEOUT_MS = 1000
+"""How long the solver may look for a smaller witness when it has found one already (`PairSolver.solve_small`)."""
+
+
 def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
     return z3.If(x < 0, -x, x)
 
@@ -186,24 +190,26 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
+    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False) -> Outcome:
         """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
 
         First with every product of two symbols made an uninterpreted
         function (`_abstract`): more behaviours, so *unsat* there is a proof,
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
+        `witness_only`: the answer only picks a witness among others already
+        found (`solve_small`), so no proof is sought and `WITNESS_TIMEOUT_MS` bounds the search.
         """
         if not quantified:  # `contents` reads the symbols of plain terms only
             facts = (*facts, *self.contents.for_terms(facts))
-        if not quantified:
+        if not quantified and not witness_only:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
             abstract.set("timeout", self.timeout_ms)
             abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
         solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
-        solver.set("timeout", self.timeout_ms)
+        solver.set("timeout", min(self.timeout_ms, WITNESS_TIMEOUT_MS) if witness_only else self.timeout_ms)
         solver.add(*self.base, *facts)
         answer = solver.check()
         if answer == z3.sat:
@@ -226,7 +232,7 @@ class PairSolver:
         small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
         small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
         small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
-        tighter = self.solve(*facts, *small, quantified=quantified)
+        tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True)
         return tighter if tighter.status == "sat" else first
 
     # ----------------------------------------------------------------- races
