@@ -877,7 +877,14 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     help="Two stores proved to write the same value to the same bytes do not race (GPUVerify's convention; a race "
     "under the PTX memory model): objects proved so list those pairs.",
 )
-def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value) -> None:
+@click.option(
+    "--within-block", is_flag=True,
+    help="Look for races between threads of one block only (Faial's default): race-free then says nothing of "
+    "threads of different blocks.",
+)
+def verify(
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value, within_block,
+) -> None:
     """Prove kernels in FILE race-free for every input and every pair of threads, or raise alarms.
 
     Per kernel and memory object: race-free, race (certain or possible, with a
@@ -890,7 +897,7 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits(), kernel)
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm,
-        benign_same_value=benign_same_value, from_header=True,
+        benign_same_value=benign_same_value, from_header=True, within_block=within_block,
     )
     for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
         for v in verdicts:

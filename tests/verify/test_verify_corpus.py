@@ -216,6 +216,16 @@ def test_header_launch_beyond_the_hardware_is_verified_with_a_note_and_the_comma
     assert refused.exit_code == 2 and "--block 2048,1,1: x dimension 2,048 exceeds the CUDA limit" in refused.output
 
 
+def test_within_block_says_so_and_races_across_blocks_are_reported_without_it():
+    status, report = verify(VERIFY_DIR / "within_block.cu", "--grid", "4", "--block", "64", "--within-block")
+    assert status == 0 and any("races between threads of one block only" in n for n in report["kernels"][0]["scope"])
+    status, report = verify(VERIFY_DIR / "within_block.cu", "--grid", "4", "--block", "64", "--no-confirm")
+    (out,) = [o for o in report["kernels"][0]["objects"] if o["object"] == "out"]
+    assert status == 1 and out["verdict"] == "race"
+    threads = out["alarms"][0]["witness"]["threads"]
+    assert threads[0]["block"] != threads[1]["block"] and out["alarms"][0]["status"] == "certain"
+
+
 def test_access_through_a_loaded_pointer_is_never_proved(tmp_path):
     kernel = tmp_path / "indirect.cu"
     kernel.write_text("__global__ void k(int** rows) { rows[0][threadIdx.x / 2] = 1; }\n")

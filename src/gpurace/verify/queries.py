@@ -51,8 +51,10 @@ def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
 class PairSolver:
     """The two thread copies of one kernel's exploration, and the solver that holds their common facts."""
 
-    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int):
+    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int, *, within_block: bool = False):
+        """`within_block`: race questions are asked of two threads of one block only (`conflict`)."""
         self.out, self.sym, self.dims = out, sym, dims
+        self.within_block = within_block
         for name in ("tid", "ctaid"):
             for d in DIMS:
                 sym.named(f"{name}.{d}", 32, "thread")
@@ -240,7 +242,8 @@ class PairSolver:
     def conflict(
         self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None, same_value: bool = False
     ) -> z3.BoolRef | None:
-        """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
+        """Thread 1 makes `a` and thread 2 `b` (of one block, `within_block`), the bytes overlap, and nothing orders
+        or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
         covers both threads wherever they are). With `barriers`, two threads
@@ -261,7 +264,7 @@ class PairSolver:
             if not block_scoped or shared:
                 return None
             facts.append(z3.Not(self.same_block()))  # a block-scoped atomic does not cover another block's thread
-        if shared:
+        if shared or self.within_block:
             facts.append(self.same_block())
         if barriers:
             same_interval = self.rename(a.barriers, 1) == self.rename(b.barriers, 2)

@@ -94,9 +94,11 @@ class KernelVerdict:
 
 
 def verify_kernel(
-    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False
+    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False,
+    within_block: bool = False,
 ) -> KernelVerdict:
-    """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module)."""
+    """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module;
+    `within_block`: pairs of threads of one block only)."""
     verdict = KernelVerdict(info.name, launch=dict(dims))
     sym = Symbols()
     try:
@@ -104,7 +106,7 @@ def verify_kernel(
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    solver = PairSolver(out, sym, dims, timeout_ms)
+    solver = PairSolver(out, sym, dims, timeout_ms, within_block=within_block)
     judge = _Judge(out, sym, solver, benign_same_value)
     verdict.divergence, verdict.barriers = judge.barriers()
     warp_mask, verdict.warp_barriers = judge.warp_barriers()
