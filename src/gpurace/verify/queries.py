@@ -192,7 +192,7 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False) -> Outcome:
+    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, limit_ms: int | None = None) -> Outcome:
         """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
 
         First with every product of two symbols made an uninterpreted
@@ -200,18 +200,20 @@ class PairSolver:
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
         `witness_only`: the answer only picks a witness among others already
-        found (`solve_small`), so no proof is sought and `WITNESS_TIMEOUT_MS` bounds the search.
+        found (`solve_small`), so no proof is sought and `WITNESS_TIMEOUT_MS` bounds the search. `limit_ms`
+        bounds each step below the question's time limit.
         """
+        timeout = min(self.timeout_ms, limit_ms or self.timeout_ms, WITNESS_TIMEOUT_MS if witness_only else self.timeout_ms)
         if not quantified:  # `contents` reads the symbols of plain terms only
             facts = (*facts, *self.contents.for_terms(facts))
         if not quantified and not witness_only:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
-            abstract.set("timeout", self.timeout_ms)
+            abstract.set("timeout", timeout)
             abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
         solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
-        solver.set("timeout", min(self.timeout_ms, WITNESS_TIMEOUT_MS) if witness_only else self.timeout_ms)
+        solver.set("timeout", timeout)
         solver.add(*self.base, *facts)
         answer = solver.check()
         if answer == z3.sat:
