@@ -216,6 +216,13 @@ def test_header_launch_beyond_the_hardware_is_verified_with_a_note_and_the_comma
     assert refused.exit_code == 2 and "--block 2048,1,1: x dimension 2,048 exceeds the CUDA limit" in refused.output
 
 
+def test_header_dimension_past_32_bits_is_refused(tmp_path):
+    kernel = tmp_path / "huge.cu"
+    kernel.write_text("//--blockDim=4294967296 --gridDim=1\n__global__ void k(int* a) { a[threadIdx.x] = 1; }\n")
+    refused = CliRunner().invoke(cli, ["verify", str(kernel)])
+    assert refused.exit_code == 2 and "x dimension 4,294,967,296 exceeds the CUDA limit" in refused.output
+
+
 def test_within_block_says_so_and_races_across_blocks_are_reported_without_it():
     status, report = verify(VERIFY_DIR / "within_block.cu", "--grid", "4", "--block", "64", "--within-block")
     assert status == 0 and any("races between threads of one block only" in n for n in report["kernels"][0]["scope"])

@@ -53,12 +53,16 @@ WITHIN_BLOCK = (
 )
 
 
+HEADER_DIM_LIMIT = 1 << 31
+"""A header's dimension must stay below this even beyond the hardware: the special registers are 32-bit values."""
+
+
 def _refused_launch(grid, block, from_header: bool) -> str | None:
     """The note for dimensions CUDA refuses but a GPUVerify header states; a UserError for any others."""
     try:
         check_dims(grid or (1, 1, 1), block or (1, 1, 1))
     except UserError as e:
-        if not from_header:
+        if not from_header or max((*(grid or ()), *(block or ()))) >= HEADER_DIM_LIMIT:
             raise
         reason = str(e).split(": ", 1)[1]
         return (
