@@ -68,7 +68,7 @@ from gpurace.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, MAX_GENERATI
 from gpurace.search import search as run_search
 from gpurace.search.progress import SearchProgressBar
 from gpurace.sim.engine import POLICIES
-from gpurace.sim.geometry import parse_dims
+from gpurace.sim.geometry import check_dims, parse_dims
 from gpurace.sim.launch import names_instantiation, simulate
 from gpurace.trace.binary import write as write_binary_trace
 from gpurace.trace.record import TraceRecorder
@@ -877,7 +877,14 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     help="Two stores proved to write the same value to the same bytes do not race (GPUVerify's convention; a race "
     "under the PTX memory model): objects proved so list those pairs.",
 )
-def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value) -> None:
+@click.option(
+    "--within-block", is_flag=True,
+    help="Look for races between threads of one block only (Faial's default): race-free then says nothing of "
+    "threads of different blocks.",
+)
+def verify(
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value, within_block,
+) -> None:
     """Prove kernels in FILE race-free for every input and every pair of threads, or raise alarms.
 
     Per kernel and memory object: race-free, race (certain or possible, with a
@@ -885,10 +892,12 @@ def verify(file, include_dirs, defines, arch, device_debug, kernel, grid, block,
     1 alarms, 4 nothing found but something undecided, 2 the input could not be handled.
     """
     grid_dims, block_dims, _header = launch_dims(file, grid, block, required=False)
+    # dimensions given here must be a launch CUDA runs; a GPUVerify header's may exceed it (see verify_module)
+    check_dims((grid and grid_dims) or (1, 1, 1), (block and block_dims) or (1, 1, 1))
     module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits(), kernel)
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm,
-        benign_same_value=benign_same_value,
+        benign_same_value=benign_same_value, from_header=True, within_block=within_block,
     )
     for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
         for v in verdicts:

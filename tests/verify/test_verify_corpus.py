@@ -167,14 +167,34 @@ def test_proved_kernel_exits_0_and_unsupported_construct_is_unknown(tmp_path):
     assert "unknown:" in result.stdout and "recursion" in result.stdout
 
 
-def test_call_to_a_function_without_a_body_is_unknown_and_says_why(tmp_path):
-    """Defined elsewhere, it may write any memory and pass barriers: nothing is proved, and the report says so."""
+def test_call_to_a_function_without_a_body_states_the_assumption_and_its_pointer_result_is_untraced(tmp_path):
+    status, report = verify(VERIFY_DIR / "bodiless_call.cu", "--grid", "2", "--block", "64")
+    assert status == 0
+    assert any(n.startswith("assumed, as GPUVerify does: `pick(int)`, declared without a body") for n in report["kernels"][0]["scope"])
+    kernel = tmp_path / "returns_pointer.cu"
+    kernel.write_text("__device__ int* where(int);\n__global__ void k(int* a) { a[threadIdx.x] = 1; where(0)[threadIdx.x] = 2; }\n")
+    status, report = verify(kernel, "--grid", "1", "--block", "32")
+    verdicts = {o["object"]: o["verdict"] for o in report["kernels"][0]["objects"]}
+    assert status == 4 and verdicts == {"a": "unknown", "memory reached through untraced pointers": "unknown"}
+
+
+@pytest.mark.parametrize(
+    "declaration, call, why",
+    [
+        ("__device__ void put(int* p);", "put(a)", "its parameter 1 may be a pointer"),
+        ("struct P { int* p; };\n__device__ void put(P q);", "P q = {a}; put(q)", "its parameter 1 is a struct that may hold a pointer"),
+        ('extern "C" __device__ void put(unsigned long long p);', "put((unsigned long long)a)", "its parameter 1 may be a pointer"),
+    ],
+)
+def test_call_to_a_function_without_a_body_that_may_get_a_pointer_is_unknown_and_says_why(tmp_path, declaration, call, why):
+    """Defined elsewhere and given an address, it may write anything that reaches: nothing is proved, and the report says so."""
     kernel = tmp_path / "bodiless.cu"
-    kernel.write_text("__device__ int nondet(int x);\n__global__ void k(int* a) { a[threadIdx.x] = nondet(1); }\n")
+    kernel.write_text(f"{declaration}\n__global__ void k(int* a) {{ a[threadIdx.x] = 1; {call}; }}\n")
     status, report = verify(kernel, "--grid", "1", "--block", "32")
     (kernel_verdict,) = report["kernels"]
     assert status == 4 and kernel_verdict["objects"] == []
-    assert "a call to `nondet(int)`, declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
+    assert "declared in this file but defined in none verify reads" in kernel_verdict["unknown"]
+    assert why in kernel_verdict["unknown"]
 
 
 def test_bad_input_exits_2_with_a_message(tmp_path):
@@ -184,6 +204,33 @@ def test_bad_input_exits_2_with_a_message(tmp_path):
     assert bad.exit_code == 2 and "--grid" in bad.output
     unknown = CliRunner().invoke(cli, ["verify", str(VERIFY_DIR / "strided_loop.cu"), "--kernel", "nope"])
     assert unknown.exit_code == 2 and "nope" in unknown.output
+
+
+def test_header_launch_beyond_the_hardware_is_verified_with_a_note_and_the_command_line_one_refused():
+    """A GPUVerify header's block of 2048 threads is verified as stated (GPUVerify's reading), and says so."""
+    path = VERIFY_DIR / "header_block_2048.cu"
+    status, report = verify(path)
+    (kernel,) = report["kernels"]
+    assert status == 0 and kernel["scope"][0].startswith("launch invalid on a GPU (x dimension 2,048 exceeds")
+    refused = CliRunner().invoke(cli, ["verify", str(path), "--block", "2048", "--grid", "4"])
+    assert refused.exit_code == 2 and "--block 2048,1,1: x dimension 2,048 exceeds the CUDA limit" in refused.output
+
+
+def test_header_dimension_past_32_bits_is_refused(tmp_path):
+    kernel = tmp_path / "huge.cu"
+    kernel.write_text("//--blockDim=4294967296 --gridDim=1\n__global__ void k(int* a) { a[threadIdx.x] = 1; }\n")
+    refused = CliRunner().invoke(cli, ["verify", str(kernel)])
+    assert refused.exit_code == 2 and "x dimension 4,294,967,296 exceeds the CUDA limit" in refused.output
+
+
+def test_within_block_says_so_and_races_across_blocks_are_reported_without_it():
+    status, report = verify(VERIFY_DIR / "within_block.cu", "--grid", "4", "--block", "64", "--within-block")
+    assert status == 0 and any("races between threads of one block only" in n for n in report["kernels"][0]["scope"])
+    status, report = verify(VERIFY_DIR / "within_block.cu", "--grid", "4", "--block", "64", "--no-confirm")
+    (out,) = [o for o in report["kernels"][0]["objects"] if o["object"] == "out"]
+    assert status == 1 and out["verdict"] == "race"
+    threads = out["alarms"][0]["witness"]["threads"]
+    assert threads[0]["block"] != threads[1]["block"] and out["alarms"][0]["status"] == "certain"
 
 
 def test_access_through_a_loaded_pointer_is_never_proved(tmp_path):

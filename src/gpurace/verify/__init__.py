@@ -17,14 +17,19 @@ DEFAULT_QUERY_TIMEOUT = 10.0
 
 def verify_module(
     module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True,
-    benign_same_value: bool = False,
+    benign_same_value: bool = False, from_header: bool = False, within_block: bool = False,
 ) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
     """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
 
     With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`); with
-    `benign_same_value`, stores that write the same value do not race (see `verdicts`).
+    `benign_same_value`, stores that write the same value do not race (see `verdicts`); `within_block`: only
+    threads of one block race (Faial's default scope), which the notes say.
+    A launch CUDA refuses is refused, unless its dimensions come `from_header` (a GPUVerify header): GPUVerify
+    verifies any dimensions, and its suites use blocks of 2048 threads, so the kernel is verified for the
+    stated dimensions with a note that no GPU runs that launch (and no witness is run in the simulator).
     """
-    check_dims(grid or (1, 1, 1), block or (1, 1, 1))
+    invalid = _refused_launch(grid, block, from_header)
+    confirm = confirm and invalid is None
     if not module.kernels:
         raise UserError(f"{module.source_path}: defines no kernel to verify ({NO_KERNEL_HINT})")
     chosen = [module.functions[select_kernel(module, kernel)]] if kernel is not None else module.kernels
@@ -32,9 +37,36 @@ def verify_module(
     for fn in chosen:
         info = describe_kernel(module, fn)
         dims, scope = launch_scope(module, fn, grid, block)
-        verdict = verify_kernel(module, fn, info, dims, int(query_timeout * 1000), benign_same_value=benign_same_value)
+        verdict = verify_kernel(
+            module, fn, info, dims, int(query_timeout * 1000), benign_same_value=benign_same_value, within_block=within_block
+        )
         if confirm:
             confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)
         verdicts.append(verdict)
-        notes[info.name] = scope
+        notes[info.name] = [*([invalid] if invalid else []), *scope, *([WITHIN_BLOCK] if within_block else []), *verdict.assumed]
     return verdicts, notes
+
+
+WITHIN_BLOCK = (
+    "races between threads of one block only (--within-block, Faial's default): threads of different blocks are "
+    "not compared, so race-free says nothing of them"
+)
+
+
+HEADER_DIM_LIMIT = 1 << 31
+"""A header's dimension must stay below this even beyond the hardware: the special registers are 32-bit values."""
+
+
+def _refused_launch(grid, block, from_header: bool) -> str | None:
+    """The note for dimensions CUDA refuses but a GPUVerify header states; a UserError for any others."""
+    try:
+        check_dims(grid or (1, 1, 1), block or (1, 1, 1))
+    except UserError as e:
+        if not from_header or max((*(grid or ()), *(block or ()))) >= HEADER_DIM_LIMIT:
+            raise
+        reason = str(e).split(": ", 1)[1]
+        return (
+            f"launch invalid on a GPU ({reason}): verified for the dimensions the GPUVerify header states, "
+            "as GPUVerify does; no GPU runs this launch"
+        )
+    return None

@@ -21,6 +21,7 @@ around (C++ makes signed overflow undefined); unsigned ones may.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import z3
@@ -174,7 +175,8 @@ class Exploration:
     under its condition.
     `additions` are the integer atomic additions, for `tickets`; `loads`
     the plain scalar loads of one object, for `contents`, which `discards`
-    (a `discard` of cached bytes anywhere) turns off.
+    (a `discard` of cached bytes anywhere) turns off. `assumed` states, per
+    function declared without a body, what verify assumed of it (`_bodiless_call`).
     """
 
     accesses: list[Access] = field(default_factory=list)
@@ -195,6 +197,7 @@ class Exploration:
     additions: list[Addition] = field(default_factory=list)
     loads: list[Load] = field(default_factory=list)
     discards: bool = False
+    assumed: dict[str, str] = field(default_factory=dict)
 
 
 class Explorer:
@@ -669,6 +672,8 @@ class Explorer:
     def _symbol_address(self, name: str, ins: Instruction) -> Value:
         width = 32 if ins.types and ins.types[0].endswith("32") else 64
         var = self.variables.get(name)
+        if name == "WARP_SZ" and var is None:  # PTX's built-in constant: the warp size
+            return Value(z3.BitVecVal(32, width))
         if var is None:
             fn = self.module.functions.get(name)
             if fn is not None and not fn.is_entry:
@@ -1159,8 +1164,10 @@ class Explorer:
         if callee and callee.startswith("__gpurace_verifier_only_"):
             return state  # its result is read back with `ld.param [retval0]`, which approximates it
         fn = self.module.functions.get(callee or "")
-        if fn is None or fn.is_declaration:
+        if fn is None:
             raise Unsupported(f"{ins.where()}: {_bodiless(callee)}")
+        if fn.is_declaration:
+            return self._bodiless_call(state, ins, fn, results, args)
         if guard is not None:
             raise Unsupported(f"{ins.where()}: a call under a guard is not supported by verify")
         return self._run_callee(state, ins, fn, results, args, state.cond)
@@ -1182,6 +1189,44 @@ class Explorer:
             self.out.user_assumptions.append((len(self.out.assumptions), ins.where(), bool(self.active_loops)))
         self.out.assumptions.append(z3.Implies(reached, fit(holds.term, 32) != 0))
         return state
+
+    def _bodiless_call(self, state: State, ins: Instruction, fn: Function, results, args) -> State:
+        """A call to a function declared without a body, read as GPUVerify reads it: its results are free values.
+
+        Defined in another file (or nowhere), what it does is not in the
+        PTX. A function given no pointer cannot reach the kernel's memory but
+        by other means (a `__device__` variable of this file, or a pointer
+        kept in memory, that another file names), nor may it pass a barrier
+        without making the call a barrier of its own; verify assumes it does
+        neither, as GPUVerify does, and the report states the assumption
+        (`Exploration.assumed`). Its results are free values, labelled, and
+        the alarms of the kernel stay possible (it may synchronise). A
+        function that may be given a pointer (`_pointer_parameter`) may
+        write anything it reaches, and the kernel is unknown.
+        """
+        why = _pointer_parameter(fn)
+        for a in args:
+            passed = state.regs.get(ARG + a.name) if isinstance(a, Sym) else None
+            if why is None and passed is not None and passed.base is not None:
+                why = "it is passed an address"
+        if why is not None:
+            raise Unsupported(f"{ins.where()}: {_bodiless(fn.name)} ({why})")
+        name = _signature_text(fn.name)
+        self.out.assumed.setdefault(
+            name,
+            f"assumed, as GPUVerify does: `{name}`, declared without a body (first called at {ins.where()}), returns "
+            "any value, touches no memory of the kernel's and passes no barrier",
+        )
+        self.out.unmodelled.add("calls to functions declared without a body")
+        regs = {n: v for n, v in state.regs.items() if not n.startswith(ARG)}
+        for ret, res in zip(fn.returns, results):
+            if isinstance(res, Sym):
+                reason = f"result of `{name}` (declared without a body) at {ins.where()}"
+                regs[ARG + res.name] = Value(self.sym.fresh(f"result.{res.name}", ret.size * 8, "thread", reason))
+        after = State(regs, state.cond)
+        if self.out.local_escaped:
+            after = self._havoc_local(after, f"thread-private memory the call at {ins.where()} can reach")
+        return after
 
     def _run_callee(self, state: State, ins: Instruction, fn: Function, results, args, cond: z3.BoolRef) -> State:
         """Execute `fn`'s body for the thread reaching the call under `cond`; the caller's state after it."""
@@ -1317,18 +1362,44 @@ def _appends(kept: Value, field: Value, offset: int, size: int) -> bool:
 
 
 def _bodiless(callee: str | None) -> str:
-    """Why a call to a function declared without a body stops verify: anything it may do is unknown.
+    """Why a call to a function declared without a body that may be given a pointer stops verify.
 
-    Defined in another file, it may write any global memory (through
-    pointers it is given, `__device__` variables, pointers stored in
-    memory), pass barriers and fence; none of that can be assumed away.
+    Defined in another file, it may write whatever memory the pointer
+    reaches, anywhere in it; that cannot be assumed away (`_bodiless_call`).
     """
-    sig = demangle_signature(callee or "?")
-    name = sig.name + (f"({', '.join(sig.param_types)})" if sig.param_types is not None else "")
     return (
-        f"a call to `{name}`, declared in this file but defined in none verify reads: what it reads, writes and "
-        "synchronises is unknown, so nothing about the kernel is proved"
+        f"a call to `{_signature_text(callee or '?')}`, declared in this file but defined in none verify reads: what it "
+        "reads, writes and synchronises is unknown, so nothing about the kernel is proved"
     )
+
+
+def _signature_text(symbol: str) -> str:
+    sig = demangle_signature(symbol)
+    return sig.name + (f"({', '.join(sig.param_types)})" if sig.param_types is not None else "")
+
+
+ARITHMETIC = re.compile(r"((un)?signed |const )*(bool|char|short|int|long|long long|float|double|__half|half)( int)?")
+"""C++ parameter types that are plain numbers (after `demangle_signature`'s normalisation)."""
+
+
+def _pointer_parameter(fn: Function) -> str | None:
+    """Why a function declared without a body may be given an address through its parameters; None if it cannot.
+
+    A parameter of 32 bits or less, or a number by the C++ signature, holds
+    no generic address; nor does a struct passed by value aligned below 8
+    bytes, since a pointer member would align it to 8. Anything else (a
+    64-bit value of a function with C linkage, a struct that may hold a
+    pointer) may be one.
+    """
+    types = demangle_signature(fn.name).param_types
+    for i, param in enumerate(fn.params):
+        declared = types[i] if types is not None and i < len(types) else None
+        if param.dims:
+            if (param.align or type_size(param.ptx_type)) >= 8:
+                return f"its parameter {i + 1} is a struct that may hold a pointer"
+        elif type_size(param.ptx_type) >= 8 and not (declared and ARITHMETIC.fullmatch(declared)):
+            return f"its parameter {i + 1} may be a pointer"
+    return None
 
 
 def _dest_regs(op) -> list[str]:

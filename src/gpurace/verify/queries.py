@@ -40,6 +40,10 @@ ABSTRACT_RLIMIT = 60_000_000
 the question's time limit applies too."""
 
 
+WITNESS_TIMEOUT_MS = 1000
+"""How long the solver may look for a smaller witness when it has found one already (`PairSolver.solve_small`)."""
+
+
 def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
     return z3.If(x < 0, -x, x)
 
@@ -47,8 +51,10 @@ def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
 class PairSolver:
     """The two thread copies of one kernel's exploration, and the solver that holds their common facts."""
 
-    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int):
+    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int, *, within_block: bool = False):
+        """`within_block`: race questions are asked of two threads of one block only (`conflict`)."""
         self.out, self.sym, self.dims = out, sym, dims
+        self.within_block = within_block
         for name in ("tid", "ctaid"):
             for d in DIMS:
                 sym.named(f"{name}.{d}", 32, "thread")
@@ -88,7 +94,10 @@ class PairSolver:
         facts = []
         for d in DIMS:
             ntid, nctaid = self.dim(f"ntid.{d}"), self.dim(f"nctaid.{d}")
-            facts += [z3.UGE(ntid, 1), z3.ULE(ntid, MAX_BLOCK[d]), z3.UGE(nctaid, 1), z3.ULE(nctaid, MAX_GRID[d])]
+            # the hardware bounds symbolic dimensions; fixed ones are what they are (a GPUVerify header's may exceed them)
+            facts += [z3.UGE(ntid, 1), z3.UGE(nctaid, 1)]
+            facts += [z3.ULE(ntid, MAX_BLOCK[d])] if self.dims.get(f"ntid.{d}") is None else []
+            facts += [z3.ULE(nctaid, MAX_GRID[d])] if self.dims.get(f"nctaid.{d}") is None else []
             if self.dims.get(f"ntid.{d}") is None or self.dims.get(f"nctaid.{d}") is None:
                 facts.append(z3.ULT(fit(ntid, 64) * fit(nctaid, 64), SCOPE_SPAN))
             for t in (1, 2):
@@ -183,24 +192,28 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
+    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, limit_ms: int | None = None) -> Outcome:
         """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
 
         First with every product of two symbols made an uninterpreted
         function (`_abstract`): more behaviours, so *unsat* there is a proof,
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
+        `witness_only`: the answer only picks a witness among others already
+        found (`solve_small`), so no proof is sought and `WITNESS_TIMEOUT_MS` bounds the search. `limit_ms`
+        bounds each step below the question's time limit.
         """
+        timeout = min(self.timeout_ms, limit_ms or self.timeout_ms, WITNESS_TIMEOUT_MS if witness_only else self.timeout_ms)
         if not quantified:  # `contents` reads the symbols of plain terms only
             facts = (*facts, *self.contents.for_terms(facts))
-        if not quantified:
+        if not quantified and not witness_only:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
-            abstract.set("timeout", self.timeout_ms)
+            abstract.set("timeout", timeout)
             abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
         solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
-        solver.set("timeout", self.timeout_ms)
+        solver.set("timeout", timeout)
         solver.add(*self.base, *facts)
         answer = solver.check()
         if answer == z3.sat:
@@ -223,7 +236,7 @@ class PairSolver:
         small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
         small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
         small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
-        tighter = self.solve(*facts, *small, quantified=quantified)
+        tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True)
         return tighter if tighter.status == "sat" else first
 
     # ----------------------------------------------------------------- races
@@ -231,7 +244,8 @@ class PairSolver:
     def conflict(
         self, a: Access, b: Access, *, barriers: bool = True, warp_mask: int | None = None, same_value: bool = False
     ) -> z3.BoolRef | None:
-        """Thread 1 makes `a` and thread 2 `b`, the bytes overlap, and nothing orders or exempts the pair.
+        """Thread 1 makes `a` and thread 2 `b` (of one block, `within_block`), the bytes overlap, and nothing orders
+        or exempts the pair.
 
         None when the pair can never race (two reads; atomics whose scope
         covers both threads wherever they are). With `barriers`, two threads
@@ -252,7 +266,7 @@ class PairSolver:
             if not block_scoped or shared:
                 return None
             facts.append(z3.Not(self.same_block()))  # a block-scoped atomic does not cover another block's thread
-        if shared:
+        if shared or self.within_block:
             facts.append(self.same_block())
         if barriers:
             same_interval = self.rename(a.barriers, 1) == self.rename(b.barriers, 2)

@@ -80,6 +80,10 @@ class ObjectVerdict:
     """`write at A / write at B` for each pair of stores the proof took as benign same-value writes."""
 
 
+WHOLE_OBJECT_MS = 1000
+"""How long the question for all of an object's pairs at once may take before its pairs are asked one by one."""
+
+
 @dataclass
 class KernelVerdict:
     name: str
@@ -90,12 +94,15 @@ class KernelVerdict:
     unknown: str | None = None
     unmodelled: list[str] = field(default_factory=list)
     launch: dict[str, int | None] = field(default_factory=dict)
+    assumed: list[str] = field(default_factory=list)
 
 
 def verify_kernel(
-    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False
+    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False,
+    within_block: bool = False,
 ) -> KernelVerdict:
-    """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module)."""
+    """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module;
+    `within_block`: pairs of threads of one block only)."""
     verdict = KernelVerdict(info.name, launch=dict(dims))
     sym = Symbols()
     try:
@@ -103,13 +110,14 @@ def verify_kernel(
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    solver = PairSolver(out, sym, dims, timeout_ms)
+    solver = PairSolver(out, sym, dims, timeout_ms, within_block=within_block)
     judge = _Judge(out, sym, solver, benign_same_value)
     verdict.divergence, verdict.barriers = judge.barriers()
     warp_mask, verdict.warp_barriers = judge.warp_barriers()
     if out.warp_barriers and warp_mask is None:
         out.unmodelled.add(f"__syncwarp ({verdict.warp_barriers.removeprefix(UNUSED_WARP_BARRIERS)})")
     verdict.unmodelled = sorted(out.unmodelled)
+    verdict.assumed = list(out.assumed.values())
     for name, obj in sorted(out.objects.items(), key=lambda kv: kv[1].label):
         diverging = bool(verdict.divergence) or verdict.barriers == "unknown"
         verdict.objects.append(judge.object(name, obj.kind, obj.label, diverging=diverging, warp_mask=warp_mask))
@@ -190,7 +198,9 @@ class _Judge:
         ]
         if not questions:
             return [], []
-        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]))
+        # one question for the whole object first; when it is slow, the pairs' questions (each often far easier)
+        # decide it: the object is race-free exactly when every pair's is unsat
+        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]), limit_ms=WHOLE_OBJECT_MS if len(questions) > 1 else None)
         if whole.status == "unsat":
             return [], []
         alarms, undecided, seen = [], [], set()
@@ -205,8 +215,6 @@ class _Judge:
             elif outcome.status == "unknown":
                 undecided.append(f"{outcome.reason} on {a.ins.where()} against {b.ins.where()}")
                 break  # the object cannot be proved now; more timeouts would only cost time
-        if not alarms and not undecided and whole.status == "unknown":
-            undecided.append(whole.reason or "the solver gave up")
         return alarms, undecided
 
     def barriers(self) -> tuple[list[Alarm], str]:
