@@ -723,3 +723,40 @@ def test_a_batch_whose_lanes_share_an_address_is_still_checked():
     s.exit()
     (f,) = s.findings()
     assert lines(f) == [41, 41]
+
+
+def test_a_shared_tile_read_before_the_last_close_is_left_out(monkeypatch):
+    s = Stream(grid=2)
+    w = s.pc("st.shared.u32", 50)
+    own = s.pc("ld.shared.u32", 51)
+    r = s.pc("ld.shared.u32", 52)
+    seen = checked_pcs(s, monkeypatch)
+    t = np.arange(64)
+    for b in range(2):  # each block stores its tile and reads back its own element, then reads all of the tile
+        s.access(w, t + 64 * b, s.shared(b, 4 * t))
+        s.access(own, t + 64 * b, s.shared(b, 4 * t))
+    s.barrier()
+    assert set(seen) == {w, own}  # the read meets the store: both are checked
+    for b in range(2):
+        for k in range(4):
+            s.access(r, t + 64 * b, s.shared(b, 4 * k))
+    s.barrier()  # not the last close (both blocks run on), yet no store of this interval can meet the reads
+    assert set(seen) == {w, own}
+    s.exit()
+    assert s.findings() == []
+
+
+def test_a_shared_read_that_meets_a_write_of_its_interval_is_still_checked(monkeypatch):
+    s = Stream(grid=2)
+    w = s.pc("st.shared.u32", 53)
+    r = s.pc("ld.shared.u32", 54)
+    seen = checked_pcs(s, monkeypatch)
+    t = np.arange(64)
+    for b in range(2):  # no barrier between the store and the neighbour's read
+        s.access(w, t + 64 * b, s.shared(b, 4 * t))
+        s.access(r, t + 64 * b, s.shared(b, 4 * ((t + 1) % 64)))
+    s.barrier()
+    assert set(seen) == {w, r}
+    s.exit()
+    (f,) = s.findings()
+    assert f.kind == "data-race" and f.space == "shared" and sorted(lines(f)) == [53, 54]

@@ -42,7 +42,7 @@ from gpurace.detect.segments import Segments, pairs_in_runs, run_bounds, run_ids
 from gpurace.detect.written_values import span
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
-from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
+from gpurace.sim.memory.layout import CANON_LOCAL_TAG, CANON_SHARED_TAG, CANON_TAG_MASK
 from gpurace.sim.program import Program
 
 CLOSE_CHUNK = 4_000_000
@@ -227,10 +227,18 @@ class IntervalDetector:
         An access can take part in a race only if its instruction's range meets (`PcRanges.meet`) that of an
         instruction it may conflict with: within one block in any interval; across blocks, when global items
         are no longer remembered for later intervals (the last close of a launch, with no earlier interval in
-        the summary to meet), else every global access is needed for the summary.
+        the summary to meet), else every global access is needed for the summary. Shared memory is never
+        remembered, so before the last close an instruction whose accesses are all shared is needed only when
+        it may conflict within the block with an instruction that accessed shared memory (the reads of a tile
+        that a force or stencil loop makes between two barriers are left out before any gather).
         """
         if self._summary.rows or (self._alive > 0).any():
-            return None
+            shared_only, some_shared = ranges.within(CANON_SHARED_TAG, CANON_LOCAL_TAG)  # every block's shared memory
+            if not shared_only.any():
+                return None
+            wanted = ~shared_only
+            wanted |= self._conflicting(ranges.present[some_shared[ranges.present]], ranges, True)
+            return wanted
         return self._conflicting(ranges.present, ranges, True) | self._conflicting(ranges.present, ranges, False)
 
     def _conflicting(self, present: np.ndarray, ranges: PcRanges, same_block: bool) -> np.ndarray:
