@@ -760,3 +760,23 @@ def test_a_shared_read_that_meets_a_write_of_its_interval_is_still_checked(monke
     s.exit()
     (f,) = s.findings()
     assert f.kind == "data-race" and f.space == "shared" and sorted(lines(f)) == [53, 54]
+
+
+def test_intervals_of_reads_do_not_look_up_remembered_reads(monkeypatch):
+    s = Stream(grid=4)
+    r = s.pc("ld.global.u32", 60)
+    w = s.pc("st.global.u32", 61)
+    det = s.detector()
+    looked: list[int] = []
+    near = det._summary.near
+    monkeypatch.setattr(det._summary, "near", lambda start, end: looked.append(len(start)) or near(start, end))
+    t = np.arange(256)
+    for b in range(3):  # blocks 0..2 read words 0..7 and finish one after the other
+        s.access(r, t[64 * b : 64 * b + 64], s.glob(4 * (t[:64] % 8)))
+        s.exit(t[64 * b : 64 * b + 64])
+    assert looked == []  # nothing remembered writes: reads meet only reads
+    s.access(w, [200], s.glob(12))  # block 3 writes word 3
+    s.exit(t[192:])
+    assert looked  # a write looks the reads up
+    (f,) = s.findings()
+    assert lines(f) == [60, 61] and f.space == "global" and f.address.offset == 12

@@ -153,6 +153,7 @@ class IntervalDetector:
         self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
         # global summary: one row per (start, size, pc), kept as tiers of runs (`interval_summary`)
         self._summary = Summary()
+        self._summary_writes = False  # whether some remembered item writes (a store or an atomic)
 
     @staticmethod
     def applies(program: Program) -> bool:
@@ -418,6 +419,11 @@ class IntervalDetector:
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
         del thread, addr, known, o, begin
+        if not self._summary_writes and not self.pcs.write[new[2]].any():
+            # reads never conflict with reads: with no write among these items or the remembered ones (the
+            # neighbour lists and particles a force kernel loads, interval after interval), nothing can race
+            self._remember(new)
+            return
         old = self._summary.near(new[0], new[0] + new[1])
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
         start, size, pc, n, tmin, tmax, seq, val, uni = both
@@ -482,6 +488,7 @@ class IntervalDetector:
         """Keep the closed interval's global items for later intervals, unless none can follow."""
         if (self._alive > 0).any():
             self._summary.add(new)
+            self._summary_writes |= bool(self.pcs.write[new[2]].any())
 
     # ------------------------------------------------------------------ findings
 
