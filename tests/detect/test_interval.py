@@ -780,3 +780,26 @@ def test_intervals_of_reads_do_not_look_up_remembered_reads(monkeypatch):
     assert looked  # a write looks the reads up
     (f,) = s.findings()
     assert lines(f) == [60, 61] and f.space == "global" and f.address.offset == 12
+
+
+def test_a_look_up_expands_only_the_rows_of_a_run_near_the_ranges():
+    """The summary answers a few ranges against one long run (every block's coalesced reads) with the rows that
+    overlap them, each once, as a plain merged summary would."""
+    from gpurace.detect.interval_summary import RunTier, Summary, merge_rows
+
+    k = 100_000
+    start = np.arange(k, dtype=np.uint64) * np.uint64(8)
+    t = np.arange(k, dtype=np.int64)
+    rows = (start, np.full(k, 8, dtype=np.uint64), np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64), t, t,
+            np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.uint64), np.zeros(k, dtype=np.bool_))  # fmt: skip
+    summary = Summary()
+    summary.add(rows)
+    assert len(summary.tiers[0].runs["start"]) == 1
+    # two ranges inside row 5, one across rows 9 and 10, one past the end
+    q_start = np.array([40, 44, 79, 8 * k], dtype=np.uint64)
+    q_end = np.array([42, 46, 81, 8 * k + 8], dtype=np.uint64)
+    got = summary.near(q_start, q_end)
+    assert list(got[0]) == [40, 72, 80] and list(got[4]) == [5, 9, 10] and list(got[3]) == [1, 1, 1]
+    want = merge_rows(tuple(c[[5, 9, 10]] for c in rows))
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert len(RunTier.encode_empty().rows_overlapping(q_start, q_end)[0]) == 0
