@@ -461,13 +461,17 @@ class Engine:
         pcs = self.pc[idx]
         slots = tuple(int(s) for s in np.flatnonzero(state.dirty))
         state.dirty[:] = False
-        h = pcs.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        every = len(idx) == len(self.pc)  # every thread, in order: no gathers
+        # A thread's hash depends on its own registers only: when most threads run, hashing every thread's
+        # registers whole and keeping those of `idx` costs less than gathering each register for them.
+        dense = 2 * len(idx) >= len(self.pc)
+        h = (self.pc if dense else pcs).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         prime = np.uint64(0x100000001B3)
         for slot in slots:
             reg = state.regs[slot]
-            np.bitwise_xor(h, reg if every else reg[idx], out=h)
+            np.bitwise_xor(h, reg if dense else reg[idx], out=h)
             np.multiply(h, prime, out=h)
+        if dense and len(idx) < len(self.pc):
+            h = h[idx]
         self._last_look = _ThreadsSeen(idx, pcs, slots, h)
         if last is None or last.slots != slots or not len(idx) or not len(last.idx):
             return False, np.zeros(len(idx), dtype=np.bool_)
