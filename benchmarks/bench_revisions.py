@@ -19,7 +19,15 @@ their usual sizes:
   threads halve each step (the first stage of a sum over a large array);
 - `neighbours`: each block stages 27 neighbouring boxes of particles in shared
   memory, one after the other, with a barrier before and after each, and
-  accumulates pairwise terms (a molecular-dynamics force kernel).
+  accumulates pairwise terms (a molecular-dynamics force kernel);
+- `tail_sum`: a tree sum per block in shared memory where the last, partial
+  block takes a loop of its own, so its barriers complete apart from the
+  others' and every interval closes while other blocks run on (a statistics
+  reduction over an image whose size is no multiple of the block);
+- `distance`: each thread sums squared differences between its point and one
+  chosen point over many dimensions of a column-major array no thread writes,
+  behind a bounds test that leaves the last block partly idle (a clustering
+  cost kernel).
 """
 
 from __future__ import annotations
@@ -79,9 +87,50 @@ KERNELS = {
             energy[box * per_box + t] = acc;
         }
     """,
+    "tail_sum": r"""
+        __global__ void tail_sum(float* sums, long n)
+        {
+            __shared__ float part[512];
+            int t = threadIdx.x;
+            long i = (long)blockIdx.x * blockDim.x + t;
+            part[t] = i < n ? sums[i] : 0.0f;
+            __syncthreads();
+            if (blockIdx.x != gridDim.x - 1) {
+                for (int s = 1; s < blockDim.x; s *= 2) {
+                    if ((t + 1) % (2 * s) == 0)
+                        part[t] += part[t - s];
+                    __syncthreads();
+                }
+            } else {
+                int used = (int)(n - (long)blockIdx.x * blockDim.x);
+                for (int s = 1; s < used; s *= 2) {
+                    if ((t + 1) % (2 * s) == 0 && t < used)
+                        part[t] += part[t - s];
+                    __syncthreads();
+                }
+            }
+            if (t == blockDim.x - 1)
+                sums[(long)blockIdx.x * blockDim.x] = part[t];
+        }
+    """,
+    "distance": r"""
+        __global__ void distance(const float* coord, const float* weight, float* cost, int num, int dim, int x)
+        {
+            int tid = blockIdx.x * blockDim.x + threadIdx.x;
+            if (tid < num) {
+                float d = 0.0f;
+                for (int i = 0; i < dim; i++) {
+                    float diff = coord[i * num + tid] - coord[i * num + x];
+                    d += diff * diff;
+                }
+                cost[tid] = d * weight[tid];
+            }
+        }
+    """,
 }
 
 ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
+POINTS, DIMS = 65_000, 64
 
 
 def launch(name: str) -> dict:
@@ -91,6 +140,12 @@ def launch(name: str) -> dict:
         return {"grid": -(-n // 512), "block": 512, "args": [f"buf:{n}:rand", f"buf:{n}", str(ROWS), str(COLS)]}
     if name == "block_sum":
         return {"grid": SUM_N // 256, "block": 256, "args": [f"buf:{SUM_N}:rand", f"buf:{SUM_N // 256}"]}
+    if name == "tail_sum":
+        n = ROWS * COLS
+        return {"grid": -(-n // 512), "block": 512, "args": [f"buf:{n}:rand", str(n)]}
+    if name == "distance":
+        args = [f"buf:{POINTS * DIMS}:rand", f"buf:{POINTS}:rand", f"buf:{POINTS}", str(POINTS), str(DIMS), "7"]
+        return {"grid": -(-POINTS // 512), "block": 512, "args": args}
     boxes = BOXES1D**3
     return {
         "grid": boxes,

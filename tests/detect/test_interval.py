@@ -723,3 +723,83 @@ def test_a_batch_whose_lanes_share_an_address_is_still_checked():
     s.exit()
     (f,) = s.findings()
     assert lines(f) == [41, 41]
+
+
+def test_a_shared_tile_read_before_the_last_close_is_left_out(monkeypatch):
+    s = Stream(grid=2)
+    w = s.pc("st.shared.u32", 50)
+    own = s.pc("ld.shared.u32", 51)
+    r = s.pc("ld.shared.u32", 52)
+    seen = checked_pcs(s, monkeypatch)
+    t = np.arange(64)
+    for b in range(2):  # each block stores its tile and reads back its own element, then reads all of the tile
+        s.access(w, t + 64 * b, s.shared(b, 4 * t))
+        s.access(own, t + 64 * b, s.shared(b, 4 * t))
+    s.barrier()
+    assert set(seen) == {w, own}  # the read meets the store: both are checked
+    for b in range(2):
+        for k in range(4):
+            s.access(r, t + 64 * b, s.shared(b, 4 * k))
+    s.barrier()  # not the last close (both blocks run on), yet no store of this interval can meet the reads
+    assert set(seen) == {w, own}
+    s.exit()
+    assert s.findings() == []
+
+
+def test_a_shared_read_that_meets_a_write_of_its_interval_is_still_checked(monkeypatch):
+    s = Stream(grid=2)
+    w = s.pc("st.shared.u32", 53)
+    r = s.pc("ld.shared.u32", 54)
+    seen = checked_pcs(s, monkeypatch)
+    t = np.arange(64)
+    for b in range(2):  # no barrier between the store and the neighbour's read
+        s.access(w, t + 64 * b, s.shared(b, 4 * t))
+        s.access(r, t + 64 * b, s.shared(b, 4 * ((t + 1) % 64)))
+    s.barrier()
+    assert set(seen) == {w, r}
+    s.exit()
+    (f,) = s.findings()
+    assert f.kind == "data-race" and f.space == "shared" and sorted(lines(f)) == [53, 54]
+
+
+def test_intervals_of_reads_do_not_look_up_remembered_reads(monkeypatch):
+    s = Stream(grid=4)
+    r = s.pc("ld.global.u32", 60)
+    w = s.pc("st.global.u32", 61)
+    det = s.detector()
+    looked: list[int] = []
+    near = det._summary.near
+    monkeypatch.setattr(det._summary, "near", lambda start, end: looked.append(len(start)) or near(start, end))
+    t = np.arange(256)
+    for b in range(3):  # blocks 0..2 read words 0..7 and finish one after the other
+        s.access(r, t[64 * b : 64 * b + 64], s.glob(4 * (t[:64] % 8)))
+        s.exit(t[64 * b : 64 * b + 64])
+    assert looked == []  # nothing remembered writes: reads meet only reads
+    s.access(w, [200], s.glob(12))  # block 3 writes word 3
+    s.exit(t[192:])
+    assert looked  # a write looks the reads up
+    (f,) = s.findings()
+    assert lines(f) == [60, 61] and f.space == "global" and f.address.offset == 12
+
+
+def test_a_look_up_expands_only_the_rows_of_a_run_near_the_ranges():
+    """The summary answers a few ranges against one long run (every block's coalesced reads) with the rows that
+    overlap them, each once, as a plain merged summary would."""
+    from gpurace.detect.interval_summary import RunTier, Summary, merge_rows
+
+    k = 100_000
+    start = np.arange(k, dtype=np.uint64) * np.uint64(8)
+    t = np.arange(k, dtype=np.int64)
+    rows = (start, np.full(k, 8, dtype=np.uint64), np.zeros(k, dtype=np.int64), np.ones(k, dtype=np.int64), t, t,
+            np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.uint64), np.zeros(k, dtype=np.bool_))  # fmt: skip
+    summary = Summary()
+    summary.add(rows)
+    assert len(summary.tiers[0].runs["start"]) == 1
+    # two ranges inside row 5, one across rows 9 and 10, one past the end
+    q_start = np.array([40, 44, 79, 8 * k], dtype=np.uint64)
+    q_end = np.array([42, 46, 81, 8 * k + 8], dtype=np.uint64)
+    got = summary.near(q_start, q_end)
+    assert list(got[0]) == [40, 72, 80] and list(got[4]) == [5, 9, 10] and list(got[3]) == [1, 1, 1]
+    want = merge_rows(tuple(c[[5, 9, 10]] for c in rows))
+    assert all(np.array_equal(g, w) for g, w in zip(got, want))
+    assert len(RunTier.encode_empty().rows_overlapping(q_start, q_end)[0]) == 0

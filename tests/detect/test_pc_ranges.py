@@ -39,3 +39,13 @@ def test_an_instruction_meets_itself_unless_all_its_accesses_lie_apart():
     assert not meets(r, 0, 0)  # two ascending batches, one after the other
     assert meets(r, 1, 1)  # its second batch starts where the first ends: byte 4 twice
     assert meets(r, 2, 2)  # a descending batch is not known to be apart
+
+
+def test_instructions_within_a_window_are_told_from_those_that_reach_into_it():
+    r = ranges((0, [0, 4], 4), (1, [12, 16], 4), (2, [26], 4))
+    inside, some = r.within(8, 32)
+    assert list(inside) == [False, True, True, False]  # pc 3 has no accesses
+    assert list(some) == [False, True, True, False]
+    inside, some = r.within(4, 16)
+    assert list(inside) == [False, False, False, False]
+    assert list(some) == [True, True, False, False]  # [0, 8) and [12, 20) reach into [4, 16)

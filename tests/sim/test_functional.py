@@ -24,6 +24,26 @@ def test_vector_add_float():
     assert res.stats.thread_instructions > 0
 
 
+def test_a_group_of_consecutive_threads_runs_through_register_slices(monkeypatch):
+    """The 1000 threads under the tail guard are one run of consecutive threads: their registers are read and
+    written as slices (`ThreadState.use_group`), with the same results as gathers."""
+    from gpurace.sim.state import ThreadState
+
+    spans = []
+    use_group = ThreadState.use_group
+
+    def record(self, group):
+        use_group(self, group)
+        if self.span_group is group:
+            spans.append((self.span.start, self.span.stop))
+
+    monkeypatch.setattr(ThreadState, "use_group", record)
+    res = run("vector_add_float.cu")
+    a, b, c = res.args[:3]
+    np.testing.assert_array_equal(c, a + np.float32(0.5) * b)
+    assert (0, 1000) in spans and (0, 1024) in spans
+
+
 def test_saxpy_double():
     res = run("saxpy_double.cu")
     y = res.args[2]

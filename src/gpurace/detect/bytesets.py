@@ -244,7 +244,10 @@ class PageBits:
             self.pages, self.rows = pages.copy(), np.arange(len(pages), dtype=np.int64)
             self.bits = self._store = np.zeros((len(pages), PAGE_SIZE), dtype=np.uint8)
             return
-        new = np.setdiff1d(pages, self.pages, assume_unique=True)
+        # a search per page asked about, not a sort of every page held (a batch whose pages are all held but not
+        # in consecutive rows asks here at each add)
+        at = np.minimum(np.searchsorted(self.pages, pages), len(self.pages) - 1)
+        new = pages[self.pages[at] != pages]
         if len(new):
             count = len(self.pages)
             if count + len(new) > len(self._store):  # room for as many rows again: each row is copied O(1) times

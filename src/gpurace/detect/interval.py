@@ -42,7 +42,7 @@ from gpurace.detect.segments import Segments, lexsort, pairs_in_runs, run_bounds
 from gpurace.detect.written_values import span
 from gpurace.frontend.ptx.ir import Instruction
 from gpurace.sim.events import AccessBatch, AccessKind, Event, ExitEvent, SyncEvent
-from gpurace.sim.memory.layout import CANON_SHARED_TAG, CANON_TAG_MASK
+from gpurace.sim.memory.layout import CANON_LOCAL_TAG, CANON_SHARED_TAG, CANON_TAG_MASK
 from gpurace.sim.program import Program
 
 CLOSE_CHUNK = 4_000_000
@@ -153,6 +153,7 @@ class IntervalDetector:
         self._alive = np.bincount(ctx.geometry.block_of, minlength=ctx.geometry.nblocks).astype(np.int64)
         # global summary: one row per (start, size, pc), kept as tiers of runs (`interval_summary`)
         self._summary = Summary()
+        self._summary_writes = False  # whether some remembered item writes (a store or an atomic)
 
     @staticmethod
     def applies(program: Program) -> bool:
@@ -227,10 +228,18 @@ class IntervalDetector:
         An access can take part in a race only if its instruction's range meets (`PcRanges.meet`) that of an
         instruction it may conflict with: within one block in any interval; across blocks, when global items
         are no longer remembered for later intervals (the last close of a launch, with no earlier interval in
-        the summary to meet), else every global access is needed for the summary.
+        the summary to meet), else every global access is needed for the summary. Shared memory is never
+        remembered, so before the last close an instruction whose accesses are all shared is needed only when
+        it may conflict within the block with an instruction that accessed shared memory (the reads of a tile
+        that a force or stencil loop makes between two barriers are left out before any gather).
         """
         if self._summary.rows or (self._alive > 0).any():
-            return None
+            shared_only, some_shared = ranges.within(CANON_SHARED_TAG, CANON_LOCAL_TAG)  # every block's shared memory
+            if not shared_only.any():
+                return None
+            wanted = ~shared_only
+            wanted |= self._conflicting(ranges.present[some_shared[ranges.present]], ranges, True)
+            return wanted
         return self._conflicting(ranges.present, ranges, True) | self._conflicting(ranges.present, ranges, False)
 
     def _conflicting(self, present: np.ndarray, ranges: PcRanges, same_block: bool) -> np.ndarray:
@@ -410,6 +419,11 @@ class IntervalDetector:
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
         del thread, addr, known, o, begin
+        if not self._summary_writes and not self.pcs.write[new[2]].any():
+            # reads never conflict with reads: with no write among these items or the remembered ones (the
+            # neighbour lists and particles a force kernel loads, interval after interval), nothing can race
+            self._remember(new)
+            return
         old = self._summary.near(new[0], new[0] + new[1])
         both = new if len(old[0]) == 0 else tuple(np.concatenate([a, b]) for a, b in zip(new, old))
         start, size, pc, n, tmin, tmax, seq, val, uni = both
@@ -474,6 +488,7 @@ class IntervalDetector:
         """Keep the closed interval's global items for later intervals, unless none can follow."""
         if (self._alive > 0).any():
             self._summary.add(new)
+            self._summary_writes |= bool(self.pcs.write[new[2]].any())
 
     # ------------------------------------------------------------------ findings
 

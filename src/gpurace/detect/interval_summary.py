@@ -17,17 +17,17 @@ consecutive ranges, with the same counts and first event, and threads that
 step by a constant, are one run; only the bytes of stores that differ are
 kept per row. Coalesced accesses, the bulk of what large launches touch, so
 cost a few bytes per row rather than 65: a 16M-thread kernel that updates
-every element five times leaves 112 million rows. `near` expands the runs
-that overlap the ranges it is asked about, so callers see rows exactly as
-one fully merged summary of plain rows holds them (plus some that do not
-overlap those ranges).
+every element five times leaves 112 million rows. `near` expands, of the runs
+that overlap the ranges it is asked about, the rows that do, so callers see
+rows exactly as one fully merged summary of plain rows holds them, at a cost
+that follows the ranges asked about, not the runs they touch.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from gpurace.detect.segments import lexsort, run_bounds, run_ids
+from gpurace.detect.segments import expand, lexsort, run_bounds, run_ids
 
 Rows = tuple[np.ndarray, ...]
 
@@ -125,12 +125,14 @@ class RunTier:
                  "tstep": i64, "tspan": i64, "seq": i64, "uni": np.bool_, "val0": np.uint64, "voff": i64}  # fmt: skip
         return RunTier({name: np.zeros(0, dtype=t) for name, t in types.items()}, np.zeros(0, dtype=np.uint64))
 
-    def decode(self, which: np.ndarray) -> Rows:
-        """The rows of runs `which` (indices), run by run."""
+    def decode(self, which: np.ndarray, first: np.ndarray | None = None, count: np.ndarray | None = None) -> Rows:
+        """The rows of runs `which` (indices), run by run: all of them, or `count` rows from row `first` of each."""
         r = {name: c[which] for name, c in self.runs.items()}
-        count = r["count"]
-        run = np.repeat(np.arange(len(which)), count)
-        k = np.arange(int(count.sum()), dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)
+        if count is None:
+            count = r["count"]
+        run, k = expand(count)
+        if first is not None:
+            k += first[run]
         size = r["size"][run].astype(np.uint64)
         tmin = r["t0"][run] + k * r["tstep"][run]
         voff = r["voff"][run]
@@ -152,6 +154,31 @@ class RunTier:
         at = np.repeat(sources - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()))
         runs["voff"] = np.where(stored, np.cumsum(np.where(stored, count, 0)) - np.where(stored, count, 0), -1)
         return RunTier(runs, self.vals[at])
+
+    def rows_overlapping(self, start: np.ndarray, end: np.ndarray) -> Rows:
+        """The rows that overlap any of [start, end) (`start` ascending): of a run, only those rows, so that a
+        look-up costs the rows near the ranges, not whole runs (a reduction's 449 block results against the
+        single run of the 230,000 inputs every block read)."""
+        r_start = self.runs["start"]
+        if len(start) == 0 or len(r_start) == 0:
+            return empty_rows()
+        # the ranges' union, as disjoint ascending pieces
+        reach = np.maximum.accumulate(end)
+        piece = np.flatnonzero(np.append(True, start[1:] >= reach[:-1]))
+        p_start, p_end = start[piece], reach[np.append(piece[1:], len(start)) - 1]
+        size = self.runs["size"].astype(np.uint64)
+        count = self.runs["count"]
+        r_end = r_start + count.astype(np.uint64) * size
+        first_piece = np.searchsorted(p_end, r_start, side="right")
+        run, offset = expand(np.maximum(np.searchsorted(p_start, r_end, side="left") - first_piece, 0))
+        at = first_piece[run] + offset
+        rs, sz = r_start[run], size[run]
+        lo = ((np.maximum(p_start[at], rs) - rs) // sz).astype(np.int64)
+        hi = np.minimum(((p_end[at] - rs + sz - np.uint64(1)) // sz).astype(np.int64), count[run])
+        # two pieces can meet one row of a run: each row once
+        again = np.flatnonzero(run[1:] == run[:-1]) + 1
+        lo[again] = np.maximum(lo[again], hi[again - 1])
+        return self.decode(run, lo, np.maximum(hi - lo, 0))
 
     def overlapping(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Indices of the runs whose ranges overlap any of [start, end) (`start` ascending)."""
@@ -234,8 +261,8 @@ class Summary:
             self.tiers[-1] = merge_tiers(self.tiers[-1], newer)
 
     def near(self, start: np.ndarray, end: np.ndarray) -> Rows:
-        """Rows that may overlap any of the ranges [start, end) (`start` ascending), merged by key and sorted."""
-        found = [t.decode(t.overlapping(start, end)) for t in self.tiers]
+        """Rows that overlap any of the ranges [start, end) (`start` ascending), merged by key and sorted."""
+        found = [t.rows_overlapping(start, end) for t in self.tiers]
         found = [f for f in found if len(f[0])]
         if not found:
             return empty_rows()

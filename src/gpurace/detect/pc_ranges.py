@@ -56,3 +56,12 @@ class PcRanges:
         """Whether some access of instruction a may overlap some other access of instruction b (pairwise)."""
         overlap = (self.lo[a] < self.hi[b]) & (self.lo[b] < self.hi[a])
         return overlap & ((a != b) | ~self.apart[a])
+
+    def within(self, start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per instruction: whether it has accesses and all of them lie in [start, end), and whether some of them
+        may (its range meets that window)."""
+        has = np.zeros(len(self.lo), dtype=np.bool_)
+        has[self.present] = True
+        lo, hi = np.uint64(start), np.uint64(end)
+        inside = has & (self.lo >= lo) & (self.hi <= hi)
+        return inside, has & (self.lo < hi) & (self.hi > lo)

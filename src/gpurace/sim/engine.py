@@ -308,6 +308,7 @@ class Engine:
         pc, status, yielded = self.pc, self.status, self.yielded
         handlers = self.handlers
         stats = self.stats
+        state = self.state
         group: np.ndarray | None = None
         group_pc = 0
         while True:
@@ -324,12 +325,13 @@ class Engine:
                 if self._fork_pcs is not None and self._fork_pcs[group_pc]:
                     self._at_fork_point()
                     group_pc, group = self._pick(live)
+                state.use_group(group)
             r = handlers[group_pc](group)
             if self.watching and self.parking.unsafe_pc[group_pc]:
                 self.parking.ran_unsafe(group)
             stats.steps += 1
             stats.thread_instructions += len(group)
-            self.state.clock = stats.steps
+            state.clock = stats.steps
             if self.stopped is not None:
                 return
             if stats.steps % 256 == 0 and self.progress_callback is not None:
@@ -341,7 +343,10 @@ class Engine:
                 self._step_budget_exhausted()
                 return
             if r is not None:
-                pc[group] = r
+                if group is state.span_group:
+                    pc[state.span] = r
+                else:
+                    pc[group] = r
                 if (len(group) == ncand or r < self._rest_min) and (self.repick_at is None or not self.repick_at[r]):
                     # the whole eligible set moved together, or the group is still alone at the lowest pc: the
                     # pick would choose it again, so no rescan
@@ -456,13 +461,17 @@ class Engine:
         pcs = self.pc[idx]
         slots = tuple(int(s) for s in np.flatnonzero(state.dirty))
         state.dirty[:] = False
-        h = pcs.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        every = len(idx) == len(self.pc)  # every thread, in order: no gathers
+        # A thread's hash depends on its own registers only: when most threads run, hashing every thread's
+        # registers whole and keeping those of `idx` costs less than gathering each register for them.
+        dense = 2 * len(idx) >= len(self.pc)
+        h = (self.pc if dense else pcs).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
         prime = np.uint64(0x100000001B3)
         for slot in slots:
             reg = state.regs[slot]
-            np.bitwise_xor(h, reg if every else reg[idx], out=h)
+            np.bitwise_xor(h, reg if dense else reg[idx], out=h)
             np.multiply(h, prime, out=h)
+        if dense and len(idx) < len(self.pc):
+            h = h[idx]
         self._last_look = _ThreadsSeen(idx, pcs, slots, h)
         if last is None or last.slots != slots or not len(idx) or not len(last.idx):
             return False, np.zeros(len(idx), dtype=np.bool_)

@@ -37,6 +37,8 @@ from gpurace.sim.program import Program
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 SIGNED_TYPES = frozenset({"s8", "s16", "s32", "s64"})
 FLOAT_TYPES = frozenset({"f16", "bf16", "f32", "f64"})
+SPAN_MIN = 256
+"""Groups of fewer threads gather and scatter (`ThreadState.use_group`): for them the slice saves nothing."""
 
 
 def raw_dtype(ptx_type: str) -> np.dtype:
@@ -103,10 +105,24 @@ class ThreadState:
         self.frame_base = np.zeros(n, dtype=np.int64)  # local-memory frame of the current function
         self.params: list[np.ndarray | None] = [None] * len(program.param_sizes)
         self.clock = 0  # scheduler steps so far; what %clock and %globaltimer read
+        # The engine's current group when it is one run of consecutive threads (`use_group`), and that run.
+        self.span_group: np.ndarray | None = None
+        self.span = slice(0, 0)
         self._special = self._special_registers(geometry)
         if grid_workspace:  # a cooperative launch: %envreg1/%envreg2 give its grid workspace (`sim.cooperative`)
             for name, value in envreg_values(grid_workspace).items():
                 self._special[(name, None)] = same_for_all(n, value, np.uint32)
+
+    def use_group(self, group: np.ndarray) -> None:
+        """The engine's next steps run `group` (ascending). When it is one run of consecutive threads (a
+        converged launch whose last threads left at a bounds test, as most grids larger than their data do),
+        readers and writers given this very array copy a slice of a register instead of gathering and
+        scattering through the indices: contiguous copies, several times cheaper per thread."""
+        n = len(group)
+        if n >= SPAN_MIN and int(group[-1]) - int(group[0]) + 1 == n:
+            self.span_group, self.span = group, slice(int(group[0]), int(group[-1]) + 1)
+        else:
+            self.span_group = None
 
     def param_buffer(self, slot: int) -> np.ndarray:
         """Per-thread bytes of a `.param` slot (call arguments and returns), allocated on first use."""
@@ -218,7 +234,9 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
 
         def read_reg(idx):
             arr = regs[arr_slot]
-            # a group that is the whole launch is every thread in order: a copy beats a gather
+            # a group of consecutive threads (the whole launch, say): a copy beats a gather
+            if idx is state.span_group:
+                return convert_width(arr[state.span].copy(), dt, signed)
             return convert_width(arr.copy() if len(idx) == len(arr) else arr[idx], dt, signed)
 
         return read_reg
@@ -261,7 +279,9 @@ def operand_writer(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
     def write(idx, value):
         dirty[arr_slot] = True
         arr = regs[arr_slot]
-        if len(idx) == len(arr):
+        if idx is state.span_group:
+            arr[state.span] = convert_width(value, dt, signed)
+        elif len(idx) == len(arr):
             np.copyto(arr, convert_width(value, dt, signed))
         else:
             arr[idx] = convert_width(value, dt, signed)
