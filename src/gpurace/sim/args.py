@@ -463,7 +463,8 @@ class Resolver:
         if not is_pointer(p):
             raise UserError(f"{label}: auto:{fill} fills an automatic buffer; this parameter is not a pointer")
         if fill not in AUTO_FILLS:
-            raise UserError(f"{label}: unknown automatic buffer contents {fill!r} (use {', '.join(AUTO_FILLS)})")
+            sized = f"; an automatic buffer has no size: buf:{fill} is a buffer of {fill} elements" if fill.isdigit() else ""
+            raise UserError(f"{label}: unknown automatic buffer contents {fill!r} (use {', '.join(AUTO_FILLS)}){sized}")
         buffer = self.auto(p)
         if fill != "zeros":
             buffer.init = self._spec_array(AUTO_FILL_BYTES // buffer.dtype.itemsize, buffer.dtype, fill, label)
