@@ -130,19 +130,24 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     `cuda.to_device`, `cuda.device_array(_like)`, `cuda.pinned_array`, `copy_to_host` and `copy_to_device`
     work on NumPy arrays (`DeviceArray`); `cuda.synchronize`, `cuda.stream()` and `cuda.pinned` have nothing to
     wait for; `cuda.is_available()` is true; `cuda.get_current_device()` and `cuda.current_context()` answer
-    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates and `kernel.inspect_llvm()` Numba's LLVM IR for it. Kernels defined inside the block with an explicit signature are
-    compiled at their decoration without asking for a GPU (Numba's TypingError is raised there, as Numba
-    raises it). Yields the `Simulation`; when the block ends
-    and a launch had findings, raises `RacesFound` (unless `raise_on_findings` is False), and an exception of
-    the block itself gets their report as a note. `options` are `gpurace.numba.check`'s.
+    for a device of `arch` (`gpurace.numba.device`); `kernel.inspect_asm()` gives the PTX gpurace simulates and
+    `kernel.inspect_llvm()` Numba's LLVM IR for it. Kernels defined inside the block with an explicit signature
+    are compiled at their decoration without asking for a GPU (Numba's TypingError is raised there, as Numba
+    raises it). Yields the `Simulation`; when the block ends and a launch had findings, raises `RacesFound`
+    (unless `raise_on_findings` is False), and an exception of the block itself gets their report as a note.
+    `options` are `gpurace.numba.check`'s.
     """
     require_numba()
     from numba import cuda
+    from numba.cuda.core import sigutils
     from numba.cuda.dispatcher import CUDADispatcher
 
+    from gpurace.errors import UserError
     from gpurace.frontend import numba_compile
+    from gpurace.numba import compiled_for_types, compiled_llvm, compiled_ptx, llvm_for_types  # imports this module
 
     simulation = Simulation({"arch": arch, **options})
+    cc = compute_capability(arch)
 
     def configure(kernel, config):
         config = config if isinstance(config, tuple) else (config,)
@@ -152,9 +157,6 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         """`CUDADispatcher.inspect_asm`/`inspect_llvm`: for one signature, or a dict for every signature compiled."""
 
         def inspect(kernel, signature=None):
-            from numba.cuda.core import sigutils
-
-            cc = compute_capability(arch)
             if signature is None:
                 return everything(kernel, cc)
             argtypes, _ = sigutils.normalize_signature(signature)
@@ -162,35 +164,12 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
 
         return inspect
 
-    def one_ptx(kernel, argtypes, cc):
-        from gpurace.numba import compiled_for_types
-
-        return compiled_for_types(kernel, argtypes, cc).ptx
-
-    def every_ptx(kernel, cc):
-        from gpurace.numba import compiled_ptx
-
-        return compiled_ptx(kernel, cc)
-
-    def every_llvm(kernel, cc):
-        from gpurace.numba import compiled_llvm
-
-        return compiled_llvm(kernel, cc)
-
-    def one_llvm(kernel, argtypes, cc):
-        from gpurace.numba import llvm_for_types
-
-        return llvm_for_types(kernel, argtypes, cc)
-
     def compile_at_decoration(kernel):
         """Compile a kernel with one explicit signature now, as Numba does, so that its TypingError is raised by
         the decoration; what gpurace cannot pass yet (records, ...) is refused at the launch, not here."""
-        from gpurace.errors import UserError
-        from gpurace.numba import compiled_for_types
-
         try:
             argtypes = numba_compile.signature_types(kernel)
-            compiled_for_types(kernel, argtypes, compute_capability(arch), numba_errors=True)
+            compiled_for_types(kernel, argtypes, cc, numba_errors=True)
         except (numba_compile.KernelError, UserError):
             pass
 
@@ -201,8 +180,8 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
     replacements = {
         (CUDADispatcher, "__getitem__"): configure,
         (CUDADispatcher, "forall"): forall,
-        (CUDADispatcher, "inspect_asm"): inspector(every_ptx, one_ptx),
-        (CUDADispatcher, "inspect_llvm"): inspector(every_llvm, one_llvm),
+        (CUDADispatcher, "inspect_asm"): inspector(compiled_ptx, lambda kernel, argtypes, at: compiled_for_types(kernel, argtypes, at).ptx),
+        (CUDADispatcher, "inspect_llvm"): inspector(compiled_llvm, llvm_for_types),
         (cuda, "jit"): numba_compile.lazy_jit(cuda.jit, compile_at_decoration),
         (cuda, "to_device"): to_device,
         (cuda, "device_array"): device_array,
@@ -213,11 +192,11 @@ def simulate(*, raise_on_findings: bool = True, arch: str = DEFAULT_ARCH, **opti
         (cuda, "default_stream"): Stream,
         (cuda, "synchronize"): lambda: None,
         (cuda, "is_available"): lambda: True,
-        **device_replacements(compute_capability(arch)),
+        **device_replacements(cc),
     }
     try:
         # offline: device functions with explicit signatures compile at their decoration
-        with patched(replacements), numba_compile.offline(compute_capability(arch)):
+        with patched(replacements), numba_compile.offline(cc):
             yield simulation
     except Exception as e:
         if simulation.findings:
