@@ -6,7 +6,7 @@ import pytest
 
 from gpurace.errors import UserError
 from gpurace.runtime import exec_program
-from gpurace.runtime.build import check_nvcc_flag, relocatable
+from gpurace.runtime.build import check_nvcc_flag, device_flags, relocatable
 
 PROGRAM = r"""#include <cstdio>
 #include "message.h"
@@ -50,6 +50,20 @@ def test_other_nvcc_options_are_refused(flag, why):
 @pytest.mark.parametrize("flags, linked", [(["-rdc=true"], True), (["--relocatable-device-code=true"], True), (["-rdc=false"], False), ([], False)])
 def test_relocatable_device_code_is_asked_for_by_its_flag(flags, linked):
     assert relocatable(flags) is linked
+
+
+def test_the_device_code_is_compiled_with_the_builds_options_but_the_linkers_and_targets():
+    flags = ["-std=c++17", "-lcuda", "-L/opt/lib", "-Xlinker", "-Bsymbolic", "--expt-relaxed-constexpr",
+             "-gencode=arch=compute_80,code=sm_80", "-arch=sm_80", "-rdc=true", "-Xcompiler", "-fopenmp",
+             "-lineinfo", "--use_fast_math"]  # fmt: skip
+    assert device_flags(flags) == (
+        "-std=c++17", "--expt-relaxed-constexpr", "-Xcompiler", "-fopenmp", "-lineinfo", "--use_fast_math"
+    )
+
+
+def test_device_options_are_checked_as_the_builds_are():
+    with pytest.raises(UserError, match="letters, digits"):
+        device_flags(["-Xcompiler=$(touch x)"])
 
 
 def test_a_program_in_a_folder_a_shell_would_misread(tmp_path, capfd):

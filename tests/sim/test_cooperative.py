@@ -61,7 +61,14 @@ def test_a_launch_that_is_not_cooperative_has_no_workspace():
     [(256, 0, 160), (1024, 0, 40), (1000, 0, 40), (32, 0, 640), (256, 40 << 10, 40), (128, 20 << 10, 120), (2048, 0, 0)],
 )
 def test_resident_blocks_are_the_occupancy_per_multiprocessor_times_40(threads, shared, blocks):
-    assert max_resident_blocks(threads, shared) == blocks
+    assert max_resident_blocks(threads, shared, 75) == blocks
+
+
+@pytest.mark.parametrize("capability, blocks", [(75, 0), (80, 40), (86, 0), (90, 80)])
+def test_shared_memory_per_multiprocessor_grows_with_the_compute_capability(capability, blocks):
+    # 110 KiB blocks: none fit in compute 7.5's and 8.6's multiprocessors (64 and 100 KiB), one in 8.0's
+    # (164 KiB), two in 9.0's (228 KiB)
+    assert max_resident_blocks(128, 110 << 10, capability) == blocks
 
 
 def test_check_refuses_a_cooperative_grid_the_device_cannot_hold_naming_the_limit():

@@ -86,6 +86,7 @@ class CompileOptions:
     device_debug: bool = False
     relocatable: bool = False
     hip: bool = False
+    nvcc_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ def compile_to_ptx(
     limits: Limits | None = None,
     appendix: str = "",
     relocatable: bool = False,
+    nvcc_flags: Iterable[str] = (),
 ) -> CompiledPtx:
     """Compile (or read) `path` into PTX with line information.
 
@@ -131,6 +133,10 @@ def compile_to_ptx(
     `relocatable` compiles relocatable device code (`-rdc=true`), one file
     of several that `frontend.link` links: its calls of `extern __device__`
     functions stay calls of declared functions, as nvlink would resolve them.
+    `nvcc_flags` are options of the program's own build that shape its device
+    code (`-std=c++17`, `--expt-relaxed-constexpr`, `--use_fast_math`, checked
+    by the caller): a file compiled with them is compiled by nvcc, which takes
+    them, so that its PTX is the program's.
     """
     limits = (limits or Limits()).started()
     source = _check_source(Path(path))
@@ -148,8 +154,11 @@ def compile_to_ptx(
             f"{source}: a {suffix} file is taken for a kernel file only when it is a HIP source (includes <hip/...>); "
             "give a .cu, .hip or .ptx file"
         )
+    flags = list(nvcc_flags)
     if hip.is_hip_source(source, original):
-        return _compile_hip(source, original, appendix, includes, macros, virtual_arch, device_debug, relocatable, limits)
+        return _compile_hip(
+            source, original, appendix, includes, macros, virtual_arch, device_debug, relocatable, flags, limits
+        )
     gpuverify = uses_gpuverify(original)
     if gpuverify:
         # GPUVerify's cuda.h declared cooperative groups and cuRAND; gpurace's includes their real headers
@@ -164,8 +173,8 @@ def compile_to_ptx(
     # GPUVerify's own front end includes its cuda.h in every kernel and takes namespace-scope variables
     # as device variables, so kernels of its suites often do neither themselves.
     # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
-    nvcc_extra = [*debug, "-include", "cuda.h"] if gpuverify else debug
-    if has_host_code(original, gpuverify=gpuverify):
+    nvcc_extra = [*debug, "-include", "cuda.h", *flags] if gpuverify else [*debug, *flags]
+    if flags or has_host_code(original, gpuverify=gpuverify):
         return _compile_with_nvcc(source, code, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=True)
     nvrtc_extra = [*debug, f"--pre-include={COMPAT_INCLUDE_DIR / 'cuda.h'}", "-default-device"] if gpuverify else debug
     try:
@@ -185,13 +194,14 @@ def compile_to_ptx(
 
 def _compile_hip(
     source: Path, original: str, appendix: str, includes: list[str], macros: list[str], arch: str,
-    device_debug: bool, relocatable: bool, limits: Limits,
+    device_debug: bool, relocatable: bool, flags: list[str], limits: Limits,
 ) -> CompiledPtx:
     """A HIP source (`frontend.hip`): nvcc on a private `.cu` copy, with HIP's NVIDIA platform macro, HIP's
     headers and gpurace's compatibility header pre-included; `#line` keeps the `.hip` file's name and lines."""
     include_dir = hip.require_hip_include_dir(source)
     code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
     extra = (["-G"] if device_debug else []) + (["-rdc=true"] if relocatable else []) + ["-include", hip.COMPAT_HEADER]
+    extra += flags
     try:
         compiled = _compile_with_nvcc(
             source, code, [*includes, *hip.compiler_include_dirs(include_dir)], [*hip.PLATFORM_MACROS, *macros], arch,
@@ -323,6 +333,8 @@ def _compile_with_nvcc(
     reinterpret (see `sandbox`). When `code` is not the file's own text (an appendix), the file's name is not
     shell-safe, or `private_copy` asks for it (a name nvcc does not take for CUDA, such as `.hip`), a private
     copy named `kernel.cu` is compiled."""
+    from gpurace.frontend.curand_headers import curand_include  # it builds on this module's wheel roots
+
     nvcc = find_nvcc()
     if nvcc is None:
         why = "it has host code, which " if host_code else ""
@@ -332,6 +344,9 @@ def _compile_with_nvcc(
         )
     with CompilerDir() as tmp:
         include_paths = [tmp.reach(d) for d in includes]
+        curand = curand_include(tmp, nvcc)  # after the user's: a toolkit without cuRAND gets the wheel's headers
+        if curand is not None:
+            include_paths.append(curand)
         if shell_safe(source) and not private_copy and code == read_source(source):
             input_path = str(source)
         else:

@@ -48,10 +48,15 @@ def load_linked(
     arch: str = DEFAULT_ARCH,
     device_debug: bool = False,
     limits: Limits | None = None,
+    nvcc_flags: Iterable[str] = (),
 ) -> Module:
-    """Compile every file of `paths` as relocatable device code and link them; the first file names the module."""
+    """Compile every file of `paths` as relocatable device code and link them; the first file names the module.
+    `nvcc_flags` shape the device code as in `compile_to_ptx`."""
     include_dirs, defines = tuple(include_dirs), tuple(defines)
-    options = dict(include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits)
+    options = dict(
+        include_dirs=include_dirs, defines=defines, arch=arch, device_debug=device_debug, limits=limits,
+        nvcc_flags=tuple(nvcc_flags),
+    )
     modules = [load_module(p, **options, relocatable=True) for p in paths]
     return link_modules(modules)
 

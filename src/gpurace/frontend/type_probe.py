@@ -171,6 +171,7 @@ class TypeProbe:
         compiled = compile_to_ptx(
             path, include_dirs=options.include_dirs, defines=options.defines, arch=options.arch,
             device_debug=options.device_debug, limits=self.limits, appendix=appendix, relocatable=options.relocatable,
+            nvcc_flags=options.nvcc_flags,
         )  # fmt: skip
         answers = _read_answers(compiled.text)
         if len(answers) != len(queries):

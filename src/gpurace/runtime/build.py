@@ -28,6 +28,7 @@ from pathlib import Path
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import hip
 from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source
+from gpurace.frontend.curand_headers import curand_include
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
@@ -60,6 +61,31 @@ def check_nvcc_flag(flag: str) -> str:
     if _BUILD_SHAPING_FLAGS.match(flag):
         raise UserError(f"--nvcc-flag {flag!r}: gpurace exec chooses this itself, to build a program it can run")
     return flag
+
+
+_BUILD_ONLY_FLAG = re.compile(
+    r"^(?:-l(?!ineinfo)|-L|--library(?:-path)?=|--?(?:Xlinker|linker-options)(?:=|$)"
+    r"|--?(?:gencode|generate-code|arch|gpu-architecture|code|gpu-code)(?:=|$))"
+)
+_LINKER_PASS_THROUGH = frozenset({"Xlinker", "linker-options"})
+"""Linker options whose value may be the next flag (`-Xlinker -Bsymbolic`) rather than after `=`."""
+_RELOCATABLE_ANY = re.compile(r"^--?(?:rdc|relocatable-device-code)(?:=|$)")
+
+
+def device_flags(nvcc_flags: Iterable[str]) -> tuple[str, ...]:
+    """The `nvcc_flags` of a program's build that also shape the device code gpurace simulates: all but the
+    linker's (`-l`, `-L`, `-Xlinker`), those choosing the GPU targets of the build (`-gencode`, `-arch`: `--arch`
+    chooses the PTX the simulator runs) and `-rdc` (which `relocatable` turns into a linked compile of its own).
+    Each is checked as `check_nvcc_flag` checks it, since these reach nvcc's command line too."""
+    out, skip_next = [], False
+    for flag in map(check_nvcc_flag, nvcc_flags):
+        if skip_next:
+            skip_next = False
+        elif _BUILD_ONLY_FLAG.match(flag):
+            skip_next = flag.lstrip("-") in _LINKER_PASS_THROUGH
+        elif not _RELOCATABLE_ANY.match(flag):
+            out.append(flag)
+    return tuple(out)
 
 
 def build_program(
@@ -119,6 +145,9 @@ def build_program(
             includes.append(workdir.reach(path.parent))
             text = f"#line 1 {c_string(str(path))}\n" + read_kernel_source(path)
             inputs.append(workdir.write(f"sources/{i}/program{'.cu' if as_cuda else suffix}", text))
+    curand = curand_include(workdir, nvcc)  # after the user's: a toolkit without cuRAND gets the wheel's headers
+    if curand is not None:
+        includes.append(curand)
     executable = workdir.root / "program"
     cmd = [str(nvcc), "-cudart", "shared", "-g", "-lineinfo", f"-arch={normalize_arch(arch)}"]
     if macros:

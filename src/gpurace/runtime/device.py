@@ -53,6 +53,7 @@ from gpurace.runtime.repeats import RepeatedLaunches
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
 from gpurace.sim.budget import compute_capability
+from gpurace.sim.clusters import launch_cluster
 from gpurace.sim.launch import place_module_variables
 from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import (
@@ -85,6 +86,10 @@ class KernelAttributes:
     static_shared_bytes: int
     const_bytes: int
     local_bytes: int
+    cluster_dims: tuple[int, int, int] = (0, 0, 0)
+    """The kernel's `__cluster_dims__` (`.reqnctapercluster`); zeros without."""
+    cluster_dims_must_be_set: bool = False
+    """Compiled for cluster launches (`.explicitcluster`) without fixed dimensions: a launch must give them."""
 
 
 class Device:
@@ -256,13 +261,18 @@ class Device:
         """The attributes of kernel `mangled` of module `index` (`cudaFuncGetAttributes`), or None when its code
         cannot be built."""
         module = self.modules[index]
+        directives = module.functions[mangled].directives
         try:
             program = build_program(module, mangled)
+            dims, explicit = launch_cluster(None, directives)
         except UserError:
             return None
         shared = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], 0)
         const = sum(v.size for v in module.variables if v.space == "const")
-        return KernelAttributes(shared.dynamic_base, const, program.entry.frame_size)
+        fixed = "reqnctapercluster" in directives
+        return KernelAttributes(
+            shared.dynamic_base, const, program.entry.frame_size, dims if fixed else (0, 0, 0), explicit and not fixed
+        )
 
     # ------------------------------------------------------------------ module variables
 

@@ -39,7 +39,14 @@ from gpurace.limits import EXEC_TIMEOUT_S, Limits
 from gpurace.report.model import Report
 from gpurace.report.suppressions import Suppressions
 from gpurace.runtime import protocol
-from gpurace.runtime.build import SOURCE_SUFFIXES, build_program, check_program_source, relocatable, source_text
+from gpurace.runtime.build import (
+    SOURCE_SUFFIXES,
+    build_program,
+    check_program_source,
+    device_flags,
+    relocatable,
+    source_text,
+)
 from gpurace.runtime.device import Device
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.launch import LaunchOutcome
@@ -194,7 +201,9 @@ def exec_program(
                 limits=limits,
             )
             device_sources = [p for p in paths if p.suffix.lower() == ".cu" or compiled_as_cuda(p, source_text(p))]
-            compile_options = dict(include_dirs=include_dirs, defines=defines, arch=arch, limits=limits)
+            compile_options = dict(
+                include_dirs=include_dirs, defines=defines, arch=arch, limits=limits, nvcc_flags=device_flags(nvcc_flags)
+            )
             if relocatable(nvcc_flags) and device_sources:
                 modules = [load_linked(device_sources, **compile_options)]  # one device program, as nvlink makes it
             else:

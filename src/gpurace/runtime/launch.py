@@ -217,7 +217,7 @@ def _not_coresident(device: Device, module: int, mangled: str, grid, block, shar
     """Why a cooperative launch cannot have all its blocks resident on the virtual device, or None."""
     attributes = device.kernel_attributes(module, mangled)
     static = attributes.static_shared_bytes if attributes is not None else 0
-    return too_large(grid, block, static + shared_bytes)
+    return too_large(grid, block, static + shared_bytes, device.capability)
 
 
 def _execute(

@@ -68,7 +68,7 @@ the `CUfunction` handle as `host_fun`.
 | STREAM_WAIT_EVENT | `u64 stream, u64 event` | - |
 | EVENT_ELAPSED | `u64 start, u64 end` | `f32 milliseconds` |
 | RESET | site | - (every allocation freed, variables back to their initial values, the sticky error cleared) |
-| FUNC_ATTRIBUTES | `u64 host_fun` | `u64 static_shared_bytes, u64 const_bytes, u64 local_bytes` |
+| FUNC_ATTRIBUTES | `u64 host_fun` | `u64 static_shared_bytes, u64 const_bytes, u64 local_bytes, u32 cluster[3]` (`__cluster_dims__`; zeros without), `u32 cluster_dims_must_be_set` (compiled with an explicit cluster of no fixed dimensions) |
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
 | HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |

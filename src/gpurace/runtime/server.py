@@ -221,7 +221,10 @@ class DeviceServer:
         attrs = self.device.kernel_attributes(*kernel) if kernel else None
         if attrs is None:
             return encode_reply(CudaError.INVALID_DEVICE_FUNCTION)
-        payload = struct.pack("<QQQ", attrs.static_shared_bytes, attrs.const_bytes, attrs.local_bytes)
+        payload = struct.pack(
+            "<QQQ3II", attrs.static_shared_bytes, attrs.const_bytes, attrs.local_bytes, *attrs.cluster_dims,
+            attrs.cluster_dims_must_be_set,
+        )  # fmt: skip
         return encode_reply(CudaError.SUCCESS, payload)
 
     # ------------------------------------------------------------------ memory

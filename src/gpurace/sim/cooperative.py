@@ -35,17 +35,18 @@ import struct
 
 from gpurace.frontend.ptx.ir import SpecialReg
 from gpurace.sim.geometry import MAX_THREADS_PER_BLOCK, WARP_SIZE
+from gpurace.sim.memory.layout import reserved_shared_bytes, shared_bytes_per_sm
 from gpurace.sim.program import Program
 
 WORKSPACE_NAME = "the cooperative grid workspace"
 WORKSPACE_BYTES = 8  # sizeof(grid_workspace)
 WORKSPACE_ALIGN = 256
 
-# The virtual device (`runtime/shim/cudart.c`: SM_COUNT, MAX_THREADS_PER_SM, MAX_BLOCKS_PER_SM, SHARED_PER_SM).
+# The virtual device (`runtime/shim/cudart.c`: SM_COUNT, MAX_THREADS_PER_SM, MAX_BLOCKS_PER_SM; its shared memory
+# per multiprocessor is `layout.shared_bytes_per_sm`).
 SM_COUNT = 40
 MAX_THREADS_PER_SM = 1024
 MAX_BLOCKS_PER_SM = 16
-SHARED_PER_SM = 64 << 10
 
 _ENVREGS = ("envreg1", "envreg2")
 
@@ -76,23 +77,25 @@ def trap_hint(cooperative: bool, program: Program) -> str:
     )
 
 
-def max_resident_blocks(block_threads: int, shared_per_block: int) -> int:
+def max_resident_blocks(block_threads: int, shared_per_block: int, capability: int) -> int:
     """How many blocks of `block_threads` threads and `shared_per_block` bytes of shared memory (static and
-    dynamic) the virtual device holds at once."""
+    dynamic) the virtual device of compute `capability` holds at once."""
     if block_threads > MAX_THREADS_PER_BLOCK:
         return 0
     warps = -(-block_threads // WARP_SIZE)
     per_sm = min(MAX_THREADS_PER_SM // (warps * WARP_SIZE), MAX_BLOCKS_PER_SM)
-    if shared_per_block:
-        per_sm = min(per_sm, SHARED_PER_SM // shared_per_block)
+    occupied = shared_per_block + reserved_shared_bytes(capability)
+    if occupied:
+        per_sm = min(per_sm, shared_bytes_per_sm(capability) // occupied)
     return per_sm * SM_COUNT
 
 
-def too_large(grid, block, shared_per_block: int) -> str | None:
-    """Why a cooperative launch of `grid` x `block` cannot have all its blocks resident, or None when it can."""
+def too_large(grid, block, shared_per_block: int, capability: int) -> str | None:
+    """Why a cooperative launch of `grid` x `block` cannot have all its blocks resident on the virtual device of
+    compute `capability`, or None when it can."""
     blocks = grid[0] * grid[1] * grid[2]
     threads = block[0] * block[1] * block[2]
-    limit = max_resident_blocks(threads, shared_per_block)
+    limit = max_resident_blocks(threads, shared_per_block, capability)
     if blocks <= limit:
         return None
     return (

@@ -288,7 +288,7 @@ def simulate(
     resident = resident_blocks(grid, block, cluster, limits, cooperative=cooperative)
     _check_resources(module, program, info.name, launch, grid, block, shared_bytes, arch, limits, resident=resident)
     if cooperative and check_residency:
-        _check_coresident(program, grid, block, shared_bytes)
+        _check_coresident(program, grid, block, shared_bytes, compute_capability(module, arch))
     elif isinstance(args, DeviceArgs) and args.grid_workspace:
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
@@ -351,10 +351,10 @@ def simulate(
     )
 
 
-def _check_coresident(program: Program, grid: Dims, block: Dims, shared_bytes: int) -> None:
+def _check_coresident(program: Program, grid: Dims, block: Dims, shared_bytes: int, capability: int) -> None:
     """Refuse a cooperative launch whose blocks cannot all be resident at once (`sim.cooperative.too_large`)."""
     static = SharedLayout([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars], 0).dynamic_base
-    why = too_large(grid, block, static + shared_bytes)
+    why = too_large(grid, block, static + shared_bytes, capability)
     if why is not None:
         raise UserError(f"--cooperative: {why}")
 

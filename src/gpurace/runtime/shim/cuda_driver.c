@@ -742,22 +742,53 @@ typedef struct {
     unsigned nattributes;
 } launch_config;
 
+/* The same configuration as the runtime's cudaLaunchConfig_t. */
+typedef struct {
+    dim3 grid, block;
+    size_t shared;
+    void *stream, *attributes;
+    unsigned nattributes;
+} runtime_launch_config;
+
+static runtime_launch_config runtime_config_of(const launch_config *config) {
+    runtime_launch_config r = {{config->grid_x, config->grid_y, config->grid_z},
+                               {config->block_x, config->block_y, config->block_z},
+                               config->shared,
+                               config->stream,
+                               config->attributes,
+                               config->nattributes};
+    return r;
+}
+
 EXPORT CUresult cuLaunchKernelEx(const launch_config *config, void *function, void **params, void **extra) {
     if (!config) return CUDA_ERROR_INVALID_VALUE;
     if (!function) return CUDA_ERROR_INVALID_HANDLE;
-    struct {
-        dim3 grid, block;
-        size_t shared;
-        void *stream, *attributes;
-        unsigned nattributes;
-    } runtime_config = {{config->grid_x, config->grid_y, config->grid_z},
-                        {config->block_x, config->block_y, config->block_z},
-                        config->shared,
-                        config->stream,
-                        config->attributes,
-                        config->nattributes};
+    runtime_launch_config runtime_config = runtime_config_of(config);
     typedef int (*launch_ex_fn)(const void *, const void *, void **, void **);
     return CALL(RUNTIME("__cudaGpuraceLaunchDriverEx", launch_ex_fn)(&runtime_config, function, params, extra));
+}
+
+EXPORT CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *bytes, void *function, int blocks, int block_size) {
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    typedef int (*available_fn)(size_t *, const void *, int, int);
+    return CALL(RUNTIME("cudaOccupancyAvailableDynamicSMemPerBlock", available_fn)(bytes, function, blocks, block_size));
+}
+
+/* Cluster occupancy: the runtime's answer for the same configuration. */
+typedef int (*cluster_occupancy_fn)(int *, const void *, const runtime_launch_config *);
+
+EXPORT CUresult cuOccupancyMaxActiveClusters(int *clusters, void *function, const launch_config *config) {
+    if (!config) return CUDA_ERROR_INVALID_VALUE;
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    runtime_launch_config runtime_config = runtime_config_of(config);
+    return CALL(RUNTIME("cudaOccupancyMaxActiveClusters", cluster_occupancy_fn)(clusters, function, &runtime_config));
+}
+
+EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *size, void *function, const launch_config *config) {
+    if (!config) return CUDA_ERROR_INVALID_VALUE;
+    if (!function) return CUDA_ERROR_INVALID_HANDLE;
+    runtime_launch_config runtime_config = runtime_config_of(config);
+    return CALL(RUNTIME("cudaOccupancyMaxPotentialClusterSize", cluster_occupancy_fn)(size, function, &runtime_config));
 }
 
 /* CUfunction_attribute: the first ten, read from cudaFuncAttributes (size_t sharedSizeBytes, constSizeBytes,

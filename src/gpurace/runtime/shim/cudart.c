@@ -72,6 +72,7 @@ enum {
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorInvalidClusterSize = 912,
 };
 
 /* cudaHostRegister's flags. */
@@ -260,7 +261,9 @@ enum { VAR_CONSTANT = 1, VAR_MANAGED = 2 };
 #define MAX_THREADS_PER_SM 1024
 #define MAX_BLOCKS_PER_SM 16
 #define SHARED_PER_BLOCK (48 << 10)
-#define SHARED_PER_SM (64 << 10)
+#define SHARED_PER_SM (64 << 10)       /* up to compute 7.5; later, shared_per_sm() */
+#define RESERVED_SHARED_PER_BLOCK 1024 /* from compute 8.0 on (sim/memory/layout.py) */
+#define PORTABLE_CLUSTER_BLOCKS 8
 #define REGISTERS (64 << 10)
 #define CONSTANT_BYTES (64 << 10)
 #define SM_COUNT 40
@@ -1839,6 +1842,14 @@ static void set_texture_limits(struct cudaDeviceProp *p) {
     p->maxSurfaceCubemapLayered[0] = 32768, p->maxSurfaceCubemapLayered[1] = 2046;
 }
 
+/* The shared memory of one multiprocessor: from compute 8.0 on, the largest block's opt-in plus what is reserved
+   for it, as on NVIDIA's parts (228 KiB at 9.0; sim/memory/layout.py shared_bytes_per_sm). */
+static size_t reserved_shared_per_block(void) { return rt.compute_capability >= 80 ? RESERVED_SHARED_PER_BLOCK : 0; }
+
+static size_t shared_per_sm(void) {
+    return rt.compute_capability >= 80 ? rt.shared_optin + RESERVED_SHARED_PER_BLOCK : SHARED_PER_SM;
+}
+
 EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     if (!prop) return record(cudaErrorInvalidValue);
     if (device != 0) return record(cudaErrorInvalidDevice);
@@ -1869,7 +1880,8 @@ EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int devi
     prop->maxThreadsPerMultiProcessor = MAX_THREADS_PER_SM;
     prop->globalL1CacheSupported = 1;
     prop->localL1CacheSupported = 1;
-    prop->sharedMemPerMultiprocessor = SHARED_PER_SM;
+    prop->sharedMemPerMultiprocessor = shared_per_sm();
+    prop->reservedSharedMemPerBlock = reserved_shared_per_block();
     prop->regsPerMultiprocessor = REGISTERS;
     prop->managedMemory = 1;
     prop->cooperativeLaunch = 1;
@@ -1958,7 +1970,7 @@ EXPORT cudaError_t cudaDeviceGetAttribute(int *value, int attr, int device) {
     case 102: *value = 1; break; /* the driver's virtual memory management (cuMemCreate, cuMemMap, ...) */
     case 103: case 104: case 105: *value = 0; break; /* shareable handles of it: one process per device */
     case 106: *value = p.maxBlocksPerMultiProcessor; break;
-    case 111: *value = 0; break; /* shared memory reserved per block */
+    case 111: *value = (int)p.reservedSharedMemPerBlock; break;
     case 108: *value = p.persistingL2CacheMaxSize; break;
     case 109: *value = p.accessPolicyMaxWindowSize; break;
     case 113: *value = p.hostRegisterReadOnlySupported; break;
@@ -2079,6 +2091,10 @@ EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const 
         attr->binaryVersion = rt.compute_capability;
         attr->maxDynamicSharedSizeBytes = (int)(SHARED_PER_BLOCK - attr->sharedSizeBytes);
         attr->preferredShmemCarveout = -1;
+        attr->requiredClusterWidth = (int)get_u32(&p);
+        attr->requiredClusterHeight = (int)get_u32(&p);
+        attr->requiredClusterDepth = (int)get_u32(&p);
+        attr->clusterDimMustBeSet = (int)get_u32(&p);
     }
     free(reply);
     return record(status);
@@ -2095,9 +2111,76 @@ EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n
     int warps = (blockSize + WARP_SIZE - 1) / WARP_SIZE;
     int blocks = blockSize > MAX_THREADS_PER_BLOCK ? 0 : MAX_THREADS_PER_SM / (warps * WARP_SIZE);
     if (blocks > MAX_BLOCKS_PER_SM) blocks = MAX_BLOCKS_PER_SM;
-    size_t shared = attr.sharedSizeBytes + dynamicSMemSize;
-    if (shared && (int)(SHARED_PER_SM / shared) < blocks) blocks = (int)(SHARED_PER_SM / shared);
+    size_t shared = attr.sharedSizeBytes + dynamicSMemSize + reserved_shared_per_block();
+    if (shared && (int)(shared_per_sm() / shared) < blocks) blocks = (int)(shared_per_sm() / shared);
     *numBlocks = blocks;
+    return cudaSuccess;
+}
+
+/* The dynamic shared memory each of `numBlocks` blocks of `blockSize` threads can have with all of them resident
+   on one multiprocessor: 0 when that many do not fit for their threads. */
+EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks,
+                                                             int blockSize) {
+    struct cudaFuncAttributes attr;
+    int by_threads;
+    if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&by_threads, func, blockSize, 0, 0);
+    if (status != cudaSuccess) return status;
+    cudaFuncGetAttributes(&attr, func);
+    size_t per_block = shared_per_sm() / (size_t)numBlocks, used = attr.sharedSizeBytes + reserved_shared_per_block();
+    size_t most = rt.shared_optin - attr.sharedSizeBytes;
+    *dynamicSmemSize = numBlocks > by_threads || per_block < used ? 0 : per_block - used < most ? per_block - used : most;
+    return cudaSuccess;
+}
+
+/* The blocks of one cluster of a cudaLaunchKernelEx configuration: its cluster attribute, else the kernel's
+   __cluster_dims__ (`attr`); 0 when it has neither, or they disagree. */
+static int cluster_blocks(const struct launch_config *config, const struct cudaFuncAttributes *attr) {
+    int blocks = 0;
+    for (unsigned int i = 0; i < config->nattrs; i++)
+        if (config->attrs[i].id == 4) { /* cudaLaunchAttributeClusterDimension */
+            dim3 c = config->attrs[i].val.cluster;
+            blocks = (int)(c.x * c.y * c.z);
+            if (attr->requiredClusterWidth &&
+                (c.x != (unsigned)attr->requiredClusterWidth || c.y != (unsigned)attr->requiredClusterHeight ||
+                 c.z != (unsigned)attr->requiredClusterDepth))
+                return 0;
+        }
+    if (!blocks && attr->requiredClusterWidth)
+        blocks = attr->requiredClusterWidth * attr->requiredClusterHeight * attr->requiredClusterDepth;
+    return blocks;
+}
+
+/* Clusters of the virtual device: its multiprocessors form one group in which any cluster of at most
+   PORTABLE_CLUSTER_BLOCKS blocks is placed (sim/clusters.py), so the active clusters are the resident blocks
+   divided into clusters. */
+EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
+                                                  const struct launch_config *config) {
+    struct cudaFuncAttributes attr;
+    if (!numClusters || !config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaFuncGetAttributes(&attr, func);
+    if (status != cudaSuccess) return status;
+    int size = cluster_blocks(config, &attr), per_sm;
+    if (size < 1 || size > PORTABLE_CLUSTER_BLOCKS) return record(cudaErrorInvalidClusterSize);
+    int threads = (int)(config->block.x * config->block.y * config->block.z);
+    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, config->shared);
+    if (status != cudaSuccess) return status;
+    *numClusters = per_sm * SM_COUNT / size;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func,
+                                                        const struct launch_config *config) {
+    struct cudaFuncAttributes attr;
+    int per_sm;
+    if (!clusterSize || !config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaFuncGetAttributes(&attr, func);
+    if (status != cudaSuccess) return status;
+    int threads = (int)(config->block.x * config->block.y * config->block.z);
+    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, config->shared);
+    if (status != cudaSuccess) return status;
+    int resident = per_sm * SM_COUNT;
+    *clusterSize = resident < PORTABLE_CLUSTER_BLOCKS ? resident : PORTABLE_CLUSTER_BLOCKS;
     return cudaSuccess;
 }
 

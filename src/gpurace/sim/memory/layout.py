@@ -92,6 +92,25 @@ def max_shared_bytes(capability: int) -> int:
     return [nbytes for since, nbytes in SHARED_BYTES_PER_BLOCK if since <= capability][-1]
 
 
+SHARED_BYTES_PER_SM = 64 << 10
+"""The shared memory of one multiprocessor of the virtual device, up to compute 7.5 (`runtime/shim/cudart.c`)."""
+RESERVED_SHARED_PER_BLOCK = 1 << 10
+"""What compute 8.0 and later keep of each block's shared memory for the system, beside the opt-in maximum."""
+
+
+def shared_bytes_per_sm(capability: int) -> int:
+    """The shared memory of one multiprocessor of the virtual device at `capability`: from compute 8.0 on, as
+    NVIDIA's parts have it, the largest block's opt-in plus the 1 KiB reserved for it (228 KiB at 9.0)."""
+    if capability < 80:
+        return SHARED_BYTES_PER_SM
+    return max_shared_bytes(capability) + RESERVED_SHARED_PER_BLOCK
+
+
+def reserved_shared_bytes(capability: int) -> int:
+    """The shared memory a block of `capability` occupies on its multiprocessor beyond its own."""
+    return RESERVED_SHARED_PER_BLOCK if capability >= 80 else 0
+
+
 # Canonical addresses: global, const and param use their generic address (below
 # 2**48). Shared and local put a tag in the top two bits, the block or thread
 # index in bits 32..61 and the offset in the low 32 bits.
