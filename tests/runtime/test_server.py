@@ -192,7 +192,8 @@ def test_memory_requests(server):
 def test_kernel_attributes(server):
     register(server)
     status, payload = ask(server, Op.FUNC_ATTRIBUTES, u64(STUB))
-    assert status == CudaError.SUCCESS and struct.unpack("<QQQ", payload) == (0, 0, 0)
+    # static shared, constant and local bytes; no __cluster_dims__, nor a cluster launch required
+    assert status == CudaError.SUCCESS and struct.unpack("<QQQ3II", payload) == (0, 0, 0, 0, 0, 0, 0)
     assert ask(server, Op.FUNC_ATTRIBUTES, u64(STUB + 1))[0] == CudaError.INVALID_DEVICE_FUNCTION
 
 

@@ -268,3 +268,19 @@ def test_cp_async_copies_fenced_after_the_barrier_feed_the_product():
     assert result.findings == []
     a, b, out = result.args
     np.testing.assert_array_equal(out.reshape(64, 64), reference_k(a.reshape(64, 64), b.reshape(64, 64).T))
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["no-swizzle", "128B"])
+def test_tf32_products_read_k_major_operands_and_drop_the_low_mantissa_bits(mode):
+    """layouts_tf32.cu: four m64n64k8 tf32 products over K-major tiles, unswizzled and 128-byte swizzled: D is
+    the product of A and B with each value cut to tf32 (sign, exponent, top 10 mantissa bits), bit for bit."""
+    rng = np.random.default_rng(40 + mode)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((64, 32)).astype(np.float32)
+    out = np.zeros(64 * 64, dtype=np.float32)
+    result = check(CORPUS / "layouts_tf32.cu", grid=1, block=128, args=[a, b, out, mode], arch="sm_90a")
+    assert result.findings == []
+    tf32 = lambda x: (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)  # noqa: E731
+    expected = reference_k(tf32(a), tf32(b))
+    assert not np.array_equal(expected, reference_k(a, b))  # the cut matters for these values
+    np.testing.assert_array_equal(out.reshape(64, 64), expected)

@@ -47,9 +47,12 @@ MAX_RANK = 5
 MAX_BOX = 256
 TYPES = {
     "u8": (1, 0), "i8": (1, 1), "u16": (2, 2), "i16": (2, 3), "u32": (4, 4), "i32": (4, 5), "u64": (8, 6),
-    "i64": (8, 7), "f16": (2, 8), "bf16": (2, 9), "f32": (4, 10), "f64": (8, 11),
+    "i64": (8, 7), "f16": (2, 8), "bf16": (2, 9), "f32": (4, 10), "f64": (8, 11), "f32.ftz": (4, 12),
+    "tf32": (4, 13), "tf32.ftz": (4, 14),
 }  # fmt: skip
-"""Element types: (size in bytes, code)."""
+"""Element types: (size in bytes, code). A tile copy moves its elements' bytes as they are whatever the type, so
+`f32.ftz`, `tf32` and `tf32.ftz` (CUTLASS's maps for tf32 GEMMs) copy as `f32` does; they differ in reductions,
+which the PTX ISA has none of for them."""
 SWIZZLES = {"32B": 32, "64B": 64, "128B": 128}
 """Swizzle spans by name; `CUtensorMapSwizzle` 1, 2 and 3 in that order."""
 
@@ -164,8 +167,11 @@ def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, 
     return type_, dims, box, arg, swizzle
 
 
-DRIVER_TYPES = {0: "u8", 1: "u16", 2: "u32", 3: "i32", 4: "u64", 5: "i64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16"}
-"""`CUtensorMapDataType` values the simulator has an element type for (the FTZ, TF32 and packed types it has not)."""
+DRIVER_TYPES = {
+    0: "u8", 1: "u16", 2: "u32", 3: "i32", 4: "u64", 5: "i64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16", 10: "f32.ftz",
+    11: "tf32", 12: "tf32.ftz",
+}  # fmt: skip
+"""`CUtensorMapDataType` values the simulator has an element type for (the packed 4- and 6-bit types it has not)."""
 CUDA_ERROR_INVALID_VALUE = 1
 
 

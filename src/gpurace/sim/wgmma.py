@@ -1,7 +1,8 @@
 """Warpgroup matrix products (`wgmma`, sm_90a): fragment layouts, shared-memory matrix descriptors, arithmetic.
 
 `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` computes D (64 x N, f32) = A (64 x 16) * B
-(16 x N) + D over the four warps of a warpgroup. Warp w (w = warp index % 4) holds rows 16w..16w+15 of D and,
+(16 x N) + D over the four warps of a warpgroup; `m64nNk8.f32.tf32.tf32` the same over K = 8 (32 bytes of
+each row of A and column of B, whatever the type). Warp w (w = warp index % 4) holds rows 16w..16w+15 of D and,
 when A comes from registers, of A; B, and A when it comes from shared memory, are read through *matrix
 descriptors*. So each warp's rows depend on its own registers and on shared memory only, and the simulator
 computes them when that warp executes the instruction (`sim.wgmma_ops`).
@@ -16,15 +17,18 @@ Layouts"): a 64-bit value whose bits 0-13 hold the start address, 16-29 the lead
 32-45 the stride dimension byte offset (SBO), each shifted right by 4 (they are multiples of 16), bits 49-51 the
 matrix base offset and 62-63 the swizzle mode (0 none, 1 128-byte, 2 64-byte, 3 32-byte). An operand is K-major
 (`imm-trans` 0: the 16 k of a row of M or column of N lie together) or MN-major (`imm-trans` 1, for A from
-shared memory and for B: the rows of M or columns of N of one k lie together). Its 16-bit elements sit in
-16-byte *chunks* of 8 consecutive elements of the major dimension. With S the swizzle's span in bytes (32, 64,
-128) and E = S / 2 elements, element (r, k), r its row of M or column of N, lies at byte offset (the ISA's
-canonical layouts, CuTe notation there):
+shared memory and for B, 16-bit types only: the rows of M or columns of N of one k lie together). Its elements
+sit in 16-byte *chunks* of consecutive elements of the major dimension (8 of 16 bits, 4 of tf32). With S the
+swizzle's span in bytes (32, 64, 128) and E = S / 2 elements, element (r, k), r its row of M or column of N,
+of a 16-bit type lies at byte offset (the ISA's canonical layouts, CuTe notation there):
 
     K-major,  no swizzle: (r / 8) * SBO + (k / 8) * LBO + (r % 8) * 16 + (k % 8) * 2
     K-major,  swizzled:   (r / 8) * SBO + (r % 8) * S + k * 2                      (LBO unused)
     MN-major, no swizzle: (r / 8) * SBO + (k / 8) * LBO + (k % 8) * 16 + (r % 8) * 2
     MN-major, swizzled:   (r / E) * LBO + (k / 8) * SBO + (k % 8) * S + (r % E) * 2
+
+and of tf32 (K-major) at (r / 8) * SBO + (k / 4) * LBO + (r % 8) * 16 + (k % 4) * 4, or (r / 8) * SBO +
+(r % 8) * S + k * 4 swizzled: in both, a row's 32 bytes are the same two chunks.
 
 from the start address; a swizzle then permutes the 16-byte chunks of the address a: chunk bits 4.. are XORed
 with bits 7.. (log2(S / 16) bits, CuTe's Swizzle<1|2|3, 4, 3>), the same permutation as TMA's
@@ -32,9 +36,9 @@ with bits 7.. (log2(S / 16) bits, CuTe's Swizzle<1|2|3, 4, 3>), the same permuta
 such a boundary, else (pattern start >> 7) & 7, and the simulator takes the XOR's bits 7.. relative to that
 start (bits 7-9 of a minus the base offset); no-swizzle mode ignores the base offset, as the ISA says.
 
-**Arithmetic** follows `sim.tensor_core`: f16 and bf16 products are exact in float32, summed from D (or zero
-when `scale-d` is false) for k = 0, 1, ..., 15, rounding to float32 after each addition; `imm-scale-a/b` = -1
-negate A or B.
+**Arithmetic** follows `sim.tensor_core`: f16, bf16 and tf32 products are exact in float32 (a tf32 operand is
+the sign, exponent and top 10 mantissa bits of its 32), summed from D (or zero when `scale-d` is false) for
+k = 0, 1, ..., K - 1, rounding to float32 after each addition; `imm-scale-a/b` = -1 negate A or B.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from gpurace.errors import UserError
 from gpurace.sim import tensor_core as tc
 
 M, K = 64, 16
+K_OF = {"f16": K, "bf16": K, "tf32": 8}
+"""K of a product by input type."""
 WARPS = 4
 ROWS = M // WARPS  # rows of D per warp
 N_VALUES = tuple(range(8, 257, 8))
@@ -83,10 +89,9 @@ class Descriptor:
         """The shared addresses of the 16-byte chunks holding rows `rows` (of M or columns of N, a multiple of 8
         in number, each run of 8 starting at a multiple of 8) by 16 k: `[len(rows), 2]` (chunk k / 8 of each
         row) for a K-major operand, `[len(rows) / 8, 16]` (chunk of rows 8i.. at each k) for an MN-major one."""
-        k = np.arange(K, dtype=np.int64)
         if mn_major:
             r = rows.astype(np.int64)[::8, None]
-            k = k[None, :]
+            k = np.arange(K, dtype=np.int64)[None, :]
             if self.span:
                 e = self.span // 2
                 offset = (r // e) * self.lbo + (k // 8) * self.sbo + (k % 8) * self.span + (r % e) * 2
@@ -94,9 +99,9 @@ class Descriptor:
                 offset = (r // 8) * self.sbo + (k // 8) * self.lbo + (k % 8) * 16
         else:
             r = rows.astype(np.int64)[:, None]
-            kb = k[None, ::8]
+            chunk = np.arange(2, dtype=np.int64)[None, :]  # the row's 32 bytes of k
             inner = (r % 8) * (self.span or 16)
-            offset = (r // 8) * self.sbo + inner + (kb * 2 if self.span else (kb // 8) * self.lbo)
+            offset = (r // 8) * self.sbo + inner + chunk * (16 if self.span else self.lbo)
         return self.swizzle(self.start + offset).astype(np.uint64)
 
     def swizzle(self, addresses: np.ndarray) -> np.ndarray:
@@ -108,16 +113,17 @@ class Descriptor:
 
 
 def chunks_to_matrix(data: np.ndarray, etype: str, mn_major: bool) -> np.ndarray:
-    """The bytes of `Descriptor.chunk_addresses`' chunks, `[..., *its shape, 16]`, as `[..., rows, 16]` values
-    (float32), row r's k = 0..15."""
-    values = tc.decode(data.view(np.uint16).astype(np.uint64), etype)  # [..., a, b, 8]
+    """The bytes of `Descriptor.chunk_addresses`' chunks, `[..., *its shape, 16]`, as `[..., rows, K]` values
+    (float32), row r's k = 0..K-1."""
+    raw = data.view(np.uint32 if tc.ELEMENT_BITS[etype] == 32 else np.uint16)
+    values = tc.decode(raw.astype(np.uint64), etype)  # [..., a, b, elements per chunk]
     if not mn_major:
-        return values.reshape(*values.shape[:-2], K)
+        return values.reshape(*values.shape[:-2], K_OF[etype])
     rows = np.swapaxes(values, -1, -2)  # [..., blocks of 8 rows, 8, 16 k]
     return rows.reshape(*rows.shape[:-3], -1, K)
 
 
 def product(a: np.ndarray, b_rows: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """`[warps, 16, 16]` A, `[warps, N, 16]` B as its N rows of K (float32 values), `[warps, 16, N]` C -> D
+    """`[warps, 16, K]` A, `[warps, N, K]` B as its N rows of K (float32 values), `[warps, 16, N]` C -> D
     (float32), in the order above."""
     return tc.multiply_accumulate(a, np.swapaxes(b_rows, 1, 2), c)

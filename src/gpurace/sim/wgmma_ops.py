@@ -2,7 +2,8 @@
 
 - `wgmma.fence.sync.aligned` orders the thread's earlier register accesses before its later `wgmma.mma_async`s;
 - `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a, b-desc, scale-d, imm-scale-a,
-  imm-scale-b{, imm-trans-a}, imm-trans-b` (A from registers or a descriptor) runs, as a `.sync.aligned`
+  imm-scale-b{, imm-trans-a}, imm-trans-b` (A from registers or a descriptor), and
+  `m64nNk8.f32.tf32.tf32 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b` (K-major operands), run, as a `.sync.aligned`
   warp collective, once all 32 lanes of a warp are at it, and computes that warp's 16 rows of D
   (`sim.wgmma`); the shared operands, K-major or MN-major (`imm-trans` 1), with or without a swizzle, are
   read then (read events of the warp's lanes, one 16-byte chunk each);
@@ -25,8 +26,8 @@ The checks cost nothing for kernels without `wgmma`: the instructions that touch
 of some `wgmma.mma_async` get a wrapped handler (`guard_registers`); the table of accumulators in flight holds
 one int32 per thread and accumulator register; such kernels run interpreted under `--executor native`.
 Not modelled: the warpgroup-wide `.aligned` requirement (each
-warp's rows are computed when that warp arrives), accumulators of f16, and the other wgmma types and shapes
-(refused by name).
+warp's rows are computed when that warp arrives), accumulators of f16, A from registers for tf32, and the
+other wgmma types and shapes (refused by name).
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ UNFENCED = (
     "wgmma.mma_async without a wgmma.fence after its thread last wrote its accumulator or A registers (or before "
     "its first wgmma.mma_async): the product may read the registers' earlier values"
 )
-_SHAPES = {f"m64n{n}k16": n for n in wg.N_VALUES}
-_ALLOWED = {"mma_async", "sync", "aligned", "f32", "f16", "bf16", *_SHAPES}
+_SHAPES = {f"m64n{n}k{k}": (n, k) for n in wg.N_VALUES for k in sorted(set(wg.K_OF.values()))}
+_INPUTS = tuple(wg.K_OF)
+_ALLOWED = {"mma_async", "sync", "aligned", "f32", *_INPUTS, *_SHAPES}
 
 
 def _regs(op) -> list[Reg]:
@@ -194,15 +196,24 @@ def _product(dec):
     ins = dec.ins
     unknown = [m for m in ins.modifiers if m not in _ALLOWED]
     shapes = [m for m in ins.modifiers if m in _SHAPES]
-    types = [m for m in ins.modifiers if m in ("f32", "f16", "bf16")]
-    if unknown or len(shapes) != 1 or len(types) != 3 or types[0] != "f32" or types[1] != types[2] or types[1] == "f32":
+    types = [m for m in ins.modifiers if m in ("f32", *_INPUTS)]
+    shape = _SHAPES[shapes[0]] if len(shapes) == 1 else None
+    if (
+        unknown or shape is None or len(types) != 3 or types[0] != "f32" or types[1] != types[2]
+        or types[1] not in _INPUTS or shape[1] != wg.K_OF[types[1]]
+    ):  # fmt: skip
         listed = ", ".join("." + m for m in unknown)
-        why = f"modifier(s) {listed}" if unknown else "only m64nNk16 with .f32 accumulators and f16 or bf16 inputs"
+        why = f"modifier(s) {listed}" if unknown else (
+            "only m64nNk16 with .f32 accumulators and f16 or bf16 inputs, and m64nNk8 with tf32 inputs"
+        )
         raise UserError(f"the simulator does not support `{ins.text}`: {why}")
-    n, etype = _SHAPES[shapes[0]], types[1]
+    (n, _), etype = shape, types[1]
     ops = ins.operands
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
-    dec.operands(7 if a_regs else 8)
+    transposable = etype != "tf32"  # only 16-bit operands have imm-trans operands
+    if a_regs and not transposable:
+        raise UserError(f"the simulator does not support `{ins.text}`: A from registers with tf32 inputs")
+    dec.operands((7 if a_regs else 8) if transposable else 6)
     d_frag = wg.d_fragment(n)
     write_d = [dec.writer(r, "b32") for r in _regs(ops[0])]
     read_d = [dec.reader(r, "b32") for r in _regs(ops[0])]
@@ -211,7 +222,7 @@ def _product(dec):
     scale_d = ops[3]
     scale_a = _immediate(dec, ops[4], (1, -1), "imm-scale-a")
     scale_b = _immediate(dec, ops[5], (1, -1), "imm-scale-b")
-    trans_a, trans_b = [0, *(_immediate(dec, op, (0, 1), "imm-trans") for op in ops[6:])][-2:]
+    trans_a, trans_b = [0, 0, *(_immediate(dec, op, (0, 1), "imm-trans") for op in ops[6:])][-2:]
     read_scale = dec.reader(scale_d, "pred") if isinstance(scale_d, Reg) else None
     if read_scale is None and not isinstance(scale_d, Imm):
         raise UserError(f"`{ins.text}`: scale-d must be a predicate or an immediate")
@@ -236,7 +247,7 @@ def _product(dec):
         nwarps = len(slots.warps)
         leader = np.zeros(nwarps, dtype=np.int64)
         leader[slots.row] = go  # any lane of the warp: descriptors are warp-uniform
-        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, etype, trans_b)  # [warps, n, 16]
+        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, etype, trans_b)  # [warps, n, K]
         if a_regs:
             a = tc.decode(a_frag.gather(slots.gather(read_a)), etype)
         else:
@@ -265,7 +276,7 @@ def _operand(dec, go, slots, read_desc, rows, nrows: int, etype: str, mn_major: 
     eng = dec.eng
     descs = np.zeros(len(slots.warps), dtype=np.uint64)
     descs[slots.row] = read_desc(go).astype(np.uint64)
-    out = np.zeros((len(slots.warps), nrows, wg.K), dtype=np.float32)
+    out = np.zeros((len(slots.warps), nrows, wg.K_OF[etype]), dtype=np.float32)
     for w in range(len(slots.warps)):
         r = rows if rows is not None else wg.ROWS * int(warp_in_group[w]) + np.arange(nrows)
         chunks = wg.Descriptor.decode(int(descs[w])).chunk_addresses(r, bool(mn_major))
