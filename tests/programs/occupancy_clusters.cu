@@ -6,6 +6,7 @@
 // @stdout potential cluster size 8
 // @stdout dynamic shared for 2 blocks: 115712
 // @stdout too large a cluster: cudaErrorInvalidClusterSize
+// @stdout non-portable sizes allowed: cudaSuccess
 // @stdout ranks 0 1 0 1
 // @exit 0
 // @launches 1
@@ -67,6 +68,8 @@ int main() {
     cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, (void *)plain, &four);
     printf("too large a cluster: %s\n", cudaGetErrorName(e));
     cudaGetLastError();
+    e = cudaFuncSetAttribute(plain, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    printf("non-portable sizes allowed: %s\n", cudaGetErrorName(e));
 
     int *rank, ranks[4];
     cudaMalloc(&rank, sizeof ranks);

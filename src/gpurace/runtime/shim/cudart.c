@@ -86,7 +86,14 @@ enum {
 enum { cudaMemcpyHostToHost = 0, cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3,
        cudaMemcpyDefault = 4 };
 
-enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8, cudaFuncAttributePreferredSharedMemoryCarveout = 9 };
+enum {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9,
+    cudaFuncAttributeRequiredClusterWidth = 11,
+    cudaFuncAttributeRequiredClusterDepth = 13,
+    cudaFuncAttributeNonPortableClusterSizeAllowed = 14,
+    cudaFuncAttributeClusterSchedulingPolicyPreference = 15,
+};
 
 typedef struct { char bytes[16]; } cudaUUID_t;
 
@@ -2055,9 +2062,19 @@ EXPORT cudaError_t cudaRuntimeGetVersion(int *version) {
 /* ------------------------------------------------------------------------ */
 
 /* Accepted and not enforced: a launch may use the architecture's whole shared memory without the opt-in. */
+/* cudaFuncSetAttribute: the dynamic shared memory maximum, the carveout and the cluster scheduling preference
+   change nothing the simulator shows (every launch may have the opt-in maximum); allowing non-portable cluster
+   sizes is accepted, and a cluster of more than 8 blocks is still refused at launch, by name; fixing the
+   required cluster dimensions at run time stops the program. */
 EXPORT cudaError_t cudaFuncSetAttribute(const void *func, int attr, int value) {
     (void)value;
-    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize && attr != cudaFuncAttributePreferredSharedMemoryCarveout)
+    if (attr >= cudaFuncAttributeRequiredClusterWidth && attr <= cudaFuncAttributeRequiredClusterDepth) {
+        struct stack site;
+        capture(&site);
+        unsupported("cudaFuncSetAttribute of a required cluster dimension", &site);
+    }
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize && attr != cudaFuncAttributePreferredSharedMemoryCarveout &&
+        attr != cudaFuncAttributeNonPortableClusterSizeAllowed && attr != cudaFuncAttributeClusterSchedulingPolicyPreference)
         return record(cudaErrorInvalidValue);
     pthread_mutex_lock(&rt.lock);
     struct kernel *k = find_kernel(func);
