@@ -1262,6 +1262,29 @@ class Decoder:
 
         return self.collective(compute, ops[2], "match.sync")
 
+    def op_elect(self) -> Handler:
+        """`elect.sync d|p, membermask`: of the warp's threads at it that `membermask` names, one leader, the same
+        for the same threads every time (the ISA says no more): here the lowest lane. d gets its lane id in every
+        thread, p is true in the leader only."""
+        ins = self.ins
+        if "sync" not in ins.modifiers:
+            return unsupported(ins, "elect without .sync is not PTX")
+        ops = self.operands(2)
+        if not isinstance(ops[0], PredPair):
+            raise UserError(f"`{ins.text}`: the destination of elect.sync is d|p")
+        write_d = self.writer(ops[0].first, "b32")
+        write_p = self.writer(ops[0].second, "pred")
+        eng = self.eng
+
+        def compute(go, masks, present):
+            here = eng.warp_or(eng.geo.warp_of[present], eng.lane_bits(present))[eng.geo.warp_of[go]] & masks
+            lowest = here & (~here + np.uint32(1))  # the lowest set bit
+            leader = np.log2(np.maximum(lowest, 1)).astype(np.uint32)
+            write_d(go, leader)
+            write_p(go, eng.geo.lane[go].astype(np.uint32) == leader)
+
+        return self.collective(compute, ops[1], "elect.sync")
+
     def op_redux(self) -> Handler:
         ins = self.ins
         if "sync" not in ins.modifiers:
