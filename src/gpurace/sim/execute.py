@@ -256,6 +256,18 @@ class Decoder:
         nxt = self.pc + 1
         return lambda idx: nxt
 
+    def op_setmaxnreg(self) -> Handler:
+        """`setmaxnreg.{inc,dec}.sync.aligned.u32 N`: a warpgroup's register budget, which decides nothing the
+        simulator shows (its registers are unbounded), so only N's range is checked: 24..256 in eights."""
+        if not {"sync", "aligned", "u32"} <= set(self.ins.modifiers):
+            return unsupported(self.ins, "setmaxnreg is .sync.aligned.u32")
+        self.one_of(("inc", "dec"), "setmaxnreg action")
+        (count,) = self.operands(1)
+        if not isinstance(count, Imm):
+            raise UserError(f"`{self.ins.text}`: the register count of setmaxnreg is an immediate")
+        self.bounded(count, "the register count", 24, 256, 8)
+        return self.op_nop()
+
     # ------------------------------------------------------------------ ALU
 
     def alu(self, op) -> Handler:

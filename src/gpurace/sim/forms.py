@@ -57,6 +57,7 @@ MODIFIERS: dict[str, frozenset[str]] = {
     "vote": frozenset({"sync", "all", "any", "uni", "ballot", "pred", "b32"}),
     "match": frozenset({"sync", "any", "all", "b32", "b64"}),
     "elect": frozenset({"sync"}),
+    "setmaxnreg": frozenset({"inc", "dec", "sync", "aligned", "u32"}),
     "redux": frozenset({"sync", "add", "min", "max", "and", "or", "xor", "u32", "s32", "b32"}),
     "activemask": frozenset({"b32"}),
     "tex": frozenset({"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms", "v4"}) | TYPES,
