@@ -49,10 +49,15 @@ def test_what_the_driver_refuses_fails_with_its_error(change):
     assert tiled(**change) == CUDA_ERROR_INVALID_VALUE
 
 
+@pytest.mark.parametrize("data_type", [10, 11, 12])  # FLOAT32_FTZ, TFLOAT32, TFLOAT32_FTZ
+def test_tf32_and_flush_to_zero_maps_copy_as_f32(data_type):
+    assert TensorMap.decode(tiled(data_type=data_type), "map").esize == TensorMap.decode(tiled(), "map").esize == 4
+
+
 @pytest.mark.parametrize(
     "change, field",
     [(dict(swizzle=4), "swizzle 4"), (dict(interleave=1), "interleave 1"), (dict(oob_fill=1), "oobFill 1"),
-     (dict(element_strides=(2, 1)), "element strides"), (dict(data_type=11), "data type 11")],
+     (dict(element_strides=(2, 1)), "element strides"), (dict(data_type=13), "data type 13")],
 )  # fmt: skip
 def test_valid_maps_the_simulator_cannot_follow_are_refused_by_name(change, field):
     with pytest.raises(UserError, match=field):

@@ -13,6 +13,7 @@ from gpurace.sim.tensor_maps import parse_spec, swizzled
 
 BULK = Path(__file__).resolve().parents[1] / "kernels" / "bulk_copy"
 ROUND_TRIP = BULK / "tma_swizzle_round_trip.cu"
+MISALIGNED = BULK / "tma_swizzle_misaligned.cu"
 
 
 def reference(offset: int, span: int) -> int:
@@ -54,6 +55,16 @@ def test_without_the_swizzle_the_kernels_swizzled_reads_find_other_elements():
     assert np.array_equal(out, tensor)
     rows = (plain != tensor).reshape(-1, 32).any(axis=1)
     assert not rows[0::8].any() and rows.reshape(-1, 8)[:, 1:].all()  # row 0 of every 8 is not permuted
+
+
+def test_a_box_that_starts_mid_pattern_continues_the_pattern_of_its_addresses():
+    """tma_swizzle_misaligned.cu loads a 16 x 32 f32 box 128 bytes past a 1024-byte boundary and reads back its
+    first 128 bytes unswizzled: they are at the pattern's row 1, so chunk c holds the box's chunk c ^ 1."""
+    args = ["tensormap:f32:16x32:16x32:2:swizzle=128B", "buf:32", "buf:512:iota"]
+    result = simulate(MISALIGNED, grid=1, block=32, args=args, arch="sm_90a")
+    assert result.findings == []
+    t = np.arange(32)
+    assert result.args[1].tolist() == (((t // 4) ^ 1) * 4 + t % 4).tolist()
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,8 @@ Forms simulated, tile mode, 1 to 5 dimensions:
   own (`sim.bulk_reductions`; the PTX ISA's table of operations and element types applies).
 
 With a swizzled tensor map the box's 16-byte chunks land at (and a store reads them from) the shared addresses
-the swizzle gives (`tensor_maps.swizzled`); the shared address must then be aligned to the pattern's repeat.
+the swizzle gives (`tensor_maps.swizzled` of the shared address itself, so a box that starts mid-pattern
+continues the pattern).
 Both are bulk copies as `sim.bulk_copies` describes them (in flight in `sim.async_copies`' table, completing
 through the mbarrier or `cp.async.bulk.wait_group`; the store's read of shared memory is an async-proxy read).
 Each global element is an access of its own (the box's elements lie apart in memory), one event per element
@@ -116,19 +117,12 @@ def _maps(dec, idx, addrs, rank: int):
     return out
 
 
-def _shared_offsets(dec, tm: TensorMap, base: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    """Shared addresses of the box's bytes at `offset` from the copies' shared addresses `base`: swizzled when
-    the map says so, which needs `base` aligned to the pattern's repeat (8 x the span)."""
-    if not tm.swizzle:
-        return base + offset
-    repeat = np.uint64(8 * tm.swizzle)
-    if (base % repeat).any():
-        raise UserError(
-            f"{dec.ins.where()}: `{dec.ins.text}` with a {tm.swizzle}-byte swizzle at a shared address that is not a "
-            f"multiple of {int(repeat)} bytes: not supported (the simulator follows a swizzled box only from a shared "
-            "address aligned to the pattern's repeat)"
-        )
-    return base + swizzled(offset, tm.swizzle)
+def _shared_offsets(tm: TensorMap, base: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Shared addresses of the box's bytes at `offset` from the copies' shared addresses `base`, swizzled when
+    the map says so. The swizzle permutes the bits of the shared address itself, as `wgmma`'s descriptors
+    read them (`sim.wgmma`): a box that starts past the pattern's repeat (CUTLASS puts its tiles 384 bytes
+    into its shared storage) starts mid-pattern."""
+    return swizzled(base + offset, tm.swizzle)
 
 
 def _load(dec, rank, dst_space, dst_op, map_op, bar_op, mask_op):
@@ -168,7 +162,7 @@ def _load(dec, rank, dst_space, dst_op, map_op, bar_op, mask_op):
             rows = np.repeat(np.arange(len(target)), npieces)
             piece = np.tile(np.arange(npieces), len(target))
             offset = (piece * MAX_COPY).astype(np.uint64)
-            issue(dec, BULK_MBARRIER, threads[box[rows]], dst_space, _shared_offsets(dec, tm, dst[target][rows], offset),
+            issue(dec, BULK_MBARRIER, threads[box[rows]], dst_space, _shared_offsets(tm, dst[target][rows], offset),
                   np.ones(len(rows), dtype=np.bool_), np.zeros(len(rows), dtype=np.uint64), Space.GLOBAL,
                   tile.reshape(len(sel), npieces, MAX_COPY)[box[rows], piece], barriers[target][rows], src_size=0)  # fmt: skip
         return nxt
@@ -191,7 +185,7 @@ def _store(dec, rank, map_op, src_op, op: str | None):
                 reductions[pc] = _reduction(dec, op, tm)
             threads = idx[sel]
             lane, offset, number = pieces(np.full(len(sel), tm.box_bytes, dtype=np.int64))
-            shared = _shared_offsets(dec, tm, saddr(threads)[lane], offset.astype(np.uint64))
+            shared = _shared_offsets(tm, saddr(threads)[lane], offset.astype(np.uint64))
             src_ok, src_canon, data = read_pieces(dec, Space.SHARED, shared, threads[lane], number)
             addrs, inside = tm.elements(coords[sel])
             per_piece = MAX_COPY // tm.esize

@@ -2,10 +2,10 @@
 // @shared swizzle_misaligned 2184
 // @barriers swizzle_misaligned 18
 // @launch --arch sm_90a --grid 1 --block 32 --arg tensormap:f32:16x32:16x32:2:swizzle=128B --arg buf:32 --arg buf:512:iota
-// @expect_error with a 128-byte swizzle at a shared address that is not a multiple of 1024 bytes: not supported
-// A 128-byte-swizzled TMA load into shared memory 128 bytes past a 1024-byte boundary: the simulator lays
-// swizzled boxes out only from the pattern's repeat (1024 bytes here), as CUDA's TMA examples align them,
-// and says so rather than guess.
+// @expect clean
+// A 128-byte-swizzled TMA load into shared memory 128 bytes past a 1024-byte boundary: the swizzle permutes
+// the bits of the shared address, so the box's row 0 lands where row 1 of an aligned pattern would, its
+// 16-byte chunks swapped in pairs (tests/sim/test_tma_swizzle.py reads them back).
 #include <cuda.h>
 #include "bulk_ptx.cuh"
 
