@@ -1033,6 +1033,7 @@ EXPORT CUresult cuGetExportTable(const void **table, const void *id) {
 
 #include "driver_virtual_memory.h"
 #include "driver_graphs.h"
+#include "driver_graph_memory.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name); }
