@@ -516,7 +516,8 @@ static cudaError_t create_object(uint64_t *handle, const struct cudaResourceDesc
     if (resource->resType == cudaResourceTypeArray || mipmap) {
         const struct cuda_array *a = mipmap ? &mipmap->levels[0] : resource->res.array.array;
         if (!a) return record(cudaErrorInvalidValue);
-        if (!texture && !(a->flags & cudaArraySurfaceLoadStore)) return record(cudaErrorInvalidValue);
+        /* GPUs take a surface over a mipmap level without the flag (NVIDIA's bindlessTexture sample needs it) */
+        if (!texture && !(a->flags & cudaArraySurfaceLoadStore) && !a->mipmap) return record(cudaErrorInvalidValue);
         kind = RESOURCE_ARRAY, base = a->base, desc = &a->desc, width = a->width, height = array_rows(a);
         pitch = array_pitch(a), depth = array_slices(a);
         if (a->flags & cudaArrayLayered) layered = LAYOUT_LAYERED;
