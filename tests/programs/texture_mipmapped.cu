@@ -4,7 +4,8 @@
 // (ceil(lod + 1/2) - 1, clamped to the levels), the clamps and the bias move it, linear mipmap filtering blends
 // the two levels around lod by its fraction, tex2DGrad takes the level from the larger gradient (in level-0
 // texels), and tex2D reads level 0 (lod 0, then the bias and clamps). Linear filtering within a level weighs
-// the texels as without mipmaps. cudaFreeArray of a level is cudaErrorInvalidValue.
+// the texels as without mipmaps. A surface object over level 3 (made without cudaArraySurfaceLoadStore, as GPUs
+// allow) writes its texel, which tex2DLod then reads. cudaFreeArray of a level is cudaErrorInvalidValue.
 // @stdout levels: 4, level 2 is 2x2
 // @stdout point: 0 0 10 10 20 30 30 0
 // @stdout clamped: 10 20 20 20
@@ -13,9 +14,10 @@
 // @stdout grad: 0 10 20 30
 // @stdout tex2D: 3 10
 // @stdout filtered: 1.5 10.5
+// @stdout surface: 99
 // @stdout free a level: cudaErrorInvalidValue
 // @exit 0
-// @launches 8
+// @launches 10
 // @expect clean
 #include <cstdio>
 #include <cstring>
@@ -29,6 +31,8 @@ __global__ void at_grads(cudaTextureObject_t t, float x, const float *grads, flo
     int i = threadIdx.x;
     if (i < n) out[i] = tex2DGrad<float>(t, x, 0.0625f, make_float2(grads[i], 0), make_float2(0, grads[i] / 2));
 }
+
+__global__ void write_texel(cudaSurfaceObject_t s, float v) { surf2Dwrite(v, s, 0, 0); }
 
 __global__ void plain(cudaTextureObject_t t, float x, float *out) { *out = tex2D<float>(t, x, 0.0625f); }
 
@@ -108,6 +112,16 @@ int main() {
     printf("tex2D: %g %g\n", h[0], h[1]);
     float filtered[] = {0, 1};
     run("filtered", at_lods, texture(m, cudaFilterModePoint, 0, 0, 3, cudaFilterModeLinear), filtered, 2, 0.25f);
+    cudaArray_t top;
+    cudaGetMipmappedArrayLevel(&top, m, 3);
+    cudaResourceDesc surface_res;
+    memset(&surface_res, 0, sizeof surface_res);
+    surface_res.resType = cudaResourceTypeArray, surface_res.res.array.array = top;
+    cudaSurfaceObject_t surface;
+    cudaCreateSurfaceObject(&surface, &surface_res);
+    write_texel<<<1, 1>>>(surface, 99);
+    float three[] = {3};
+    run("surface", at_lods, texture(m, cudaFilterModePoint, 0, 0, 3), three, 1);
     printf("free a level: %s\n", cudaGetErrorName(cudaFreeArray(last)));
     cudaFree(d);
     cudaFreeMipmappedArray(m);
