@@ -13,7 +13,7 @@
 // @stdout conditions: 0x03030303 0x00000000
 // @stdout late copy: CUDA_ERROR_INVALID_VALUE
 // @exit 1
-// @expect use-after-free 87
+// @expect use-after-free 85
 #include <cstdio>
 #include <cstring>
 #include <cuda.h>
@@ -28,13 +28,11 @@ static CUmemPoolProps device_pool() {
 }
 
 int main() {
-    CUdevice device;
+    CUdevice device = 0;
     CUcontext context;
-    cuInit(0);
-    cuDeviceGet(&device, 0);
-    cuDevicePrimaryCtxRetain(&context, device);
     CUstream stream;
-    cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING);
+    if (cuInit(0) || cuDevicePrimaryCtxRetain(&context, device) || cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING))
+        return 1;
 
     CUmemoryPool pool, default_pool, current;
     CUmemPoolProps props = device_pool();

@@ -31,12 +31,11 @@ int main() {
     cudaMalloc(&x, n * sizeof(int));
     cudaMalloc(&y, n * sizeof(int));
     cudaEvent_t done;
-    cudaEventCreate(&done);
     cudaStream_t s1, s2;
+    cudaGraph_t g, waiting;
+    cudaEventCreate(&done);
     cudaStreamCreate(&s1);
     cudaStreamCreate(&s2);
-
-    cudaGraph_t g, waiting;
     cudaGraphCreate(&g, 0);
     cudaGraphCreate(&waiting, 0);
     cudaGraphNodeParams p = {cudaGraphNodeTypeMemset};
