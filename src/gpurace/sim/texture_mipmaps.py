@@ -54,7 +54,12 @@ def lod_from_gradients(tex: TextureObject, ddx: Sequence[np.ndarray], ddy: Seque
 
 
 def fetch_mipmapped(
-    tex: TextureObject, coords: Sequence[np.ndarray], lod: np.ndarray, read: ReadTexels, result: str, layer: np.ndarray | None = None
+    tex: TextureObject,
+    coords: Sequence[np.ndarray],
+    lod: np.ndarray,
+    read: ReadTexels,
+    result: str,
+    layer: np.ndarray | None = None,
 ) -> np.ndarray:
     """The four components a fetch at level of detail `lod` (per lane) returns, shape (N, 4): the raw bits of
     `result`, as `sim.textures.fetch` gives them for one level."""
@@ -71,10 +76,11 @@ def fetch_mipmapped(
     upper = np.minimum(lower + 1, len(mip.levels) - 1)
     total = np.zeros((len(lam), 4), dtype=np.float64)
     for levels, weight in ((lower, 1.0 - alpha), (upper, alpha)):
-        weighed = weight > 0  # a level of weight 0 is not read
-        for level, lanes, (sub_coords, sub_read, sub_layer) in _by_level(np.where(weighed, levels, -1).astype(np.int64), coords, layer, read):
+        read_levels = np.where(weight > 0, levels, -1).astype(np.int64)  # a level of weight 0 is not read (-1)
+        for level, lanes, (sub_coords, sub_read, sub_layer) in _by_level(read_levels, coords, layer, read):
             if level >= 0:
-                total[lanes] += weight[lanes, None] * filtered_values(_level(tex, level), sub_coords, sub_read, sub_layer)
+                values = filtered_values(_level(tex, level), sub_coords, sub_read, sub_layer)
+                total[lanes] += weight[lanes, None] * values
     return as_result(total, result)
 
 
