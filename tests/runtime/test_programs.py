@@ -114,7 +114,7 @@ def test_a_kernel_in_a_freed_graph_allocation_is_told_it_was_freed_and_where():
     path = PROGRAMS / "graph_memory_use_after_free.cu"
     (finding,) = run(path).findings
     assert finding.kind == "out-of-bounds" and finding.space == "global"
-    assert "graph allocation `cudaGraphAddMemAllocNode#2`" in finding.cause and finding.cause.endswith("a use after free")
+    assert "`cudaGraphAddMemAllocNode#2` (128 bytes" in finding.cause and finding.cause.endswith("a use after free")
     assert finding.details["freed_at"] == f"at {display_path(str(path))}:27"
 
 

@@ -357,11 +357,31 @@ def test_a_graph_node_stream_is_named_so_and_leaves_the_program_stream_numbers_a
 
 
 def object_request(obj: int, resource: int, base: int, width: int, height: int, pitch: int, dims: int,
-                   fmt=(32, 0, 0, 0, 2), modes=(1, 1, 1), filter_mode=0, read_mode=0, normalized=0, depth=1, layered=0) -> bytes:
-    """An OBJECT_CREATE payload (border colour (0.5, 0, 0, 1))."""
+                   fmt=(32, 0, 0, 0, 2), modes=(1, 1, 1), filter_mode=0, read_mode=0, normalized=0, depth=1, layered=0,
+                   mipmap=None, levels=()) -> bytes:
+    """An OBJECT_CREATE payload (border colour (0.5, 0, 0, 1)); `mipmap` (filter mode, bias, min and max clamp,
+    anisotropy) and `levels` ((base, width, height, depth) each) for a texture over a mipmapped array."""
     payload = u32(obj) + u32(resource) + u64(base) + u64(width) + u64(height) + u64(pitch) + u32(dims) + u64(depth) + u32(layered)
     payload += b"".join(u32(v) for v in (*fmt, *modes, filter_mode, read_mode, normalized))
-    return payload + struct.pack("<4f", 0.5, 0, 0, 1) + site("cudaCreateTextureObject")
+    payload += struct.pack("<4f", 0.5, 0, 0, 1) + u32(len(levels))
+    if levels:
+        payload += u32(mipmap[0]) + struct.pack("<3f", *mipmap[1:4]) + u32(mipmap[4])
+        payload += b"".join(u64(v) for level in levels for v in level)
+    return payload + site("cudaCreateTextureObject")
+
+
+def test_a_texture_over_a_mipmapped_array_knows_its_levels_and_mipmap_fields(server):
+    base = malloc(server, 4 * (16 + 4 + 1))
+    levels = ((base, 4, 4, 1), (base + 64, 2, 2, 1), (base + 80, 1, 1, 1))
+    request = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, base, 4, 4, 16, 2, normalized=1,
+                             mipmap=(1, 0.5, 0.25, 2.0, 0), levels=levels)
+    assert ask(server, Op.OBJECT_CREATE, request)[0] == CudaError.SUCCESS
+    mip = server.device.textures[1].mipmap
+    assert [(r.base, r.width, r.height, r.pitch, r.dims) for r in mip.levels] == [(b, w, h, 4 * w, 2) for b, w, h, _ in levels]
+    assert (mip.filter_mode, mip.bias, mip.min_clamp, mip.max_clamp) == (FilterMode.LINEAR, 0.5, 0.25, 2.0)
+    integer = object_request(ObjectKind.TEXTURE, ResourceKind.ARRAY, base, 4, 4, 4, 2, fmt=(8, 0, 0, 0, 1), normalized=1,
+                             mipmap=(1, 0, 0, 2, 0), levels=levels)
+    assert ask(server, Op.OBJECT_CREATE, integer)[0] == CudaError.INVALID_VALUE  # linear mipmap filtering of integers
 
 
 def test_texture_and_surface_objects_are_kept_for_the_launches_until_destroyed(server):

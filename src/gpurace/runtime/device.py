@@ -8,9 +8,9 @@ share one `Device`:
   at `CONST_BASE`), the very memory the program's host code reads and writes;
 * `global_table` / `const_table`: the `AllocationTable`s of those arenas:
   module variables first, then every `cudaMalloc`/`cudaMallocManaged`/
-  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. Freed allocations stay in the tables (their
-  addresses are never reused, so a late access is told apart from a new
-  allocation); `heap.freed(allocation)` says which;
+  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. A freed allocation
+  leaves the table (its address space is unmapped, and never reused, so a late access faults and is told
+  apart from a new allocation); `heap.freed_block_at(address)` names it;
 * `modules`: the PTX modules of the program's sources, then those the
   program loads through the driver API (`load`: each load a module of its
   own, with its own variables, as each `cuModuleLoad` is on a GPU); a kernel

@@ -7,8 +7,8 @@ memory is valid from the allocation node to the free that ends it (a free node o
 (RESERVE) when it makes the node; the node's replay places a device block there (ALLOCATE), as an operation of
 the node's stream that writes the whole allocation, so that a node not ordered after the allocation node races
 with it (or, replayed before it, touches unmapped address space: out of bounds). A free is `cudaFreeAsync`'s
-(the server's `_free_async`): after it the block is freed memory, and a node ordered after the free node that
-touches it is a use after free. The next allocation at the address replaces the freed block.
+(the server's `_free_async`): after it the block is freed memory, unmapped as every freed block is (`heap`), and
+a node ordered after the free node that touches it faults, a use after free. The next allocation at the address replaces the freed block.
 
 One reservation may serve several allocation nodes of a graph, as on a GPU: the shim gives a new node the
 address of an earlier allocation of the same graph when that allocation, and every other that reused its address,
@@ -98,13 +98,10 @@ class GraphMemory:
         return CudaError.SUCCESS, address
 
     def freed(self, address: int, clock: Clock) -> None:
-        """The allocation at `address` was freed at `clock`: if it is a graph allocation, its address space is
-        unmapped, so that a kernel touching it faults (out of bounds), as on a GPU (its block stays known, freed, to
-        the host checks), and its chunk is free from then on."""
-        block = self.heap.blocks.get(address)
-        if address in self.reservations and block is not None and self.heap.arena.table.find(address) is block.allocation:
-            self.heap.arena.table.remove(block.allocation)
-            chunk = next(c for c in self.chunks if c.holder == address)
+        """The allocation at `address` was freed at `clock` (and its address space unmapped, as every free's is:
+        `heap`): if it is a graph allocation, its chunk is free from then on."""
+        chunk = next((c for c in self.chunks if c.holder == address), None) if address in self.reservations else None
+        if chunk is not None:
             chunk.holder, chunk.freed = None, clock
 
     def live(self, address: int) -> bool:

@@ -11,6 +11,13 @@ the system (they read as zeros), so a program that allocates and frees in
 a loop uses address space, not memory; the arena is large enough for
 ordinary programs, and one that runs out gets `cudaErrorMemoryAllocation`.
 
+A free also unmaps the block's address space, as a GPU's driver unmaps a freed allocation's pages: its
+allocation leaves the arena's table, so a kernel that touches it faults (out of bounds, and
+`cudaErrorIllegalAddress`), and the block stays known, freed, in `_freed` (by address), for the findings
+that name it (`freed_block_at`) and the host checks (`block_at`). Only graph allocations and mappings of the
+driver's virtual memory management come back at an address once used (`place`, `map`), replacing what was
+freed there.
+
 `protection` says which of their pages the program's host code may touch
 (`protection.py`). `written` records which bytes of `cudaMalloc` memory hold a value (copies,
 memsets and kernels write them), for the uninitialised-read check
@@ -86,6 +93,7 @@ class Heap:
         self.host_visible: dict[int, Block] = {}  # the live blocks the host may touch (managed, page-locked), by base
         self._registered: list[Block] = []  # the live registrations, by host address
         self.unregistered: dict[int, Block] = {}  # the latest ended registration of each host address
+        self._freed: list[Block] = []  # the freed blocks whose addresses nothing holds again, by address
         self.written = DeviceWrites()
         self.protection = Protection()
         self.frees = 0  # blocks freed so far: a launch repeats an earlier one only if none was (`runtime.repeats`)
@@ -146,8 +154,8 @@ class Heap:
         """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
         `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
         old = self.blocks.pop(address, None)
-        if old is not None and self.arena.table.find(address) is old.allocation:  # freed by cudaDeviceReset
-            self.arena.table.remove(old.allocation)
+        if old is not None:
+            self._freed.remove(old)
         self.live_bytes += size
         shift_address_limit(-size)
         return self._insert(address, size, site)
@@ -164,6 +172,9 @@ class Heap:
         """End `block`'s mapping: its addresses are in no block again, and an access there is out of bounds."""
         alloc = block.allocation
         del self.blocks[alloc.base]
+        if block.freed_at is not None:  # freed with cudaFree, which unmapped it already
+            self._freed.remove(block)
+            return
         self.arena.table.remove(alloc)
         self.arena.release(alloc.base, alloc.size)
         self.written.freed(alloc.base, alloc.size)
@@ -171,18 +182,14 @@ class Heap:
     def block_at(self, address: int) -> Block | None:
         """The block whose bytes include `address`, freed or not."""
         alloc = self.arena.table.find(address)
-        return self.blocks.get(alloc.base) if alloc is not None else None
+        return self.blocks.get(alloc.base) if alloc is not None else self.freed_block_at(address)
 
-    def unmapped_at(self, address: int) -> Block | None:
-        """The freed block whose bytes include `address` and whose address space was unmapped (a graph
-        allocation's: `graph_memory`), if any."""
-        if self.arena.table.find(address) is not None:
-            return None
-        return next((b for b in self.blocks.values() if b.freed_at and b.allocation.base <= address < b.allocation.end), None)
-
-    def freed(self, allocation: Allocation) -> bool:
-        block = self.blocks.get(allocation.base)
-        return block is not None and block.freed_at is not None
+    def freed_block_at(self, address: int) -> Block | None:
+        """The freed block whose bytes include `address` (its address space unmapped), if any."""
+        i = bisect.bisect_right(self._freed, address, key=_base) - 1
+        if i >= 0 and address < self._freed[i].allocation.end:
+            return self._freed[i]
+        return None
 
     def free(self, block: Block, site: WireSite) -> None:
         """Free `block` (or end its registration) at `site`."""
@@ -195,6 +202,8 @@ class Heap:
             self.unregistered[block.host] = block
         self.host_visible.pop(block.allocation.base, None)
         self.protection.closed(block.allocation)
+        self.arena.table.remove(block.allocation)
+        bisect.insort(self._freed, block, key=_base)
         self.arena.release(block.allocation.base, block.allocation.size)
         self.written.freed(block.allocation.base, block.allocation.size)
 
@@ -208,3 +217,7 @@ class Heap:
 
 def _host_start(block: Block) -> int:
     return block.host
+
+
+def _base(block: Block) -> int:
+    return block.allocation.base

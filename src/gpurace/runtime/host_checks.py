@@ -301,6 +301,19 @@ class HostChecks:
             return CudaError.INVALID_VALUE
         alloc = arena.table.find(address)
         what = f"{how} {verb} {plural(count, 'byte')} at 0x{address:x}"
+        freed = self.device.heap.freed_block_at(address) if alloc is None else None
+        if freed is not None:
+            self._report(
+                "use-after-free",
+                f"{what}, in {_named(freed.allocation)}, which was freed {self._where(freed.freed_at)}",
+                site,
+                space=_space(arena),
+                alloc=freed.allocation,
+                address=address,
+                allocated_at=self._where(freed.allocated_at),
+                freed_at=self._where(freed.freed_at),
+            )
+            return CudaError.INVALID_VALUE
         if alloc is None:
             near = arena.table.nearest(address)
             self._report(
@@ -313,18 +326,6 @@ class HostChecks:
             )
             return CudaError.INVALID_VALUE
         block = self.device.heap.blocks.get(alloc.base)
-        if block is not None and block.freed_at is not None:
-            self._report(
-                "use-after-free",
-                f"{what}, in {_named(alloc)}, which was freed {self._where(block.freed_at)}",
-                site,
-                space=_space(arena),
-                alloc=alloc,
-                address=address,
-                allocated_at=self._where(block.allocated_at),
-                freed_at=self._where(block.freed_at),
-            )
-            return CudaError.INVALID_VALUE
         end = arena.table.contiguous_end(alloc)
         if address + count > end:
             self._report(
@@ -353,6 +354,9 @@ class HostChecks:
         """How a pointer that starts no allocation looks, for an invalid free."""
         arena = self.device.arena_of(address)
         alloc = arena.table.find(address) if arena else None
+        block = self.device.heap.freed_block_at(address)
+        if block is not None:
+            return f"0x{address:x}, {plural(address - block.allocation.base, 'byte')} into {_named(block.allocation)}, not its start"
         if alloc is not None:
             if alloc.base in self.device.heap.blocks:
                 return f"0x{address:x}, {plural(address - alloc.base, 'byte')} into {_named(alloc)}, not its start"

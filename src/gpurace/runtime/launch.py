@@ -37,7 +37,7 @@ from functools import lru_cache
 import numpy as np
 
 from gpurace.check import check
-from gpurace.detect.findings import ERROR, Finding
+from gpurace.detect.findings import ERROR, Address, Finding
 from gpurace.detect.footprint import LaunchFootprint, Spans, first_common
 from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.errors import UserError
@@ -275,7 +275,7 @@ def _run(
         report = check(module, **launch, **device.check_options)
         first_run = report.stats.get("schedules", [report.stats])[0]  # one schedule: the report is its run's
         unwritten = [_with_allocating_line(device, f) for f in init_check.finish()]
-        findings = [_naming_freed_graph_memory(device, f) for f in report.findings] + unwritten
+        findings = [_naming_freed_memory(device, f) for f in report.findings] + unwritten
         steps = first_run["steps"]
     else:
         # Schedule 0 of a check is the simulator's default policy, so the program sees the same memory either way.
@@ -297,17 +297,24 @@ def _with_allocating_line(device: Device, finding: Finding) -> Finding:
     return finding
 
 
-def _naming_freed_graph_memory(device: Device, finding: Finding) -> Finding:
-    """An out-of-bounds access into a graph allocation that was freed (its address space unmapped, as a GPU's:
-    `graph_memory`), with the allocation and the host line that freed it in its cause."""
+def _naming_freed_memory(device: Device, finding: Finding) -> Finding:
+    """An out-of-bounds access into an allocation that was freed (its address space unmapped, as a GPU's: `heap`),
+    with the allocation and the host lines that allocated and freed it in its cause and details, in place of the
+    nearest live allocation, which the simulator names."""
     address = finding.details.get("address")
     if finding.kind != "out-of-bounds" or address is None:
         return finding
-    block = device.heap.unmapped_at(address)
+    block = device.heap.freed_block_at(address)
     if block is not None:
-        where = at_where(device.source_lines.frame(block.freed_at).where())
-        finding.cause += f"; it is in graph allocation `{block.allocation.name}`, freed {where}: a use after free"
-        finding.details["freed_at"] = where
+        alloc = block.allocation
+        allocated, freed = (at_where(device.source_lines.frame(site).where()) for site in (block.allocated_at, block.freed_at))
+        access = finding.cause.split(": ", 1)[0]  # the simulator's `out-of-bounds N-byte global access at 0x...`
+        finding.cause = (
+            f"{access}: in `{alloc.name}` ({plural(alloc.size, 'byte')}, allocated {allocated}), which was freed "
+            f"{freed}: a use after free"
+        )
+        finding.details.update(allocated_at=allocated, freed_at=freed)
+        finding.address = Address(alloc.name, address - alloc.base, address)
     return finding
 
 

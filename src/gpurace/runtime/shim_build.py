@@ -42,6 +42,7 @@ SHIM_FILES = (
     "driver_calls.h",
     "driver_virtual_memory.h",
     "driver_graphs.h",
+    "driver_graph_memory.h",
     "driver_errors.h",
     "libcuda.map",
     "nvrtc_capture.c",

@@ -7,11 +7,14 @@ what the simulator supports and what CUDA itself refuses.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpurace.runtime.protocol import Reader, ResourceKind
 from gpurace.sim.textures import (
     AddressMode,
     ChannelFormat,
     FilterMode,
+    Mipmap,
     ReadMode,
     Resource,
     Sampling,
@@ -37,6 +40,9 @@ def read_object(surface: bool, r: Reader) -> TextureObject | SurfaceObject:
     fmt = [r.u32() for _ in range(5)]
     modes, filter_mode, read_mode, normalized = [r.u32() for _ in range(3)], r.u32(), r.u32(), r.u32()
     border = tuple(r.f32() for _ in range(4))
+    nlevels = r.u32()
+    mipmap_fields = (r.u32(), r.f32(), r.f32(), r.f32(), r.u32()) if nlevels else ()
+    level_extents = [(r.u64(), r.u64(), r.u64(), r.u64()) for _ in range(nlevels)]
     if kind not in set(ResourceKind):
         raise ValueError(f"resource kind {kind}")
     if dims not in (1, 2, 3) or depth == 0:
@@ -53,7 +59,17 @@ def read_object(surface: bool, r: Reader) -> TextureObject | SurfaceObject:
         )
     except ValueError:
         raise ValueError("a cudaTextureDesc field out of range") from None
-    tex = TextureObject(resource, sampling)
+    mipmap = None
+    if nlevels:
+        filter_mode, bias, min_clamp, max_clamp, anisotropy = mipmap_fields
+        if filter_mode not in set(FilterMode):
+            raise ValueError("a cudaTextureDesc field out of range")
+        levels = tuple(
+            replace(resource, base=at, width=w, height=h, pitch=w * resource.format.texel_bytes, depth=d)
+            for at, w, h, d in level_extents
+        )
+        mipmap = Mipmap(levels, FilterMode(filter_mode), bias, min_clamp, max_clamp, anisotropy)
+    tex = TextureObject(resource, sampling, mipmap)
     why = invalid_texture(tex)
     if why is not None:
         raise ValueError(why)

@@ -60,7 +60,7 @@ MODIFIERS: dict[str, frozenset[str]] = {
     "setmaxnreg": frozenset({"inc", "dec", "sync", "aligned", "u32"}),
     "redux": frozenset({"sync", "add", "min", "max", "and", "or", "xor", "u32", "s32", "b32"}),
     "activemask": frozenset({"b32"}),
-    "tex": frozenset({"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms", "v4"}) | TYPES,
+    "tex": frozenset({"1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms", "v4", "level", "grad"}) | TYPES,
     "tld4": frozenset({"r", "g", "b", "a", "2d", "a2d", "cube", "acube", "v4"}) | TYPES,
     "suld": frozenset({"b", "1d", "2d", "3d", "a1d", "a2d", "trap", "clamp", "zero"}) | _VECTORS | TYPES,
     "sust": frozenset({"b", "p", "1d", "2d", "3d", "a1d", "a2d", "trap", "clamp", "zero"}) | _VECTORS | TYPES,

@@ -21,6 +21,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import Addr, Reg, Vec, type_size
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
+from gpurace.sim.texture_mipmaps import fetch_mipmapped, lod_from_gradients
 from gpurace.sim.textures import SURFACE_MODES, SurfaceObject, TextureObject, fetch, gather, surface_addresses
 
 GEOMETRIES = ("1d", "2d", "3d", "a1d", "a2d", "cube", "acube", "2dms", "a2dms")
@@ -116,24 +117,53 @@ def _access(dec, lanes_idx: np.ndarray, addrs: np.ndarray, size: int, kind: Acce
 
 
 def tex(dec):
-    """`tex.{1d,2d,3d,a1d,a2d,cube}.v4`: texel fetches (`sim.textures.fetch`)."""
+    """`tex.{1d,2d,3d,a1d,a2d,cube}.v4`: texel fetches (`sim.textures.fetch`), and of a mipmapped texture at a
+    level of detail that is given (`tex.level`), from gradients (`tex.grad`) or 0 (`sim.texture_mipmaps`)."""
     shape = _geometry(dec)
     if shape is None:
         raise _unsupported(dec, "cube map array and multisample textures are not supported")
     types = dec.ins.types
     integer = types[1:] == ("s32",)
-    if shape.name == "cube" and integer:
+    mode = next((m for m in ("level", "grad") if m in dec.ins.modifiers), None)
+    if (shape.name == "cube" or mode) and integer:
         raise UserError(f"`{dec.ins.text}` needs .f32 coordinates")
+    if mode and shape.name == "cube":
+        raise _unsupported(dec, "mipmapped cube maps are not supported")
+    extra = _lod_operands(dec, mode, shape)
 
-    def compute(obj, values, layer, read):
+    def compute(obj, values, layer, read, extras):
         if shape.name == "cube":
             face, s, t = cube_face(*values)
             if not obj.sampling.normalized:
                 s, t = s * np.float32(obj.resource.width), t * np.float32(obj.resource.height)
             return fetch(obj, [s, t], False, read, types[0], face)
-        return fetch(obj, values, integer, read, types[0], layer)
+        if obj.mipmap is None:
+            return fetch(obj, values, integer, read, types[0], layer)
+        if mode == "grad":
+            if obj.mipmap.max_anisotropy > 1:
+                raise UserError(
+                    f"{dec.ins.where()}: `{dec.ins.text}` reads a texture with anisotropic filtering (maxAnisotropy "
+                    f"{obj.mipmap.max_anisotropy}), which gpurace does not support"
+                )
+            lod = lod_from_gradients(obj, extras[: shape.dims], extras[shape.dims :])
+        else:
+            lod = extras[0] if mode == "level" else np.zeros(len(values[0]), dtype=np.float32)
+        return fetch_mipmapped(obj, values, lod, read, types[0], layer)
 
-    return _texture_read(dec, shape, compute)
+    return _texture_read(dec, shape, compute, extra)
+
+
+def _lod_operands(dec, mode: str | None, shape: Shape) -> list:
+    """The operands after the source: `tex.level`'s level of detail; `tex.grad`'s two gradient vectors, the first
+    `shape.dims` elements of each (the geometry's coordinates)."""
+    if mode is None:
+        return []
+    ops = dec.operands(3 if mode == "level" else 4)[2:]
+    if mode == "level":
+        return list(ops)
+    if not all(isinstance(g, Vec) and len(g.elems) >= shape.dims for g in ops):
+        raise UserError(f"`{dec.ins.text}` needs two gradient vectors of {shape.dims} elements")
+    return [e for g in ops for e in g.elems[: shape.dims]]
 
 
 def cube_face(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -164,24 +194,25 @@ def tld4(dec):
     if dec.ins.types[1:] != ("f32",):
         raise UserError(f"`{dec.ins.text}` needs .f32 coordinates")
     result = dec.ins.types[0]
-    return _texture_read(dec, SHAPES["2d"], lambda obj, values, layer, read: gather(obj, values, component, read, result))
+    return _texture_read(dec, SHAPES["2d"], lambda obj, values, layer, read, extras: gather(obj, values, component, read, result))
 
 
-def _texture_read(dec, shape: Shape, compute):
+def _texture_read(dec, shape: Shape, compute, extra=()):
     """The handler of a texture read of geometry `shape` whose four results `compute(object, coordinates, layer,
-    read)` gives for the lanes of one object."""
+    read, extras)` gives for the lanes of one object; `extras` are the values of the `extra` operands (.f32)."""
     ins = dec.ins
     types = ins.types
     if len(types) != 2 or types[0] not in ("f32", "s32", "u32") or types[1] not in ("f32", "s32"):
         raise UserError(f"`{ins.text}` needs a .f32, .s32 or .u32 result and .f32 or .s32 coordinates")
     if dec.vec_width() != 4:
         raise UserError(f"`{ins.text}` needs .v4")
-    dst, src = dec.operands(2)
+    dst, src = ins.operands[:2] if extra else dec.operands(2)
     writers = [dec.writer(d, types[0]) for d in dec.elements(dst, 4)]
     handle, operands = _source(dec, src, shape.count)
     coords, layer_operand = shape.split(operands)
     readers = [dec.reader(c, types[1]) for c in coords]
     layer_reader = dec.reader(layer_operand, "s32") if shape.layered else None
+    extra_readers = [dec.reader(e, "f32") for e in extra]
     coord_type = np.float32 if types[1] == "f32" else np.int32
     lookup = _lookup(dec, TextureObject, "texture")
     dec._strength = (False, None, None)
@@ -190,6 +221,7 @@ def _texture_read(dec, shape: Shape, compute):
     def run(idx):
         values = [r(idx).view(coord_type) for r in readers]
         layers = layer_reader(idx).view(np.int32) if layer_reader is not None else None
+        extra_values = [r(idx).view(np.float32) for r in extra_readers]
         out = np.zeros((len(idx), 4), dtype=np.uint32)
         for obj, mask in lookup(handle(idx), idx):
             lanes = idx[mask]
@@ -204,7 +236,7 @@ def _texture_read(dec, shape: Shape, compute):
                 return raw.astype(np.uint8)
 
             layer = layers[mask] if layers is not None else None
-            out[mask] = compute(obj, [v[mask] for v in values], layer, read).view(np.uint32)
+            out[mask] = compute(obj, [v[mask] for v in values], layer, read, [e[mask] for e in extra_values]).view(np.uint32)
         for i, w in enumerate(writers):
             w(idx, out[:, i])
         return nxt

@@ -28,7 +28,9 @@ mirror reflects it with period 2N. Wrap and mirror exist only for normalized
 coordinates, as in CUDA: with unnormalized ones they clamp. Integer
 coordinates (`tex1Dfetch`) are texel indices, never filtered. `tld4`
 (`tex2Dgather`) returns one channel of the four texels linear filtering
-would weigh.
+would weigh. A texture over a mipmapped array (`TextureObject.mipmap`) is
+fetched level by level as these rules say, at the levels
+`sim.texture_mipmaps` chooses.
 """
 
 from __future__ import annotations
@@ -162,9 +164,23 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class Mipmap:
+    """The levels of a mipmapped array (level 0 is the texture's `resource`) and the mipmap fields of the
+    cudaTextureDesc (`sim.texture_mipmaps` reads them)."""
+
+    levels: tuple[Resource, ...]
+    filter_mode: FilterMode = FilterMode.POINT
+    bias: float = 0.0
+    min_clamp: float = 0.0
+    max_clamp: float = 0.0
+    max_anisotropy: int = 0
+
+
+@dataclass(frozen=True)
 class TextureObject:
     resource: Resource
     sampling: Sampling
+    mipmap: Mipmap | None = None
 
     def returns_float(self) -> bool:
         """Whether fetches give floating-point data: a float format, or 8/16-bit integers read as normalized floats."""
@@ -186,6 +202,8 @@ def invalid_texture(tex: TextureObject) -> str | None:
         return "cudaReadModeNormalizedFloat needs 8- or 16-bit integer channels"
     if tex.resource.kind == "linear" and (s.filter_mode is FilterMode.LINEAR or s.normalized):
         return "a texture over linear memory takes integer coordinates only"
+    if tex.mipmap is not None and tex.mipmap.filter_mode is FilterMode.LINEAR and not tex.returns_float():
+        return "linear mipmap filtering needs a texture that returns floating-point data"
     return None
 
 
@@ -206,27 +224,38 @@ def fetch(
     never mixes layers).
     """
     res, s = tex.resource, tex.sampling
-    n = len(coords[0])
-    sizes = res.sizes[: len(coords)]
-    normalized = s.normalized and not integer
-    if integer or s.filter_mode is FilterMode.POINT:
+    if integer or not tex.returns_float():  # integer texels are never filtered (CUDA refuses it)
+        normalized = s.normalized and not integer
         index = [
             c.astype(np.int64) if integer else np.floor(_scaled(c, size, normalized)).astype(np.int64)
-            for c, size in zip(coords, sizes)
+            for c, size in zip(coords, res.sizes)
         ]
         texels, inside = _read_tap(tex, index, normalized, read, layer)
         if not tex.returns_float():
             return _integer_result(texels, res.format, inside, s.border, result)
-        values = _float_values(texels, tex)
-        values[~inside] = s.border
-        return _as_result(values, result)
-    total = np.zeros((n, 4), dtype=np.float64)
-    for index, weight in _linear_taps(coords, sizes, normalized):
-        texels, inside = _read_tap(tex, index, normalized, read, layer)
-        values = _float_values(texels, tex)
-        values[~inside] = s.border
-        total += weight[:, None] * values
-    return _as_result(total, result)
+        return as_result(_border_values(texels, inside, tex), result)
+    return as_result(filtered_values(tex, coords, read, layer), result)
+
+
+def filtered_values(tex: TextureObject, coords: Sequence[np.ndarray], read: ReadTexels, layer: np.ndarray | None = None) -> np.ndarray:
+    """(N, 4) float64 components of a texture that returns floating-point data, at float32 coordinates, by its
+    filter mode, before the one rounding to float32 (`sim.texture_mipmaps` blends two levels' first)."""
+    res, s = tex.resource, tex.sampling
+    sizes = res.sizes[: len(coords)]
+    if s.filter_mode is FilterMode.POINT:
+        index = [np.floor(_scaled(c, size, s.normalized)).astype(np.int64) for c, size in zip(coords, sizes)]
+        return _border_values(*_read_tap(tex, index, s.normalized, read, layer), tex)
+    total = np.zeros((len(coords[0]), 4), dtype=np.float64)
+    for index, weight in _linear_taps(coords, sizes, s.normalized):
+        total += weight[:, None] * _border_values(*_read_tap(tex, index, s.normalized, read, layer), tex)
+    return total
+
+
+def _border_values(texels: np.ndarray, inside: np.ndarray, tex: TextureObject) -> np.ndarray:
+    """The float components of texels read by `_read_tap`, the border colour where there is no texel."""
+    values = _float_values(texels, tex)
+    values[~inside] = tex.sampling.border
+    return values
 
 
 GATHER_ORDER = (2, 3, 1, 0)
@@ -243,9 +272,7 @@ def gather(tex: TextureObject, coords: Sequence[np.ndarray], component: int, rea
     for slot, corner in enumerate(GATHER_ORDER):
         texels, inside = _read_tap(tex, taps[corner][0], s.normalized, read)
         if tex.returns_float():
-            values = _float_values(texels, tex)
-            values[~inside] = s.border
-            raw = _as_result(values, result)
+            raw = as_result(_border_values(texels, inside, tex), result)
         else:
             raw = _integer_result(texels, res.format, inside, s.border, result)
         out[:, slot] = raw[:, component].view(np.uint32)
@@ -274,7 +301,7 @@ def _read_tap(
     return texels, inside
 
 
-def _as_result(values: np.ndarray, result: str) -> np.ndarray:
+def as_result(values: np.ndarray, result: str) -> np.ndarray:
     """(N, 4) float64 components rounded to float32, as the raw bits of `result`."""
     out = values.astype(np.float32)
     return out if result == "f32" else out.view(np.uint32 if result == "u32" else np.int32)

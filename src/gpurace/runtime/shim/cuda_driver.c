@@ -1064,6 +1064,7 @@ EXPORT CUresult cuGetExportTable(const void **table, const void *id) {
 
 #include "driver_virtual_memory.h"
 #include "driver_graphs.h"
+#include "driver_graph_memory.h"
 
 #define UNSUPPORTED(name) \
     EXPORT void name(void) { unsupported(#name); }

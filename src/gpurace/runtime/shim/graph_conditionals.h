@@ -1,5 +1,6 @@
 /* Conditional graph nodes (included by cudart.c after graph_memory.h): cudaGraphConditionalHandleCreate,
- * cudaGraphAddNode (the generic node call, here for kernel, empty, child graph, memory and conditional nodes),
+ * cudaGraphAddNode (the generic node call: every node type but external semaphore and batch memory operation
+ * nodes, each made as its own call makes it),
  * and their replay.
  *
  * A conditional handle is the address of 4 bytes of device memory that hold its condition (the server makes
@@ -31,7 +32,11 @@ struct graph_node_params {
     union {
         long long reserved1[29];
         struct cudaKernelNodeParams kernel;
+        struct { int flags, reserved[3]; struct copy_3d_params copy; } memcpy;
+        struct cudaMemsetParams memset;
+        struct cudaHostNodeParams host;
         struct { struct graph *graph; int ownership; } child;
+        struct { void *event; } event; /* event record and event wait nodes */
         struct mem_alloc_node_params alloc;
         struct { void *dptr; } free;
         struct conditional_params conditional;
@@ -72,12 +77,25 @@ static const char *node_type_name(int type) {
     return type >= 0 && type < (int)(sizeof names / sizeof *names) ? names[type] : "unknown";
 }
 
+static const char ADD_NODE[] = "cudaGraphAddNode";
+
 EXPORT cudaError_t cudaGraphAddNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
                                     const cudaGraphEdgeData *dependencyData, size_t numDependencies,
                                     struct graph_node_params *nodeParams) {
-    refuse_edge_data(dependencyData, numDependencies, "cudaGraphAddNode");
+    refuse_edge_data(dependencyData, numDependencies, ADD_NODE);
     if (!nodeParams) return record(cudaErrorInvalidValue);
     switch (nodeParams->type) {
+    case NODE_MEMCPY:
+        if (nodeParams->memcpy.flags) return record(cudaErrorInvalidValue);
+        return add_memcpy_node(pGraphNode, graph, pDependencies, numDependencies, &nodeParams->memcpy.copy, ADD_NODE);
+    case NODE_MEMSET:
+        return add_memset_node(pGraphNode, graph, pDependencies, numDependencies, &nodeParams->memset, ADD_NODE);
+    case NODE_HOST:
+        return add_host_node(pGraphNode, graph, pDependencies, numDependencies, &nodeParams->host, ADD_NODE);
+    case NODE_EVENT_RECORD:
+    case NODE_WAIT_EVENT:
+        return add_event_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams->event.event,
+                              nodeParams->type, ADD_NODE);
     case NODE_MEM_ALLOC:
         return cudaGraphAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies, &nodeParams->alloc);
     case NODE_MEM_FREE:
@@ -94,7 +112,7 @@ EXPORT cudaError_t cudaGraphAddNode(struct node **pGraphNode, struct graph *grap
     }
     }
     cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams->type,
-                                  nodeParams->type == NODE_KERNEL ? "kernel launch" : "cudaGraphAddNode");
+                                  nodeParams->type == NODE_KERNEL ? "kernel launch" : ADD_NODE);
     if (status != cudaSuccess) return record(status);
     if (nodeParams->type == NODE_KERNEL) status = set_kernel_params(*pGraphNode, &nodeParams->kernel);
     if (nodeParams->type == NODE_CONDITIONAL) status = set_conditional(*pGraphNode, &nodeParams->conditional);

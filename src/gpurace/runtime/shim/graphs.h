@@ -43,7 +43,7 @@ enum { NODE_KERNEL = 0, NODE_MEMCPY = 1, NODE_MEMSET = 2, NODE_HOST = 3, NODE_GR
 
 enum { MODE_GLOBAL = 0, MODE_THREAD_LOCAL = 1, MODE_RELAXED = 2 };
 enum { CAPTURE_NONE = 0, CAPTURE_ACTIVE = 1, CAPTURE_INVALIDATED = 2 };
-enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3 };
+enum { UPDATE_SUCCESS = 0, UPDATE_TOPOLOGY_CHANGED = 2, UPDATE_NODE_TYPE_CHANGED = 3, UPDATE_PARAMETERS_CHANGED = 5 };
 enum { INSTANTIATE_AUTO_FREE_ON_LAUNCH = 1, INSTANTIATE_DEVICE_LAUNCH = 4 };
 enum { CONDITION_ASSIGN_DEFAULT = 1 }; /* cudaGraphCondAssignDefault */
 enum { EVENT_EXTERNAL = 1 }; /* cudaEventRecordExternal, cudaEventWaitExternal */
@@ -528,13 +528,45 @@ EXPORT cudaError_t cudaGraphAddKernelNode(struct node **pGraphNode, struct graph
     return record(status);
 }
 
-EXPORT cudaError_t cudaGraphAddMemcpyNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
-                                          size_t numDependencies, const struct copy_3d_params *pCopyParams) {
-    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_MEMCPY, "cudaGraphAddMemcpyNode");
+/* The node calls, for `call` (theirs, or cudaGraphAddNode, graph_conditionals.h). */
+static cudaError_t add_memcpy_node(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
+                                   size_t numDependencies, const struct copy_3d_params *pCopyParams, const char *call) {
+    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_MEMCPY, call);
     if (status != cudaSuccess) return record(status);
-    status = copy_from_3d(&(*pGraphNode)->copy, pCopyParams, "cudaGraphAddMemcpyNode");
+    status = copy_from_3d(&(*pGraphNode)->copy, pCopyParams, call);
     if (status != cudaSuccess) drop_new_node(graph, *pGraphNode), *pGraphNode = NULL;
     return record(status);
+}
+
+static cudaError_t add_memset_node(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
+                                   size_t numDependencies, const struct cudaMemsetParams *pMemsetParams, const char *call) {
+    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_MEMSET, call);
+    if (status != cudaSuccess) return record(status);
+    status = set_memset(*pGraphNode, pMemsetParams);
+    if (status != cudaSuccess) drop_new_node(graph, *pGraphNode), *pGraphNode = NULL;
+    return record(status);
+}
+
+static cudaError_t add_host_node(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
+                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams, const char *call) {
+    if (!pNodeParams || !pNodeParams->fn) return record(cudaErrorInvalidValue);
+    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_HOST, call);
+    if (status == cudaSuccess) (*pGraphNode)->fn = pNodeParams->fn, (*pGraphNode)->data = pNodeParams->userData;
+    return record(status);
+}
+
+/* An event record (NODE_EVENT_RECORD) or event wait (NODE_WAIT_EVENT) node. */
+static cudaError_t add_event_node(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
+                                  size_t numDependencies, void *event, int type, const char *call) {
+    if (!event) return record(cudaErrorInvalidResourceHandle);
+    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, type, call);
+    if (status == cudaSuccess) (*pGraphNode)->event = event;
+    return record(status);
+}
+
+EXPORT cudaError_t cudaGraphAddMemcpyNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
+                                          size_t numDependencies, const struct copy_3d_params *pCopyParams) {
+    return add_memcpy_node(pGraphNode, graph, pDependencies, numDependencies, pCopyParams, "cudaGraphAddMemcpyNode");
 }
 
 EXPORT cudaError_t cudaGraphAddMemcpyNode1D(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
@@ -547,19 +579,12 @@ EXPORT cudaError_t cudaGraphAddMemcpyNode1D(struct node **pGraphNode, struct gra
 
 EXPORT cudaError_t cudaGraphAddMemsetNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
                                           size_t numDependencies, const struct cudaMemsetParams *pMemsetParams) {
-    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_MEMSET, "cudaGraphAddMemsetNode");
-    if (status != cudaSuccess) return record(status);
-    status = set_memset(*pGraphNode, pMemsetParams);
-    if (status != cudaSuccess) drop_new_node(graph, *pGraphNode), *pGraphNode = NULL;
-    return record(status);
+    return add_memset_node(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams, "cudaGraphAddMemsetNode");
 }
 
 EXPORT cudaError_t cudaGraphAddHostNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
                                         size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) {
-    if (!pNodeParams || !pNodeParams->fn) return record(cudaErrorInvalidValue);
-    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_HOST, "cudaGraphAddHostNode");
-    if (status == cudaSuccess) (*pGraphNode)->fn = pNodeParams->fn, (*pGraphNode)->data = pNodeParams->userData;
-    return record(status);
+    return add_host_node(pGraphNode, graph, pDependencies, numDependencies, pNodeParams, "cudaGraphAddHostNode");
 }
 
 EXPORT cudaError_t cudaGraphAddEmptyNode(struct node **pGraphNode, struct graph *graph, struct node *const *pDependencies,
@@ -578,18 +603,14 @@ EXPORT cudaError_t cudaGraphAddChildGraphNode(struct node **pGraphNode, struct g
 
 EXPORT cudaError_t cudaGraphAddEventRecordNode(struct node **pGraphNode, struct graph *graph,
                                                struct node *const *pDependencies, size_t numDependencies, void *event) {
-    if (!event) return record(cudaErrorInvalidResourceHandle);
-    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_EVENT_RECORD, "cudaGraphAddEventRecordNode");
-    if (status == cudaSuccess) (*pGraphNode)->event = event;
-    return record(status);
+    return add_event_node(pGraphNode, graph, pDependencies, numDependencies, event, NODE_EVENT_RECORD,
+                          "cudaGraphAddEventRecordNode");
 }
 
 EXPORT cudaError_t cudaGraphAddEventWaitNode(struct node **pGraphNode, struct graph *graph,
                                              struct node *const *pDependencies, size_t numDependencies, void *event) {
-    if (!event) return record(cudaErrorInvalidResourceHandle);
-    cudaError_t status = new_node(pGraphNode, graph, pDependencies, numDependencies, NODE_WAIT_EVENT, "cudaGraphAddEventWaitNode");
-    if (status == cudaSuccess) (*pGraphNode)->event = event;
-    return record(status);
+    return add_event_node(pGraphNode, graph, pDependencies, numDependencies, event, NODE_WAIT_EVENT,
+                          "cudaGraphAddEventWaitNode");
 }
 
 /* Edges carry data only for programmatic dependent launches, which gpurace does not model. */
@@ -831,6 +852,15 @@ static void free_exec_nodes(struct exec_node *nodes, size_t n) {
     free(nodes);
 }
 
+/* The handles of `g` whose defaults each launch of `x` assigns (those made with cudaGraphCondAssignDefault). */
+static void take_defaults(struct graph_exec *x, const struct graph *g) {
+    x->ndefaults = 0;
+    for (size_t i = 0; i < g->nhandles; i++)
+        if (g->handles[i].flags & CONDITION_ASSIGN_DEFAULT)
+            x->defaults = grow(x->defaults, &x->defaults_cap, x->ndefaults, sizeof *x->defaults),
+            x->defaults[x->ndefaults++] = g->handles[i];
+}
+
 /* `g` instantiated, or NULL when it (or a graph in it) has a cycle. */
 static struct graph_exec *instantiate(const struct graph *g, unsigned long long flags) {
     struct graph_exec *x = calloc(1, sizeof *x);
@@ -842,10 +872,7 @@ static struct graph_exec *instantiate(const struct graph *g, unsigned long long 
         return NULL;
     }
     plan(x);
-    for (size_t i = 0; i < g->nhandles; i++)
-        if (g->handles[i].flags & CONDITION_ASSIGN_DEFAULT)
-            x->defaults = grow(x->defaults, &x->defaults_cap, x->ndefaults, sizeof *x->defaults),
-            x->defaults[x->ndefaults++] = g->handles[i];
+    take_defaults(x, g);
     return x;
 }
 
@@ -929,33 +956,54 @@ EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(struct graph_exec *hGraphExe
     return record(set_memset(&e->op, pNodeParams));
 }
 
-/* Give the exec the parameters of `graph`'s nodes, when `graph` has the exec's topology (node types, in the
-   order they were added, and edges). */
+/* What an update of `x` with `fresh` (the new graph, instantiated) gives (UPDATE_*): UPDATE_SUCCESS when the
+   two have the same node types, in the order the nodes were added, and edges, and their conditional nodes the
+   same type and number of bodies (parameters that no update may change), their bodies alike in turn; `*bad`
+   is then the new graph's node at fault. */
+static int update_result(const struct graph_exec *x, const struct graph_exec *fresh, const struct node **bad) {
+    if (fresh->n != x->n) return UPDATE_TOPOLOGY_CHANGED;
+    for (size_t i = 0; i < fresh->n; i++) {
+        const struct exec_node *old = &x->nodes[i], *now = &fresh->nodes[i];
+        *bad = now->origin;
+        if (old->op.type != now->op.type) return UPDATE_NODE_TYPE_CHANGED;
+        if (old->npreds != now->npreds || memcmp(old->preds, now->preds, now->npreds * sizeof *now->preds))
+            return UPDATE_TOPOLOGY_CHANGED;
+        if (now->op.type != NODE_CONDITIONAL) continue;
+        if (old->op.condition != now->op.condition || old->op.nbodies != now->op.nbodies) return UPDATE_PARAMETERS_CHANGED;
+        for (unsigned b = 0; b < now->op.nbodies; b++) {
+            int result = update_result(old->bodies[b], now->bodies[b], bad);
+            if (result != UPDATE_SUCCESS) return result;
+        }
+    }
+    *bad = NULL;
+    return UPDATE_SUCCESS;
+}
+
+/* Swap the operations of `x` and `fresh`, conditional bodies included (update_result allowed it): `x` then has
+   the new graph's parameters, and `fresh` the old ones, which go with it. */
+static void swap_operations(struct graph_exec *x, struct graph_exec *fresh) {
+    for (size_t i = 0; i < x->n; i++) {
+        struct node op = x->nodes[i].op;
+        x->nodes[i].op = fresh->nodes[i].op, fresh->nodes[i].op = op;
+        for (unsigned b = 0; b < op.nbodies; b++) swap_operations(x->nodes[i].bodies[b], fresh->nodes[i].bodies[b]);
+    }
+}
+
+/* Give the exec the parameters of `graph`'s nodes, when `graph` has the exec's topology (update_result), and
+   its conditional handles' defaults and flags. A conditional node then reads the handle the new graph gives it. */
 EXPORT cudaError_t cudaGraphExecUpdate(struct graph_exec *hGraphExec, struct graph *hGraph,
                                        cudaGraphExecUpdateResultInfo *resultInfo) {
     if (!hGraphExec || !hGraph || !resultInfo) return record(cudaErrorInvalidValue);
     struct graph_exec fresh = {0};
-    int result = UPDATE_SUCCESS;
     const struct node *bad = NULL;
-    if (!flatten(&fresh, hGraph, (size_t)-1) || fresh.n != hGraphExec->n) result = UPDATE_TOPOLOGY_CHANGED;
-    for (size_t i = 0; i < fresh.n; i++)
-        if (fresh.nodes[i].op.type == NODE_CONDITIONAL) unsupported("cudaGraphExecUpdate of a graph with conditional nodes", NULL);
-    for (size_t i = 0; result == UPDATE_SUCCESS && i < fresh.n; i++) {
-        struct exec_node *old = &hGraphExec->nodes[i], *now = &fresh.nodes[i];
-        if (old->op.type != now->op.type) result = UPDATE_NODE_TYPE_CHANGED, bad = now->origin;
-        else if (old->npreds != now->npreds || memcmp(old->preds, now->preds, now->npreds * sizeof *now->preds))
-            result = UPDATE_TOPOLOGY_CHANGED, bad = now->origin;
-    }
+    int result = flatten(&fresh, hGraph, (size_t)-1) ? update_result(hGraphExec, &fresh, &bad) : UPDATE_TOPOLOGY_CHANGED;
     resultInfo->result = result;
     resultInfo->errorNode = (void *)bad;
     resultInfo->errorFromNode = NULL;
-    if (result == UPDATE_SUCCESS)
-        for (size_t i = 0; i < fresh.n; i++) {
-            struct node *op = &hGraphExec->nodes[i].op;
-            free_operation(op);
-            *op = fresh.nodes[i].op;
-            fresh.nodes[i].op.args = NULL, fresh.nodes[i].op.argv = NULL, fresh.nodes[i].op.child = NULL;
-        }
+    if (result == UPDATE_SUCCESS) {
+        swap_operations(hGraphExec, &fresh);
+        take_defaults(hGraphExec, hGraph);
+    }
     free_exec_nodes(fresh.nodes, fresh.n);
     return result == UPDATE_SUCCESS ? cudaSuccess : record(cudaErrorGraphExecUpdateFailure);
 }

@@ -12,9 +12,12 @@
  * keeps the table every launch reads; the handle is the server's. This
  * runtime keeps the descriptors the program gave, for the Get calls.
  * A cube map is a layered 2D array of six square faces (+x, -x, +y, -y, +z,
- * -z), which the server is told it is. Mipmapped arrays, layered cube maps,
- * resource views and sRGB are not supported: they stop the program, naming
- * the call.
+ * -z), which the server is told it is. A mipmapped array is its levels,
+ * CUDA arrays one after the other in one allocation (level 0 first), and a
+ * texture object over it tells the server every level and the mipmap fields
+ * of its cudaTextureDesc. Layered cube maps (mipmapped or not), mipmapped cube
+ * maps, resource views and sRGB are not supported: they stop the program,
+ * naming the call.
  */
 
 struct cudaChannelFormatDesc {
@@ -72,6 +75,14 @@ struct cuda_array {
     struct cudaChannelFormatDesc desc;
     size_t width, height, depth;
     unsigned int flags;
+    const void *mipmap; /* the mipmapped array whose level it is (cudaGetMipmappedArrayLevel), else NULL */
+};
+
+#define MAX_MIPMAP_LEVELS 64
+/* A mipmapped array: level l is max(1, n >> l) texels along each axis of level 0 (layers stay as many). */
+struct cuda_mipmap {
+    unsigned nlevels;
+    struct cuda_array levels[MAX_MIPMAP_LEVELS];
 };
 
 static size_t texel_bytes(const struct cudaChannelFormatDesc *d) {
@@ -90,24 +101,32 @@ EXPORT struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, i
     return d;
 }
 
+/* cudaErrorInvalidValue when CUDA refuses an array of this format, extent and flags. */
+static cudaError_t new_array_check(const struct cudaChannelFormatDesc *desc, size_t width, size_t height, size_t depth,
+                                   unsigned int flags) {
+    unsigned int known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayTextureGather | cudaArrayCubemap;
+    if (!desc || width == 0 || texel_bytes(desc) == 0 || (flags & ~known) ||
+        ((flags & cudaArrayLayered) && depth == 0) || (!(flags & cudaArrayLayered) && depth && !height))
+        return cudaErrorInvalidValue;
+    if ((flags & cudaArrayCubemap) && (width != height || depth != CUBEMAP_FACES)) /* six square faces */
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
 static cudaError_t new_array(void **array, const struct cudaChannelFormatDesc *desc, size_t width, size_t height,
                              size_t depth, unsigned int flags, const char *call) {
-    unsigned int known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayTextureGather | cudaArrayCubemap;
-    if (!array || !desc || width == 0 || texel_bytes(desc) == 0 || (flags & ~known) ||
-        ((flags & cudaArrayLayered) && depth == 0) || (!(flags & cudaArrayLayered) && depth && !height))
-        return record(cudaErrorInvalidValue);
-    if ((flags & cudaArrayCubemap) && (width != height || depth != CUBEMAP_FACES)) /* six square faces */
-        return record(cudaErrorInvalidValue);
+    cudaError_t status = new_array_check(desc, width, height, depth, flags);
+    if (!array || status != cudaSuccess) return record(array ? status : cudaErrorInvalidValue);
     struct cuda_array *a = calloc(1, sizeof *a);
     if (!a) die("%s", "out of host memory");
-    *a = (struct cuda_array){0, *desc, width, height, depth, flags};
+    *a = (struct cuda_array){0, *desc, width, height, depth, flags, NULL};
     size_t slice = array_pitch(a) * array_rows(a);
     if (slice / array_rows(a) != array_pitch(a) || array_slices(a) > SIZE_MAX / slice) {
         free(a);
         return record(cudaErrorMemoryAllocation);
     }
     void *base = NULL;
-    cudaError_t status = allocate(&base, slice * array_slices(a), KIND_DEVICE, 0, call);
+    status = allocate(&base, slice * array_slices(a), KIND_DEVICE, 0, call);
     if (status != cudaSuccess) {
         free(a);
         return status;
@@ -132,9 +151,68 @@ EXPORT cudaError_t cudaMalloc3DArray(void **array, const struct cudaChannelForma
     return new_array(array, desc, extent.width, extent.height, extent.depth, flags, "cudaMalloc3DArray");
 }
 
+static size_t halved(size_t n, unsigned level) { return n ? (n >> level ? n >> level : 1) : 0; }
+
+/* Mipmapped 1D, 2D and 3D arrays and layered 1D and 2D ones (not cube maps), with numLevels clamped to
+   [1, 1 + floor(log2(the largest extent))] as CUDA clamps it; one allocation holds every level. */
+EXPORT cudaError_t cudaMallocMipmappedArray(void **mipmappedArray, const struct cudaChannelFormatDesc *desc,
+                                            struct array_extent extent, unsigned int numLevels, unsigned int flags) {
+    if (flags & cudaArrayCubemap) unsupported("cudaMallocMipmappedArray of a cubemap", NULL);
+    struct cuda_array probe;
+    int layered = flags & cudaArrayLayered;
+    cudaError_t status = new_array_check(desc, extent.width, extent.height, extent.depth, flags);
+    if (!mipmappedArray || status != cudaSuccess) return record(mipmappedArray ? status : cudaErrorInvalidValue);
+    size_t largest = extent.width > extent.height ? extent.width : extent.height;
+    if (!layered && extent.depth > largest) largest = extent.depth;
+    unsigned most = 1;
+    while (largest >> most) most++;
+    unsigned nlevels = numLevels < 1 ? 1 : numLevels > most ? most : numLevels;
+    probe = (struct cuda_array){0, *desc, extent.width, extent.height, extent.depth, flags, NULL};
+    size_t slice = array_pitch(&probe) * array_rows(&probe); /* level 0's; all levels hold less than twice it */
+    if (slice / array_rows(&probe) != array_pitch(&probe) || array_slices(&probe) > SIZE_MAX / 2 / slice)
+        return record(cudaErrorMemoryAllocation);
+    struct cuda_mipmap *m = calloc(1, sizeof *m);
+    if (!m) die("%s", "out of host memory");
+    m->nlevels = nlevels;
+    size_t total = 0;
+    for (unsigned l = 0; l < nlevels; l++) {
+        probe = (struct cuda_array){0, *desc, halved(extent.width, l), halved(extent.height, l),
+                                    layered ? extent.depth : halved(extent.depth, l), flags, m};
+        m->levels[l] = probe;
+        m->levels[l].base = total; /* an offset until the allocation is made */
+        total += array_pitch(&probe) * array_rows(&probe) * array_slices(&probe);
+    }
+    void *base = NULL;
+    status = allocate(&base, total, KIND_DEVICE, 0, "cudaMallocMipmappedArray");
+    if (status != cudaSuccess) {
+        free(m);
+        return status;
+    }
+    for (unsigned l = 0; l < nlevels; l++) m->levels[l].base += (uintptr_t)base;
+    *mipmappedArray = m;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetMipmappedArrayLevel(void **levelArray, const void *mipmappedArray, unsigned int level) {
+    const struct cuda_mipmap *m = mipmappedArray;
+    if (!levelArray || !m || level >= m->nlevels) return record(cudaErrorInvalidValue);
+    *levelArray = (void *)&m->levels[level];
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaFreeMipmappedArray(void *mipmappedArray) {
+    if (!mipmappedArray) return cudaSuccess;
+    struct cuda_mipmap *m = mipmappedArray;
+    cudaError_t status = release((void *)(uintptr_t)m->levels[0].base, KIND_DEVICE, "cudaFreeMipmappedArray");
+    if (status == cudaSuccess) free(m);
+    return status;
+}
+
+/* A level of a mipmapped array is freed with its array (cudaFreeMipmappedArray), never on its own. */
 EXPORT cudaError_t cudaFreeArray(void *array) {
     if (!array) return cudaSuccess;
     struct cuda_array *a = array;
+    if (a->mipmap) return record(cudaErrorInvalidValue);
     cudaError_t status = release((void *)(uintptr_t)a->base, KIND_DEVICE, "cudaFreeArray");
     if (status == cudaSuccess) free(a);
     return status;
@@ -431,10 +509,15 @@ static cudaError_t create_object(uint64_t *handle, const struct cudaResourceDesc
     uint64_t base, width, height = 1, pitch = 0, depth = 1;
     uint32_t dims = 1, layered = 0;
     const struct cudaChannelFormatDesc *desc;
-    if (resource->resType == cudaResourceTypeArray) {
-        const struct cuda_array *a = resource->res.array.array;
+    const struct cuda_mipmap *mipmap = resource->resType == cudaResourceTypeMipmappedArray && texture
+                                           ? resource->res.mipmap.mipmap : NULL;
+    if (mipmap && !texture->normalizedCoords)
+        unsupported("cudaCreateTextureObject of a mipmapped array with unnormalized coordinates", NULL);
+    if (resource->resType == cudaResourceTypeArray || mipmap) {
+        const struct cuda_array *a = mipmap ? &mipmap->levels[0] : resource->res.array.array;
         if (!a) return record(cudaErrorInvalidValue);
-        if (!texture && !(a->flags & cudaArraySurfaceLoadStore)) return record(cudaErrorInvalidValue);
+        /* GPUs take a surface over a mipmap level without the flag (NVIDIA's bindlessTexture sample needs it) */
+        if (!texture && !(a->flags & cudaArraySurfaceLoadStore) && !a->mipmap) return record(cudaErrorInvalidValue);
         kind = RESOURCE_ARRAY, base = a->base, desc = &a->desc, width = a->width, height = array_rows(a);
         pitch = array_pitch(a), depth = array_slices(a);
         if (a->flags & cudaArrayLayered) layered = LAYOUT_LAYERED;
@@ -452,10 +535,6 @@ static cudaError_t create_object(uint64_t *handle, const struct cudaResourceDesc
             return record(cudaErrorInvalidValue);
         kind = RESOURCE_PITCH2D, base = (uintptr_t)resource->res.pitch2D.devPtr, width = resource->res.pitch2D.width;
         height = resource->res.pitch2D.height, pitch = resource->res.pitch2D.pitchInBytes, dims = 2;
-    } else if (resource->resType == cudaResourceTypeMipmappedArray) {
-        char what[96];
-        snprintf(what, sizeof what, "%s of a mipmapped array", call);
-        unsupported(what, NULL);
     } else {
         return record(cudaErrorInvalidValue);
     }
@@ -483,6 +562,21 @@ static cudaError_t create_object(uint64_t *handle, const struct cudaResourceDesc
     put_u32(&b, (uint32_t)t->readMode);
     put_u32(&b, t->normalizedCoords ? 1 : 0);
     put(&b, t->borderColor, sizeof t->borderColor);
+    put_u32(&b, mipmap ? mipmap->nlevels : 0);
+    if (mipmap) {
+        put_u32(&b, (uint32_t)t->mipmapFilterMode);
+        put(&b, &t->mipmapLevelBias, sizeof(float));
+        put(&b, &t->minMipmapLevelClamp, sizeof(float));
+        put(&b, &t->maxMipmapLevelClamp, sizeof(float));
+        put_u32(&b, t->maxAnisotropy);
+        for (unsigned l = 0; l < mipmap->nlevels; l++) {
+            const struct cuda_array *level = &mipmap->levels[l];
+            put_u64(&b, level->base);
+            put_u64(&b, level->width);
+            put_u64(&b, array_rows(level));
+            put_u64(&b, array_slices(level));
+        }
+    }
     put_site(&b, call, NULL);
     uint8_t *reply = NULL;
     pthread_mutex_lock(&rt.lock);
