@@ -23,7 +23,11 @@ memory is out of bounds).
 **Barrier.** `barrier.cluster.arrive` and `barrier.cluster.wait` split a barrier over every thread of the
 cluster: a wait returns once every thread of the cluster has arrived on the phase the waiting thread arrived on
 (`ClusterBarrier`). An arrive releases (by default, or `.release`) what the thread did before it to every thread
-whose wait completes that phase (`.acquire`, the only kind of wait); `.relaxed` arrives order nothing. The
+whose wait completes that phase (`.acquire`, the only kind of wait); a `.relaxed` arrive orders nothing,
+unless the thread ran a fence of cluster scope or wider before it (`fence.acq_rel.cluster`,
+`fence.mbarrier_init.release.cluster`, ...): a fence followed by a strong operation is a release pattern in
+the PTX memory model, so the arrive then releases what the thread did before it (what it did between the fence
+and the arrive as well: the detectors' arrive has one position). The
 detectors see `SyncEvent`s of kinds "cluster-arrive" (the releasing arrivals) and "cluster-wait", both grouped
 by phase (`phase_key`).
 """
@@ -178,10 +182,16 @@ class ClusterBarrier:
         self.members = geo.cluster_size * geo.block_size
         self.arrivals = np.zeros(n, dtype=np.int64)  # arrivals each thread has made
         self.arrive_pc = np.full(n, -1, dtype=np.int64)  # where its last arrival was
+        self.fenced = np.zeros(n, dtype=np.bool_)  # ran a fence of cluster scope or wider
         self.count: dict[int, int] = {}  # phase key -> arrivals on that phase so far
 
-    def arrive(self, pc: int, idx: np.ndarray, release: bool) -> None:
-        """Threads `idx` arrive on their next phase (the detectors see it when `release`)."""
+    def fence(self, idx: np.ndarray) -> None:
+        """Threads `idx` ran a fence of cluster scope or wider: their later relaxed arrives release."""
+        self.fenced[idx] = True
+
+    def arrive(self, pc: int, idx: np.ndarray, relaxed: bool) -> None:
+        """Threads `idx` arrive on their next phase (the detectors see the arrivals that release: all but the
+        relaxed ones of threads that ran no fence of cluster scope before)."""
         eng = self.eng
         again = idx[self.arrivals[idx] > 0]
         if len(again):
@@ -201,8 +211,10 @@ class ClusterBarrier:
             self.count[k] = self.count.get(k, 0) + c
         self.arrivals[idx] += 1
         self.arrive_pc[idx] = pc
-        if release:
-            eng.emit(SyncEvent(eng.next_seq(), "cluster-arrive", idx, keys, np.full(len(idx), pc, dtype=np.int64)))
+        release = self.fenced[idx] if relaxed else np.ones(len(idx), dtype=np.bool_)
+        if release.any():
+            rel = idx[release]
+            eng.emit(SyncEvent(eng.next_seq(), "cluster-arrive", rel, keys[release], np.full(len(rel), pc, dtype=np.int64)))
         blocked = np.flatnonzero(eng.status == CLUSTER_WAIT)
         waiting = blocked[np.isin(self._wait_keys(blocked), ukeys)]
         if len(waiting):
@@ -331,10 +343,10 @@ def decode_barrier(dec):
     eng, pc, nxt = dec.eng, dec.pc, dec.pc + 1
     barrier = eng.cluster_barrier
     if arrive:
-        release = "relaxed" not in mods
+        relaxed = "relaxed" in mods
 
         def cluster_arrive(idx):
-            barrier.arrive(pc, idx, release)
+            barrier.arrive(pc, idx, relaxed)
             return nxt
 
         return cluster_arrive

@@ -816,7 +816,14 @@ class Decoder:
         mods = self.ins.modifiers
         if "proxy" in mods and "async" in mods and "global" not in mods:
             return self._proxy_fence()
-        if any(m.startswith("proxy") for m in mods) or "mbarrier_init" in mods:
+        if "mbarrier_init" in mods:
+            # `fence.mbarrier_init.release.cluster`: a release fence at cluster scope for the thread's earlier
+            # mbarrier.init (CUTLASS's init; relaxed barrier.cluster.arrive; barrier.cluster.wait; remote arrive).
+            # The detectors' fences do not tell release from acquire, nor init from other writes: this orders
+            # the thread's other earlier writes too, and its later reads as an acq_rel fence would.
+            self.operands(0)
+            return self._fence("cluster", "acq_rel")
+        if any(m.startswith("proxy") for m in mods):
             return self.op_nop()
         self.operands(0)
         scope = FENCE_SCOPES[self.one_of(("cta", "cluster", "gpu", "sys"), "scope")]
@@ -842,8 +849,12 @@ class Decoder:
         pc = self.pc
         nxt = pc + 1
 
+        wide = scope in ("cluster", "gpu", "sys")
+
         def fence(idx):
             eng.emit(FenceEvent(eng.next_seq(), pc, idx, scope, sem))
+            if wide:
+                eng.cluster_barrier.fence(idx)
             return nxt
 
         return fence

@@ -206,8 +206,11 @@ def _wait(dec):
 
 
 def _scope(ins) -> str:
-    """The scope of an arrive or a wait: `.cta` (the default) or `.cluster`."""
-    return "cluster" if "cluster" in ins.modifiers else "cta"
+    """The scope of an arrive or a wait: `.cta` (the default) or `.cluster`. An arrive in the `.shared::cluster`
+    state space (on an object of any block of the cluster: CUTLASS's `ClusterBarrier::arrive(cta_id)` writes
+    `mbarrier.arrive.shared::cluster.b64 _, [addr]`) is `.cluster`: libcu++ offers that form with `.cluster`
+    scope only, and a `.cta` release could reach no thread that may wait on another block's object."""
+    return "cluster" if "cluster" in ins.modifiers or "shared::cluster" in ins.modifiers else "cta"
 
 
 def _pending_count(dec):

@@ -39,7 +39,8 @@ only by a warp collective (`match.any.sync`), which the memory model does not co
 simulated order is a finding anyway. `expect_tx`, `complete_tx` and `pending_count` order nothing (relaxed, in the
 ISA) and emit no event.
 
-**Cluster scope.** An object in another block's shared memory (a `mapa` address, `.shared::cluster` or generic)
+**Cluster scope.** An arrive in the `.shared::cluster` state space is a `.cluster` one whatever its qualifiers say
+(`mbarrier_ops._scope`). An object in another block's shared memory (a `mapa` address, `.shared::cluster` or generic)
 takes `arrive` and `arrive_drop` (which cannot return a state there: the sink `_`), `expect_tx` and `complete_tx`,
 as the ISA's table allows; `init`, `inval` and the waits on it are `invalid-mbarrier-use` findings, as is a state
 asked of a remote arrive.
