@@ -295,3 +295,17 @@ def test_dimensions_read_by_called_functions_stay_open(tmp_path):
     _, report = verify(kernel, "-G", "--no-confirm")
     scope = report["kernels"][0]["scope"]
     assert scope[0].startswith("launch dimensions x, y symbolic") and "dimension z taken as 1" in scope[1]
+
+
+def test_header_grid_only_leaves_the_block_open_and_blocks_that_repeat_indices_race():
+    """Faial's `// --gridDim=` header fixes the grid; the block is open, one thread deep along a dimension whose
+    thread index and size the kernel never reads; without --within-block, blocks along y repeat each index."""
+    path = VERIFY_DIR / "header_grid_only.cu"
+    status, report = verify(path, "--no-confirm")
+    (kernel,) = report["kernels"]
+    assert kernel["launch"] == {"nctaid.x": 2, "nctaid.y": 2, "nctaid.z": 1, "ntid.x": None, "ntid.y": 1, "ntid.z": 1}
+    assert any("block dimension y taken as 1" in s for s in kernel["scope"])
+    (out,) = kernel["objects"]
+    assert status == 1 and out["verdict"] == "race"
+    blocks = [t["block"] for t in out["alarms"][0]["witness"]["threads"]]
+    assert blocks[0][1] != blocks[1][1] and blocks[0][0] == blocks[1][0]
