@@ -5,13 +5,13 @@ Left open, grid and block sizes are symbols bounded by the hardware's limits,
 with each dimension's thread count (grid times block) below 2^31. A dimension
 the kernel never reads (`%tid.y`, `%ntid.y`, `%ctaid.y`, `%nctaid.y`) is fixed
 at 1: a kernel written for one-dimensional launches would otherwise be called
-racy because a two-dimensional launch runs each of its threads twice. For the
-same reason a block dimension whose thread index and size the kernel never
-reads (`%tid.y`, `%ntid.y`) is 1 even where it reads the grid's (`gridDim.y`,
-as Faial's `parse-gv` example does): no two threads of a block could tell
-themselves apart along it. The grid keeps such a dimension open, since blocks
-that cannot tell themselves apart race in launches of many blocks, which is a
-common bug. The report states what applied.
+racy because a two-dimensional launch runs each of its threads twice. So is
+the block along a dimension of which the kernel reads the grid's size only
+(`gridDim.y`, as Faial's `parse-gv` example does), no index and no block
+size: it does not use that dimension to tell threads apart. The grid keeps
+such a dimension open, since blocks that cannot tell themselves apart race in
+launches of many blocks, which is a common bug. The report states what
+applied.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from gpurace.verify.explore import DIMS
 
 Launch = dict[str, "int | None"]
 
-_BLOCK_REGS = ("tid", "ntid")
+_INDEXING_REGS = ("tid", "ntid", "ctaid")
 
 
 def launch_scope(module: Module, fn: Function, grid, block) -> tuple[Launch, list[str]]:
     """(dimension values, None where symbolic; the notes the report prints about the scope)."""
-    read, block_read = _dimensions_read(module, fn)
-    opened = {"nctaid": read, "ntid": block_read}
+    read, indexed = _dimensions_read(module, fn)
+    opened = {"nctaid": read, "ntid": indexed}
     dims: Launch = {}
     for name, given in (("nctaid", grid), ("ntid", block)):
         for i, d in enumerate(DIMS):
@@ -47,11 +47,11 @@ def launch_scope(module: Module, fn: Function, grid, block) -> tuple[Launch, lis
     if unread:
         whose = "" if grid is None and block is None else ("grid " if block is not None else "block ")
         notes.append(f"{whose}dimension{_plural(unread)} {_names(unread)} taken as 1: the kernel does not read {_them(unread)}")
-    indistinct = [d for d in DIMS if block is None and d in read and d not in block_read]
-    if indistinct:
+    sized = [d for d in DIMS if block is None and d in read and d not in indexed]
+    if sized:
         notes.append(
-            f"block dimension{_plural(indistinct)} {_names(indistinct)} taken as 1: the kernel reads no thread index "
-            f"or block size along {_them(indistinct)}"
+            f"block dimension{_plural(sized)} {_names(sized)} taken as 1: the kernel reads the grid's size along "
+            f"{_them(sized)}, no index and no block size"
         )
     return dims, notes
 
@@ -70,16 +70,16 @@ def _them(dims: list[str]) -> str:
 
 def _dimensions_read(module: Module, kernel: Function) -> tuple[set[str], set[str]]:
     """The dimensions the kernel, or a function it calls, reads an index or size of (`%laneid`: all), and
-    those of them it reads a thread index or block size of (`%tid`, `%ntid`)."""
+    those of them it reads more of than the grid's size (`%tid`, `%ntid`, `%ctaid`)."""
     read: set[str] = set()
-    block: set[str] = set()
+    indexed: set[str] = set()
     for ins in (ins for fn in reachable_functions(module, kernel) for ins in fn.body):
         for op in ins.operands:
             if isinstance(op, SpecialReg) and op.component in DIMS:
                 read.add(op.component)
-                if op.name in _BLOCK_REGS:
-                    block.add(op.component)
+                if op.name in _INDEXING_REGS:
+                    indexed.add(op.component)
             if isinstance(op, SpecialReg) and op.name == "laneid":
                 read.update(DIMS)
-                block.update(DIMS)
-    return read, block
+                indexed.update(DIMS)
+    return read, indexed

@@ -3,9 +3,9 @@
 // @verify out race-free
 // Faial's header form (`// --gridDim=...`, a space after the slashes) gives
 // the grid only: the block stays open. The kernel reads gridDim.y but no
-// thread index or block size along y, so blocks are one thread deep there
-// (a scope line says so) and the global index along x tells a block's
-// threads apart. Across blocks (without --within-block) blockIdx.y runs
+// index and no block size along y, so blocks are one thread deep there (a
+// scope line says so) and the global index along x tells a block's threads
+// apart. Across blocks (without --within-block) the two blocks along y run
 // each index twice: a race.
 __global__ void shift(int* out)
 {
