@@ -178,8 +178,7 @@ class _Judge:
         """The pairs of stores that conflict only where they write the same value: what the proof excused.
 
         A pair the solver cannot decide without the exemption is listed
-        too: the proof may have needed it. The listing decides no verdict, so
-        each question has `WHOLE_OBJECT_MS` only.
+        too: the proof may have needed it.
         """
         out: list[str] = []
         for a, b in pairs:
@@ -187,7 +186,7 @@ class _Judge:
                 continue
             q = self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)
             text = f"write at {a.ins.where()} / write at {b.ins.where()}"
-            if q is not None and text not in out and self.solver.solve(q, limit_ms=WHOLE_OBJECT_MS).status != "unsat":
+            if q is not None and text not in out and self.solver.solve(q).status != "unsat":
                 out.append(text)
         return out
 
