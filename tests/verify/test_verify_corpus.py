@@ -309,3 +309,28 @@ def test_header_grid_only_leaves_the_block_open_and_blocks_that_repeat_indices_r
     assert status == 1 and out["verdict"] == "race"
     blocks = [t["block"] for t in out["alarms"][0]["witness"]["threads"]]
     assert blocks[0][1] != blocks[1][1] and blocks[0][0] == blocks[1][0]
+
+
+def test_small_witness_bounds_keep_a_fixed_launch_of_many_blocks(tmp_path):
+    """The bounds that make a witness small leave fixed dimensions alone, so a launch of 64 blocks still gets a
+    witness in a loop's first iterations (a race at a wrapped-around counter no thread reaches is only possible)."""
+    from gpurace.frontend.kernels import describe_kernel
+    from gpurace.frontend.load import load_module
+    from gpurace.verify.explore import Explorer
+    from gpurace.verify.launch_scope import launch_scope
+    from gpurace.verify.queries import PairSolver
+    from gpurace.verify.terms import Symbols
+
+    kernel = tmp_path / "fill.cu"
+    kernel.write_text(
+        "__global__ void fill() {\n  __shared__ unsigned char b[32];\n"
+        "  for (unsigned int i = 0; i < 8; i++) ((unsigned int*)b)[i] = threadIdx.x;\n}\n"
+    )
+    module = load_module(str(kernel), device_debug=True)
+    (fn,) = module.kernels
+    dims, _ = launch_scope(module, fn, (64, 1, 1), (32, 1, 1))
+    sym = Symbols()
+    out = Explorer(module, fn, describe_kernel(module, fn), dims, sym).run()
+    assert out.loops
+    solver = PairSolver(out, sym, dims, 10_000)
+    assert solver.solve(*solver.small_witness_bounds()).status == "sat"

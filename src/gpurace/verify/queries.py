@@ -251,11 +251,20 @@ class PairSolver:
         first = self.solve(*facts, quantified=quantified)
         if first.status != "sat":
             return first
-        small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
-        small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
-        small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
+        small = self.small_witness_bounds()
         tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True)
         return tighter if tighter.status == "sat" else first
+
+    def small_witness_bounds(self) -> list[z3.BoolRef]:
+        """What makes a witness small (`solve_small`): open dimensions of a few blocks of few threads, small
+        parameters, early loop iterations. Fixed dimensions are what they are: bounding them would leave
+        no witness at all in a launch of more than 4 blocks."""
+        small = [
+            z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS if self.dims.get(f"{n}.{d}") is None
+        ]
+        small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
+        small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
+        return small
 
     # ----------------------------------------------------------------- races
 
