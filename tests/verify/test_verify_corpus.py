@@ -334,3 +334,14 @@ def test_small_witness_bounds_keep_a_fixed_launch_of_many_blocks(tmp_path):
     assert out.loops
     solver = PairSolver(out, sym, dims, 10_000)
     assert solver.solve(*solver.small_witness_bounds()).status == "sat"
+
+
+def test_a_block_open_along_z_alone_still_races(tmp_path):
+    """The bound on a block's thread count, stated as narrowly as the open dimensions allow, still holds the
+    limit itself: a kernel that reads threadIdx.z only (x and y fixed at 1) keeps its race."""
+    kernel = tmp_path / "depth.cu"
+    kernel.write_text("__global__ void k(int* out) { out[0] = threadIdx.z; }\n")
+    status, report = verify(kernel, "--no-confirm")
+    (kernel_report,) = report["kernels"]
+    assert kernel_report["launch"]["ntid.z"] is None and kernel_report["launch"]["ntid.x"] == 1
+    assert status == 1 and [o["verdict"] for o in kernel_report["objects"]] == ["race"]

@@ -126,7 +126,8 @@ class PairSolver:
             wide1, wide2 = (fit(self.index(f"ctaid.{d}", t), 64) * fit(ntid, 64) + fit(self.index(f"tid.{d}", t), 64) for t in (1, 2))
             hints.append(z3.Implies(wide1 == wide2, z3.And(*[self.index(f"{n}.{d}", 1) == self.index(f"{n}.{d}", 2) for n in ("ctaid", "tid")])))
         if any(self.dims.get(f"ntid.{d}") is None for d in DIMS):
-            width = sum(self._block_bits(d) for d in DIMS)
+            # wide enough for the product of the three bounds and for the limit itself
+            width = max(sum(self._block_bits(d) for d in DIMS), MAX_THREADS_PER_BLOCK.bit_length() + 1)
             block = [fit(self.dim(f"ntid.{d}"), width) for d in DIMS]
             facts.append(z3.ULE(block[0] * block[1] * block[2], MAX_THREADS_PER_BLOCK))
         for t in (1, 2):
