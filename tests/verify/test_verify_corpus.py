@@ -295,3 +295,53 @@ def test_dimensions_read_by_called_functions_stay_open(tmp_path):
     _, report = verify(kernel, "-G", "--no-confirm")
     scope = report["kernels"][0]["scope"]
     assert scope[0].startswith("launch dimensions x, y symbolic") and "dimension z taken as 1" in scope[1]
+
+
+def test_header_grid_only_leaves_the_block_open_and_blocks_that_repeat_indices_race():
+    """Faial's `// --gridDim=` header fixes the grid; the block is open, one thread deep along a dimension of which
+    the kernel reads only the grid's size; without --within-block, blocks along y repeat each index."""
+    path = VERIFY_DIR / "header_grid_only.cu"
+    status, report = verify(path, "--no-confirm")
+    (kernel,) = report["kernels"]
+    assert kernel["launch"] == {"nctaid.x": 2, "nctaid.y": 2, "nctaid.z": 1, "ntid.x": None, "ntid.y": 1, "ntid.z": 1}
+    assert any(s.startswith("block dimension y taken as 1") for s in kernel["scope"])
+    (out,) = kernel["objects"]
+    assert status == 1 and out["verdict"] == "race"
+    blocks = [t["block"] for t in out["alarms"][0]["witness"]["threads"]]
+    assert blocks[0][1] != blocks[1][1] and blocks[0][0] == blocks[1][0]
+
+
+def test_small_witness_bounds_keep_a_fixed_launch_of_many_blocks(tmp_path):
+    """The bounds that make a witness small leave fixed dimensions alone, so a launch of 64 blocks still gets a
+    witness in a loop's first iterations (a race at a wrapped-around counter no thread reaches is only possible)."""
+    from gpurace.frontend.kernels import describe_kernel
+    from gpurace.frontend.load import load_module
+    from gpurace.verify.explore import Explorer
+    from gpurace.verify.launch_scope import launch_scope
+    from gpurace.verify.queries import PairSolver
+    from gpurace.verify.terms import Symbols
+
+    kernel = tmp_path / "fill.cu"
+    kernel.write_text(
+        "__global__ void fill() {\n  __shared__ unsigned char b[32];\n"
+        "  for (unsigned int i = 0; i < 8; i++) ((unsigned int*)b)[i] = threadIdx.x;\n}\n"
+    )
+    module = load_module(str(kernel), device_debug=True)
+    (fn,) = module.kernels
+    dims, _ = launch_scope(module, fn, (64, 1, 1), (32, 1, 1))
+    sym = Symbols()
+    out = Explorer(module, fn, describe_kernel(module, fn), dims, sym).run()
+    assert out.loops
+    solver = PairSolver(out, sym, dims, 10_000)
+    assert solver.solve(*solver.small_witness_bounds()).status == "sat"
+
+
+def test_a_block_open_along_z_alone_still_races(tmp_path):
+    """The bound on a block's thread count, stated as narrowly as the open dimensions allow, still holds the
+    limit itself: a kernel that reads threadIdx.z only (x and y fixed at 1) keeps its race."""
+    kernel = tmp_path / "depth.cu"
+    kernel.write_text("__global__ void k(int* out) { out[0] = threadIdx.z; }\n")
+    status, report = verify(kernel, "--no-confirm")
+    (kernel_report,) = report["kernels"]
+    assert kernel_report["launch"]["ntid.z"] is None and kernel_report["launch"]["ntid.x"] == 1
+    assert status == 1 and [o["verdict"] for o in kernel_report["objects"]] == ["race"]

@@ -48,6 +48,7 @@ from gpurace.frontend.ptx.ir import (
 )
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.contents import Load
+from gpurace.verify.enum_ranges import enum_range
 from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
@@ -250,8 +251,28 @@ class Explorer:
 
     def run(self) -> Exploration:
         """Execute the kernel for the generic thread."""
+        self._enum_ranges()
         self.execute(State({c: Value(z3.BitVecVal(0, 64)) for c in COUNTERS}, z3.BoolVal(True)))
         return self.out
+
+    def _param_symbol(self, label: str, size: int) -> z3.BitVecRef:
+        """The value of the scalar parameter `label` (`size` bytes), one for all threads."""
+        return self.sym.named(f"param.{label}", size * 8, "uniform")
+
+    def _enum_ranges(self) -> None:
+        """Assume each enumeration-typed parameter holds a value of its enumeration (`enum_ranges`), and say so."""
+        for param, info in zip(self.fn.params, self.info.params):
+            known = enum_range(self.module.source_path, info.type)
+            if known is None or param.dims or info.is_pointer:
+                continue
+            label = info.cpp_name or info.name
+            value = self._param_symbol(label, param.size)
+            lo, hi = (z3.BitVecVal(v, value.size()) for v in (known.lo, known.hi))
+            self.out.assumptions.append(z3.And(lo <= value, value <= hi) if known.signed else z3.And(z3.UGE(value, lo), z3.ULE(value, hi)))
+            self.out.assumed[f"enum {label}"] = (
+                f"assumed, as C++ requires: `{label}`, of enumeration `{known.name}`, holds one of its values, "
+                f"{known.lo} to {known.hi} (the smallest bit-field holding its enumerators)"
+            )
 
     def execute(self, start: State) -> State:
         """Execute the function from `start`; the state it returns in (every path's, merged)."""
@@ -1005,7 +1026,7 @@ class Explorer:
             obj = f"param:{name}+{offset}"  # a pointer field of a struct passed by value, taken as one
             self.pointer_params[obj] = ObjectInfo(obj, "param", f"{label} (bytes {offset}..{offset + 7})")
             return Value(z3.BitVecVal(0, 64), obj)
-        whole = self.sym.named(f"param.{label}", param.size * 8, "uniform")
+        whole = self._param_symbol(label, param.size)
         lo = offset * 8
         if lo >= param.size * 8:
             return Value(self.sym.fresh("param", size * 8, "thread", f"loaded past the end of a parameter at {ins.where()}"))

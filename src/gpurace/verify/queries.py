@@ -64,7 +64,7 @@ class PairSolver:
         self.renamed: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}
         self.abstracted: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
         self.symbols_in: dict[int, frozenset[str]] = {}
-        self.base = self._launch_facts()
+        self.base, self.hints = self._launch_facts()
         self.block_equal = z3.And(*[self.index(f"ctaid.{d}", 1) == self.index(f"ctaid.{d}", 2) for d in DIMS])
         self.thread_equal = z3.And(self.block_equal, *[self.index(f"tid.{d}", 1) == self.index(f"tid.{d}", 2) for d in DIMS])
         threads = z3.BitVecVal(1, 128)
@@ -90,36 +90,55 @@ class PairSolver:
         """Thread `thread`'s copy of a thread or block index (`tid.x`), as `Symbols.thread_copies` names it."""
         return z3.BitVec(f"{name}@{thread}", 32)
 
-    def _launch_facts(self) -> list[z3.BoolRef]:
-        facts = []
+    def _launch_facts(self) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+        """(what the launch guarantees; hints: facts those imply, for the abstracted question only).
+
+        The hints state what products of indices and dimensions are (the
+        global index is below the thread count and determines the thread,
+        and the kernel's 32-bit `blockIdx * blockDim + threadIdx` is its low
+        half), which the abstracted question (`_abstract`) cannot compute.
+        The exact question computes them, and does without their 64-bit
+        products: a solver bit-blasts each into thousands of gates, which
+        made every satisfiable question take seconds. The launch's own bound
+        on the thread count is stated as narrowly as the block's limit
+        allows for the same reason.
+        """
+        facts, hints = [], []
         for d in DIMS:
             ntid, nctaid = self.dim(f"ntid.{d}"), self.dim(f"nctaid.{d}")
+            open_block, open_grid = self.dims.get(f"ntid.{d}") is None, self.dims.get(f"nctaid.{d}") is None
             # the hardware bounds symbolic dimensions; fixed ones are what they are (a GPUVerify header's may exceed them)
             facts += [z3.UGE(ntid, 1), z3.UGE(nctaid, 1)]
-            facts += [z3.ULE(ntid, MAX_BLOCK[d])] if self.dims.get(f"ntid.{d}") is None else []
-            facts += [z3.ULE(nctaid, MAX_GRID[d])] if self.dims.get(f"nctaid.{d}") is None else []
-            if self.dims.get(f"ntid.{d}") is None or self.dims.get(f"nctaid.{d}") is None:
-                facts.append(z3.ULT(fit(ntid, 64) * fit(nctaid, 64), SCOPE_SPAN))
+            facts += [z3.ULE(ntid, MAX_BLOCK[d])] if open_block else []
+            facts += [z3.ULE(nctaid, MAX_GRID[d])] if open_grid else []
+            if open_block or open_grid:
+                bits = self._block_bits(d)
+                facts.append(z3.ULT(fit(z3.Extract(bits - 1, 0, ntid), bits + 32) * fit(nctaid, bits + 32), SCOPE_SPAN))
             for t in (1, 2):
                 tid, ctaid = self.index(f"tid.{d}", t), self.index(f"ctaid.{d}", t)
                 facts += [z3.ULT(tid, ntid), z3.ULT(ctaid, nctaid)]
-                # implied, but they spare the solver nonlinear proofs: the global index is below the total,
-                # and the kernel's 32-bit blockIdx * blockDim + threadIdx is its low half
                 wide = fit(ctaid, 64) * fit(ntid, 64) + fit(tid, 64)
-                facts.append(z3.ULT(wide, fit(ntid, 64) * fit(nctaid, 64)))
-                facts.append(z3.Extract(31, 0, wide) == ctaid * ntid + tid)
+                hints.append(z3.ULT(wide, fit(ntid, 64) * fit(nctaid, 64)))
+                hints.append(z3.Extract(31, 0, wide) == ctaid * ntid + tid)
             total = fit(ntid, 64) * fit(nctaid, 64)
-            facts += [z3.Extract(31, 0, total) == ntid * nctaid, z3.Extract(31, 0, total) == nctaid * ntid]
-            # and two threads with the same global index are the same thread (along this dimension)
+            hints += [z3.ULT(total, SCOPE_SPAN)] if open_block or open_grid else []
+            hints += [z3.Extract(31, 0, total) == ntid * nctaid, z3.Extract(31, 0, total) == nctaid * ntid]
             wide1, wide2 = (fit(self.index(f"ctaid.{d}", t), 64) * fit(ntid, 64) + fit(self.index(f"tid.{d}", t), 64) for t in (1, 2))
-            facts.append(z3.Implies(wide1 == wide2, z3.And(*[self.index(f"{n}.{d}", 1) == self.index(f"{n}.{d}", 2) for n in ("ctaid", "tid")])))
+            hints.append(z3.Implies(wide1 == wide2, z3.And(*[self.index(f"{n}.{d}", 1) == self.index(f"{n}.{d}", 2) for n in ("ctaid", "tid")])))
         if any(self.dims.get(f"ntid.{d}") is None for d in DIMS):
-            block = [fit(self.dim(f"ntid.{d}"), 64) for d in DIMS]
+            # wide enough for the product of the three bounds and for the limit itself
+            width = max(sum(self._block_bits(d) for d in DIMS), MAX_THREADS_PER_BLOCK.bit_length() + 1)
+            block = [fit(self.dim(f"ntid.{d}"), width) for d in DIMS]
             facts.append(z3.ULE(block[0] * block[1] * block[2], MAX_THREADS_PER_BLOCK))
         for t in (1, 2):
             facts += [self.rename(a, t) for a in self.out.assumptions]
         facts += [self._stride_fact(*ind) for ind in self.out.inductions if not self._per_thread(ind[1])]
-        return facts
+        return facts, hints
+
+    def _block_bits(self, d: str) -> int:
+        """How many bits the block's size along `d` takes at most."""
+        fixed = self.dims.get(f"ntid.{d}")
+        return MAX_BLOCK[d].bit_length() if fixed is None else max(fixed.bit_length(), 1)
 
     def _abstract(self, term: z3.ExprRef) -> z3.ExprRef:
         """`term` with each product of two non-constant bit-vectors replaced by an uninterpreted function of them."""
@@ -209,7 +228,7 @@ class PairSolver:
         if not quantified and not witness_only:
             abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
             abstract.set("timeout", timeout)
-            abstract.add(*(self._abstract(f) for f in (*self.base, *facts)))
+            abstract.add(*(self._abstract(f) for f in (*self.base, *self.hints, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
         solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
@@ -233,11 +252,20 @@ class PairSolver:
         first = self.solve(*facts, quantified=quantified)
         if first.status != "sat":
             return first
-        small = [z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS]
-        small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
-        small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
+        small = self.small_witness_bounds()
         tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True)
         return tighter if tighter.status == "sat" else first
+
+    def small_witness_bounds(self) -> list[z3.BoolRef]:
+        """What makes a witness small (`solve_small`): open dimensions of a few blocks of few threads, small
+        parameters, early loop iterations. Fixed dimensions are what they are: bounding them would leave
+        no witness at all in a launch of more than 4 blocks."""
+        small = [
+            z3.ULE(self.dim(f"{n}.{d}"), limit) for n, limit in (("ntid", 64), ("nctaid", 4)) for d in DIMS if self.dims.get(f"{n}.{d}") is None
+        ]
+        small += [z3.ULE(s.term, 1 << 12) for name, s in self.sym.table.items() if s.kind == "uniform" and name.startswith("param.") and s.term.size() <= 64]
+        small += [z3.ULE(self.rename(loop.counter, t), 16) for loop in self.out.loops.values() for t in (1, 2)]
+        return small
 
     # ----------------------------------------------------------------- races
 
