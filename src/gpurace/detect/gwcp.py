@@ -152,33 +152,43 @@ class LockHistory:
     """A confirmed lock: lock-location knowledge for rule (a), released sections for rule (b).
 
     `done[t]`: thread t's released sections, in order (so their release clocks ascend); `latest[t]` the clock of
-    t's last release, in the order the threads first released it; the same as arrays, `takers[:count]` and
-    `latest_clocks[:count]`, so that a release of a lock of many takers finds the threads it may not know yet in
-    one comparison."""
+    t's last release, in the order the threads first released it. Once the lock has more than
+    `scalar_paths.MAX_TAKERS` takers, the same as arrays too, `takers[:count]` and `latest_clocks[:count]`, so
+    that a release finds the threads it may not know yet in one comparison (`GwcpDetector._unknown_takers`)."""
 
     free: int
     reads: dict[int, WordKnowledge] = field(default_factory=dict)
     writes: dict[int, WordKnowledge] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
     latest: dict[int, int] = field(default_factory=dict)
-    takers: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
-    latest_clocks: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
+    takers: np.ndarray | None = None
+    latest_clocks: np.ndarray | None = None
     slot: dict[int, int] = field(default_factory=dict)
 
     def add(self, section: DoneSection) -> None:
         t = section.thread
         done = self.done.get(t)
         if done is None:
-            count = len(self.slot)
-            if count == len(self.takers):
-                self.takers = np.resize(self.takers, 2 * count)
-                self.latest_clocks = np.resize(self.latest_clocks, 2 * count)
-            self.slot[t] = count
-            self.takers[count] = t
             done = self.done[t] = []
         done.append(section)
-        self.latest[t] = section.rel_clock
-        self.latest_clocks[self.slot[t]] = section.rel_clock
+        latest = self.latest
+        latest[t] = section.rel_clock
+        if self.takers is not None:
+            self._set_array(t, section.rel_clock)
+        elif len(latest) > scalar_paths.MAX_TAKERS:
+            self.takers = np.fromiter(latest, dtype=np.int64, count=len(latest))
+            self.latest_clocks = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
+            self.slot = {u: i for i, u in enumerate(latest)}
+
+    def _set_array(self, t: int, clock: int) -> None:
+        i = self.slot.get(t)
+        if i is None:
+            i = self.slot[t] = len(self.slot)
+            if i == len(self.takers):
+                self.takers = np.resize(self.takers, 2 * i)
+                self.latest_clocks = np.resize(self.latest_clocks, 2 * i)
+            self.takers[i] = t
+        self.latest_clocks[i] = clock
 
 
 def _lane_column(values: np.ndarray | None, lanes: np.ndarray) -> list:
@@ -271,12 +281,17 @@ class GwcpDetector(HappensBeforeDetector):
         g = ev.threads[lanes]
         columns = [g, ev.addrs[lanes], acquires[lanes], self.geo.block_of[g], self.clock[g], self.phase[g], self.fence_clock[g], self.fence_scope[g]]
         columns = [col.tolist() for col in columns] + [_lane_column(ev.values, lanes), _lane_column(ev.stored, lanes)]
+        opened = []
         for g, addr, acquire, block, clock, phase, fence_clock, fence_rank, value, stored in zip(*columns):
             cs = self._open_section(g, addr)
             if cs is not None:
                 self._release_or_abandon(ev, cs, g, acquire, stored, clock, fence_clock, fence_rank)
-            elif acquire:
-                self._open(ev, g, addr, value, block, clock, phase)
+            elif acquire and self._open(ev, g, addr, value, block, clock, phase):
+                opened.append(g)
+        if opened:
+            self.has_open[opened] = True
+            self.in_cs[opened] |= ev.sem in ("acquire", "acq_rel")
+            self.lock_pc[opened] = ev.pc
 
     def _on_locks(self, addrs: np.ndarray) -> np.ndarray:
         """Which of `addrs` are known locks: a few looked up in the dict (`scalar_paths`), many at once."""
@@ -290,17 +305,16 @@ class GwcpDetector(HappensBeforeDetector):
                 return cs
         return None
 
-    def _open(self, ev: AccessBatch, g: int, addr: int, free: int, block: int, clock: int, phase: int) -> None:
-        """An acquire by thread g of the lock word `addr` (one lane of `_lock_ops`): a new open section."""
+    def _open(self, ev: AccessBatch, g: int, addr: int, free: int, block: int, clock: int, phase: int) -> bool:
+        """An acquire by thread g of the lock word `addr` (one lane of `_lock_ops`): whether it opens a section
+        (the caller marks the threads that did, all at once)."""
         known = self.locks.get(addr)
         if (known is None and ev.atomic_op != "cas") or (known is not None and known.free != free):
-            return
+            return False
         held = ev.sem in ("acquire", "acq_rel")
         wide = SCOPE_RANK.get(ev.scope or "gpu", WIDE) >= WIDE
         self.open.setdefault(g, []).append(CriticalSection(addr, free, block, wide, clock, phase, held))
-        self.has_open[g] = True
-        self.in_cs[g] |= held
-        self.lock_pc[g] = ev.pc
+        return True
 
     def _release_or_abandon(
         self, ev: AccessBatch, cs: CriticalSection, g: int, changed: bool, stored: int | None, clock: int, fence_clock: int, fence_rank: int
@@ -379,8 +393,7 @@ class GwcpDetector(HappensBeforeDetector):
         """(thread, the clock g knows of it) for each other thread that took the lock and whose last release g
         does not know: thread by thread for a lock of few takers (`scalar_paths`), over the arrays for many."""
         know = self.know[g]
-        count = len(hist.latest)
-        if count <= scalar_paths.MAX_TAKERS:
+        if hist.takers is None:
             if know is None:
                 return [(t1, -1) for t1 in hist.latest if t1 != g]
             if know.dense is None:
@@ -388,6 +401,7 @@ class GwcpDetector(HappensBeforeDetector):
                 return [(t1, k) for t1, last in hist.latest.items() if last > (k := get(t1, -1)) and t1 != g]
             takers = list(hist.latest)
             return [(t1, k) for t1, last, k in zip(takers, hist.latest.values(), know.clock_list(takers)) if t1 != g and last > k]
+        count = len(hist.latest)
         takers = hist.takers[:count]
         known = np.full(count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
         behind = np.flatnonzero((hist.latest_clocks[:count] > known) & (takers != g))
