@@ -10,22 +10,7 @@ import pytest
 from gpurace.sim import collector
 from gpurace.sim.launch import simulate
 
-STORE = """
-.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry k(.param .u64 p)
-{
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    mov.u32 %r1, %tid.x;
-    mul.wide.u32 %rd2, %r1, 4;
-    add.s64 %rd1, %rd1, %rd2;
-    st.global.u32 [%rd1], %r1;
-    ret;
-}
-"""
+STORE = "__global__ void k(int* out) { out[threadIdx.x] = threadIdx.x; }\n"
 
 
 @pytest.fixture
@@ -46,11 +31,11 @@ class Thresholds:
 
 
 def test_thresholds_are_raised_while_a_launch_runs_and_restored_after(thresholds, tmp_path):
-    ptx = tmp_path / "k.ptx"
-    ptx.write_text(STORE)
+    source = tmp_path / "k.cu"
+    source.write_text(STORE)
     gc.set_threshold(700, 10, 10)
     sink = Thresholds()
-    result = simulate(ptx, grid=1, block=32, args=["buf:32"], sinks=[sink])
+    result = simulate(source, grid=1, block=32, args=["buf:32"], sinks=[sink])
     assert result.findings == []
     assert sink.seen == {collector.THRESHOLDS}
     assert gc.get_threshold() == (700, 10, 10)
