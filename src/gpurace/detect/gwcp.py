@@ -278,8 +278,9 @@ class GwcpDetector(HappensBeforeDetector):
             return
         # Each lane's fields as Python ints, one conversion per column rather than a NumPy scalar per lane and
         # field: lock kernels bring batches of hundreds of lanes, each taking or releasing its own lock.
-        g = ev.threads[lanes]
-        columns = [g, ev.addrs[lanes], acquires[lanes], self.geo.block_of[g], self.clock[g], self.phase[g], self.fence_clock[g], self.fence_scope[g]]
+        threads = ev.threads[lanes]
+        columns = [threads, ev.addrs[lanes], acquires[lanes], self.geo.block_of[threads], self.clock[threads], self.phase[threads]]
+        columns += [self.fence_clock[threads], self.fence_scope[threads]]
         columns = [col.tolist() for col in columns] + [_lane_column(ev.values, lanes), _lane_column(ev.stored, lanes)]
         opened = []
         for g, addr, acquire, block, clock, phase, fence_clock, fence_rank, value, stored in zip(*columns):
