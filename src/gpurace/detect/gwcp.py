@@ -94,7 +94,7 @@ class LockRelease(Release):
         )
 
 
-@dataclass
+@dataclass(slots=True)
 class CriticalSection:
     """An open critical section of one thread: the lock, its free value, the acquire point and the words accessed."""
 
@@ -110,7 +110,7 @@ class CriticalSection:
     writes: set[int] = field(default_factory=set)
 
 
-@dataclass
+@dataclass(slots=True)
 class DoneSection:
     """A released critical section, kept for rule (b): its acquire point and its release knowledge."""
 
@@ -151,31 +151,50 @@ class WordKnowledge:
 class LockHistory:
     """A confirmed lock: lock-location knowledge for rule (a), released sections for rule (b).
 
-    `done[t]`: thread t's released sections, in order (so their release clocks ascend);
-    `takers[:count]` the threads that released it and `latest[:count]` the clock of each one's last
-    release, as arrays so that a release finds the threads it may not know yet in one comparison."""
+    `done[t]`: thread t's released sections, in order (so their release clocks ascend); `latest[t]` the clock of
+    t's last release, in the order the threads first released it. Once the lock has more than
+    `scalar_paths.MAX_TAKERS` takers, the same as arrays too, `takers[:count]` and `latest_clocks[:count]`, so
+    that a release finds the threads it may not know yet in one comparison (`GwcpDetector._unknown_takers`)."""
 
     free: int
     reads: dict[int, WordKnowledge] = field(default_factory=dict)
     writes: dict[int, WordKnowledge] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
-    takers: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
-    latest: np.ndarray = field(default_factory=lambda: np.zeros(8, dtype=np.int64))
-    count: int = 0
+    latest: dict[int, int] = field(default_factory=dict)
+    takers: np.ndarray | None = None
+    latest_clocks: np.ndarray | None = None
     slot: dict[int, int] = field(default_factory=dict)
 
     def add(self, section: DoneSection) -> None:
         t = section.thread
-        if t not in self.done:
-            if self.count == len(self.takers):
-                self.takers = np.resize(self.takers, 2 * self.count)
-                self.latest = np.resize(self.latest, 2 * self.count)
-            self.slot[t] = self.count
-            self.takers[self.count] = t
-            self.count += 1
-            self.done[t] = []
-        self.done[t].append(section)
-        self.latest[self.slot[t]] = section.rel_clock
+        done = self.done.get(t)
+        if done is None:
+            done = self.done[t] = []
+        done.append(section)
+        latest = self.latest
+        latest[t] = section.rel_clock
+        if self.takers is not None:
+            self._set_array(t, section.rel_clock)
+        elif len(latest) > scalar_paths.MAX_TAKERS:
+            self.takers = np.fromiter(latest, dtype=np.int64, count=len(latest))
+            self.latest_clocks = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
+            self.slot = {u: i for i, u in enumerate(latest)}
+
+    def _set_array(self, t: int, clock: int) -> None:
+        i = self.slot.get(t)
+        if i is None:
+            i = self.slot[t] = len(self.slot)
+            if i == len(self.takers):
+                self.takers = np.resize(self.takers, 2 * i)
+                self.latest_clocks = np.resize(self.latest_clocks, 2 * i)
+            self.takers[i] = t
+        self.latest_clocks[i] = clock
+
+
+def _lane_column(values: np.ndarray | None, lanes: np.ndarray) -> list:
+    """`values` (a batch's values read or stored, when it has them) at `lanes`, as Python ints; None for each
+    lane when it has none."""
+    return [None] * len(lanes) if values is None else values[lanes].tolist()
 
 
 def _release_clock(section: DoneSection) -> int:
@@ -255,13 +274,25 @@ class GwcpDetector(HappensBeforeDetector):
         else:
             acquires = np.zeros(n, dtype=np.bool_)
         lanes = np.flatnonzero(acquires | self.has_open[ev.threads])
-        columns = (lanes, ev.threads[lanes], ev.addrs[lanes], acquires[lanes])
-        for i, g, addr, acquire in zip(*(col.tolist() for col in columns)):
+        if not len(lanes):
+            return
+        # Each lane's fields as Python ints, one conversion per column rather than a NumPy scalar per lane and
+        # field: lock kernels bring batches of hundreds of lanes, each taking or releasing its own lock.
+        threads = ev.threads[lanes]
+        columns = [threads, ev.addrs[lanes], acquires[lanes], self.geo.block_of[threads], self.clock[threads], self.phase[threads]]
+        columns += [self.fence_clock[threads], self.fence_scope[threads]]
+        columns = [col.tolist() for col in columns] + [_lane_column(ev.values, lanes), _lane_column(ev.stored, lanes)]
+        opened = []
+        for g, addr, acquire, block, clock, phase, fence_clock, fence_rank, value, stored in zip(*columns):
             cs = self._open_section(g, addr)
             if cs is not None:
-                self._release_or_abandon(ev, i, g, cs, acquire)
-            elif acquire:
-                self._open(ev, i, g, addr)
+                self._release_or_abandon(ev, cs, g, acquire, stored, clock, fence_clock, fence_rank)
+            elif acquire and self._open(ev, g, addr, value, block, clock, phase):
+                opened.append(g)
+        if opened:
+            self.has_open[opened] = True
+            self.in_cs[opened] |= ev.sem in ("acquire", "acq_rel")
+            self.lock_pc[opened] = ev.pc
 
     def _on_locks(self, addrs: np.ndarray) -> np.ndarray:
         """Which of `addrs` are known locks: a few looked up in the dict (`scalar_paths`), many at once."""
@@ -275,24 +306,24 @@ class GwcpDetector(HappensBeforeDetector):
                 return cs
         return None
 
-    def _open(self, ev: AccessBatch, i: int, g: int, addr: int) -> None:
-        free = int(ev.values[i])
+    def _open(self, ev: AccessBatch, g: int, addr: int, free: int, block: int, clock: int, phase: int) -> bool:
+        """An acquire by thread g of the lock word `addr` (one lane of `_lock_ops`): whether it opens a section
+        (the caller marks the threads that did, all at once)."""
         known = self.locks.get(addr)
         if (known is None and ev.atomic_op != "cas") or (known is not None and known.free != free):
-            return
+            return False
         held = ev.sem in ("acquire", "acq_rel")
         wide = SCOPE_RANK.get(ev.scope or "gpu", WIDE) >= WIDE
-        self.open.setdefault(g, []).append(
-            CriticalSection(addr, free, int(self.geo.block_of[g]), wide, int(self.clock[g]), int(self.phase[g]), held)
-        )
-        self.has_open[g] = True
-        self.in_cs[g] |= held
-        self.lock_pc[g] = ev.pc
+        self.open.setdefault(g, []).append(CriticalSection(addr, free, block, wide, clock, phase, held))
+        return True
 
-    def _release_or_abandon(self, ev: AccessBatch, i: int, g: int, cs: CriticalSection, changed: bool) -> None:
+    def _release_or_abandon(
+        self, ev: AccessBatch, cs: CriticalSection, g: int, changed: bool, stored: int | None, clock: int, fence_clock: int, fence_rank: int
+    ) -> None:
+        """A write by thread g to the word of its open section `cs` (one lane of `_lock_ops`): its release when it
+        writes the free value back under the release pattern; the section is abandoned either way."""
         if ev.atomic_op == "cas" and not changed:
             return  # a failed compare-and-swap writes nothing
-        stored = None if ev.stored is None else int(ev.stored[i])
         release_op = ev.sem in ("release", "acq_rel")
         if (
             cs.held
@@ -302,10 +333,9 @@ class GwcpDetector(HappensBeforeDetector):
         ):
             rank = SCOPE_RANK.get(ev.scope or "gpu", WIDE)
             if not release_op:
-                rank = min(rank, int(self.fence_scope[g]))
+                rank = min(rank, fence_rank)
             cs.wide = cs.wide and rank >= WIDE
-            clock = int(self.clock[g]) if release_op else int(self.fence_clock[g])
-            self._close(g, cs, clock)
+            self._close(g, cs, clock if release_op else fence_clock)
         sections = self.open[g]
         sections.remove(cs)
         if sections:
@@ -364,14 +394,18 @@ class GwcpDetector(HappensBeforeDetector):
         """(thread, the clock g knows of it) for each other thread that took the lock and whose last release g
         does not know: thread by thread for a lock of few takers (`scalar_paths`), over the arrays for many."""
         know = self.know[g]
-        count = hist.count
-        if count <= scalar_paths.MAX_TAKERS:
-            takers = hist.takers[:count].tolist()
-            known = [-1] * count if know is None else know.clock_list(takers)
-            return [(t1, k) for t1, last, k in zip(takers, hist.latest[:count].tolist(), known) if t1 != g and last > k]
+        if hist.takers is None:
+            if know is None:
+                return [(t1, -1) for t1 in hist.latest if t1 != g]
+            if know.dense is None:
+                get = know.threads.get
+                return [(t1, k) for t1, last in hist.latest.items() if last > (k := get(t1, -1)) and t1 != g]
+            takers = list(hist.latest)
+            return [(t1, k) for t1, last, k in zip(takers, hist.latest.values(), know.clock_list(takers)) if t1 != g and last > k]
+        count = len(hist.latest)
         takers = hist.takers[:count]
         known = np.full(count, -1, dtype=np.int64) if know is None else know.clocks_of(takers)
-        behind = np.flatnonzero((hist.latest[:count] > known) & (takers != g))
+        behind = np.flatnonzero((hist.latest_clocks[:count] > known) & (takers != g))
         return list(zip(takers[behind].tolist(), known[behind].tolist()))
 
     def _critical_accesses(self, ev: AccessBatch) -> None:

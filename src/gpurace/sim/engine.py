@@ -52,6 +52,7 @@ from gpurace.detect.findings import ERROR, Finding, FindingSet, Site, make_site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.limits import Limits, format_size
 from gpurace.words import plural
+from gpurace.sim import collector
 from gpurace.sim.async_copies import AsyncCopies
 from gpurace.sim.mbarriers import Mbarriers
 from gpurace.sim.wgmma_ops import WgmmaState
@@ -305,6 +306,12 @@ class Engine:
     # ------------------------------------------------------------------ main loop
 
     def run(self) -> None:
+        """Run the launch to its end (or to the first finding that stops it), the garbage collector held back
+        meanwhile (`sim.collector`)."""
+        with collector.held_back():
+            self._run()
+
+    def _run(self) -> None:
         pc, status, yielded = self.pc, self.status, self.yielded
         handlers = self.handlers
         stats = self.stats
