@@ -267,7 +267,9 @@ class IntervalDetector:
             return
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
         maybe = self._may_conflict(pc, glob, ranges)
-        if maybe.any():
+        if maybe.all():
+            maybe = shared_by_threads(thread, addr, size, write=self.pcs.write[pc])
+        elif maybe.any():
             near = maybe.nonzero()[0]
             maybe[near] = shared_by_threads(thread[near], addr[near], size[near], write=self.pcs.write[pc[near]])
             del near

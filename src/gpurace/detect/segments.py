@@ -102,31 +102,49 @@ def dense_slots(addr: np.ndarray) -> tuple[np.ndarray, int] | None:
     Each tag's addresses are numbered by (owner, offset) within the owners and offsets that occur: the shared
     memory of thousands of blocks lies 2**32 bytes apart, but each block uses the same few kilobytes."""
     most = DENSE_SLACK * len(addr) + DENSE_FLOOR
+    lowest, highest = int(addr.min()) >> _TAG_SHIFT, int(addr.max()) >> _TAG_SHIFT
+    if lowest == highest:  # one tag (the usual case): no pass to split them
+        return _tag_slots(addr, lowest, 0, most)
     tag = addr >> np.uint64(_TAG_SHIFT)
-    tags = np.flatnonzero(np.bincount(tag.astype(np.int64), minlength=4))
     slot = np.empty(len(addr), dtype=np.int64)
     base = 0
-    for t in tags:
-        at = None if len(tags) == 1 else np.flatnonzero(tag == t)
-        a = addr if at is None else addr[at]
-        if t:
-            owner = ((a >> np.uint64(_OWNER_SHIFT)) & np.uint64(_OWNER_MASK)).astype(np.int64)
-            offset = (a & np.uint64(_OFFSET_MASK)).astype(np.int64)
-        else:
-            owner, offset = np.zeros(len(a), dtype=np.int64), a.astype(np.int64)
-        low = int(offset.min()) & ~31
-        span = (int(offset.max()) - low + 32) & ~31
-        first = int(owner.min())
-        owners = int(owner.max()) - first + 1
-        if base + owners * span > most:
+    for t in range(lowest, highest + 1):
+        at = np.flatnonzero(tag == t)
+        if len(at) == 0:
+            continue
+        numbered = _tag_slots(addr[at], t, base, most)
+        if numbered is None:
             return None
-        s = (owner - first) * span + (offset - low) + base
-        if at is None:
-            slot = s
-        else:
-            slot[at] = s
-        base += owners * span
+        slot[at], base = numbered
     return slot, base
+
+
+def _tag_slots(addr: np.ndarray, tag: int, base: int, most: int) -> tuple[np.ndarray, int] | None:
+    """`dense_slots` of addresses of one tag, numbered from `base`."""
+    if tag == 0:  # global: the address is the offset
+        low = int(addr.min()) & ~31
+        span = (int(addr.max()) - low + 32) & ~31
+        if base + span > most:
+            return None
+        slot = addr.astype(np.int64)
+        slot += base - low
+        return slot, base + span
+    owner = addr >> np.uint64(_OWNER_SHIFT)
+    owner &= np.uint64(_OWNER_MASK)
+    owner = owner.view(np.int64)
+    offset = (addr & np.uint64(_OFFSET_MASK)).view(np.int64)
+    first = (int(addr.min()) >> _OWNER_SHIFT) & _OWNER_MASK  # the tag is the same: the owner orders the address
+    owners = ((int(addr.max()) >> _OWNER_SHIFT) & _OWNER_MASK) - first + 1
+    low = int(offset.min()) & ~31
+    span = (int(offset.max()) - low + 32) & ~31
+    if base + owners * span > most:
+        return None
+    slot = owner
+    slot -= first
+    slot *= span
+    slot += offset
+    slot += base - low
+    return slot, base + owners * span
 
 
 def shared_by_threads(
