@@ -400,6 +400,12 @@ class IntervalDetector:
         o = lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
         begin, _ = run_bounds(run_ids(addr, size, pc))
+        if len(begin) == len(addr):
+            # every item has one record (each thread its own elements, as coalesced loads and stores give): the
+            # records are the items
+            new = (addr, size, pc, np.ones(len(addr), dtype=np.int64), thread, thread.copy(), seq, val, known)
+            del o, begin
+            return self._check_items(new)
         if repeats:
             # threads are sorted within an item: count each once (its first execution has the least seq, and
             # the item's bytes are known only if every execution stored the same ones, as one record each)
@@ -423,6 +429,12 @@ class IntervalDetector:
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
         del thread, addr, known, o, begin
+        self._check_items(new)
+
+    def _check_items(self, new: tuple[np.ndarray, ...]) -> None:
+        """Check the closed interval's global items (one per (start, size, instruction), sorted so, as the
+        summary's rows) against each other and the summary of earlier intervals, and remember them."""
+        block_of = self.geometry.block_of
         if not self._summary_writes and not self.pcs.write[new[2]].any():
             # reads never conflict with reads: with no write among these items or the remembered ones (the
             # neighbour lists and particles a force kernel loads, interval after interval), nothing can race
