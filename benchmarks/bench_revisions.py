@@ -9,8 +9,8 @@ busy machine inflates less than wall time), wall seconds, the base's CPU
 seconds over this tree's (above 1: faster now), and whether the two reports
 agree (the same findings, kinds and counts, and the same thread-instructions).
 
-The kernels have the shapes that dominate classic GPU benchmark programs at
-their usual sizes:
+The kernels have the shapes that dominate classic GPU benchmark programs and
+the CUDA samples at their usual sizes:
 
 - `stencil`: a 2-D five-point stencil with clamped borders, each border a
   branch of its own (an image filter's update: the threads of a block diverge
@@ -27,7 +27,13 @@ their usual sizes:
 - `distance`: each thread sums squared differences between its point and one
   chosen point over many dimensions of a column-major array no thread writes,
   behind a bounds test that leaves the last block partly idle (a clustering
-  cost kernel).
+  cost kernel);
+- `histogram`: each block counts bytes of a large array into 256 bins in
+  shared memory with atomics (a grid-stride loop: millions of shared
+  accesses in one barrier interval), then writes its partial histogram;
+- `bitonic`: each block sorts 1,024 keys in shared memory by a bitonic
+  network, 55 barrier phases each comparing and swapping pairs (a sorting
+  network's shared-memory stage: many small intervals).
 """
 
 from __future__ import annotations
@@ -127,10 +133,54 @@ KERNELS = {
             }
         }
     """,
+    "histogram": r"""
+        __global__ void histogram(const unsigned int* data, unsigned int* partial, int words)
+        {
+            __shared__ unsigned int bins[256];
+            for (int b = threadIdx.x; b < 256; b += blockDim.x)
+                bins[b] = 0;
+            __syncthreads();
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += blockDim.x * gridDim.x) {
+                unsigned int w = data[i];
+                atomicAdd(&bins[w & 0xFFU], 1);
+                atomicAdd(&bins[(w >> 8) & 0xFFU], 1);
+                atomicAdd(&bins[(w >> 16) & 0xFFU], 1);
+                atomicAdd(&bins[w >> 24], 1);
+            }
+            __syncthreads();
+            for (int b = threadIdx.x; b < 256; b += blockDim.x)
+                partial[blockIdx.x * 256 + b] = bins[b];
+        }
+    """,
+    "bitonic": r"""
+        __global__ void bitonic(unsigned int* keys)
+        {
+            __shared__ unsigned int s[1024];
+            unsigned int* base = keys + blockIdx.x * 1024;
+            s[threadIdx.x] = base[threadIdx.x];
+            s[threadIdx.x + 512] = base[threadIdx.x + 512];
+            for (unsigned int size = 2; size <= 1024; size <<= 1) {
+                bool up = (threadIdx.x & (size / 2)) == 0;
+                for (unsigned int stride = size / 2; stride > 0; stride >>= 1) {
+                    __syncthreads();
+                    unsigned int pos = 2 * threadIdx.x - (threadIdx.x & (stride - 1));
+                    unsigned int a = s[pos], b = s[pos + stride];
+                    if ((a > b) == up) {
+                        s[pos] = b;
+                        s[pos + stride] = a;
+                    }
+                }
+            }
+            __syncthreads();
+            base[threadIdx.x] = s[threadIdx.x];
+            base[threadIdx.x + 512] = s[threadIdx.x + 512];
+        }
+    """,
 }
 
 ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
 POINTS, DIMS = 65_000, 64
+HIST_WORDS, HIST_BLOCKS, SORT_BLOCKS = 1 << 21, 2048, 512
 
 
 def launch(name: str) -> dict:
@@ -143,6 +193,11 @@ def launch(name: str) -> dict:
     if name == "tail_sum":
         n = ROWS * COLS
         return {"grid": -(-n // 512), "block": 512, "args": [f"buf:{n}:rand", str(n)]}
+    if name == "histogram":
+        args = [f"u32:{HIST_WORDS}:rand", f"buf:{HIST_BLOCKS * 256}", str(HIST_WORDS)]
+        return {"grid": HIST_BLOCKS, "block": 128, "args": args}
+    if name == "bitonic":
+        return {"grid": SORT_BLOCKS, "block": 512, "args": [f"u32:{SORT_BLOCKS * 1024}:rand"]}
     if name == "distance":
         args = [f"buf:{POINTS * DIMS}:rand", f"buf:{POINTS}:rand", f"buf:{POINTS}", str(POINTS), str(DIMS), "7"]
         return {"grid": -(-POINTS // 512), "block": 512, "args": args}

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_array_equal
 
+from gpurace.detect import segments
 from gpurace.detect.segments import PACK_FROM, lexsort, shared_by_threads
 
 
@@ -42,6 +43,33 @@ def test_never_drops_a_range_that_another_thread_overlaps():
     overlap = (lo < addr[None, :] + size[None, :]) & (addr[None, :] < hi) & (thread[:, None] != thread[None, :])
     assert got[overlap.any(axis=1)].all()
     assert not got.all()  # and it does filter something out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_slot_tables_group_as_sorting_does(seed, monkeypatch):
+    """The per-slot tables (`dense_slots`) and the sort give the same answer, on global, shared and local
+    addresses of several blocks together, with one size and with mixed sizes, with and without `write`; and
+    addresses too far apart for the tables go to the sort."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    tag = rng.choice(np.array([0, 1, 2], dtype=np.uint64), n) << np.uint64(62)
+    owner = rng.integers(0, 5, n).astype(np.uint64) << np.uint64(32)
+    offset = rng.integers(0, 256, n).astype(np.uint64) * np.uint64(16) + rng.integers(0, 16, n).astype(np.uint64)
+    mixed = np.array([1, 2, 4, 8, 16], dtype=np.uint64)[rng.integers(0, 5, n)]
+    write = rng.random(n) < 0.3
+    thread = rng.integers(0, 40, n)
+    for size in (mixed, np.full(n, 4, dtype=np.uint64)):
+        for base in (np.where(tag == 0, np.uint64(1 << 30), tag | owner), np.full(n, np.uint64(1 << 40))):
+            addr = (base + offset) // size * size
+            assert segments.dense_slots(addr) is not None
+            for w in (None, write):
+                got = shared_by_threads(thread, addr, size, write=w)
+                assert (got == segments._shared_by_sorting(thread, addr, size, w)).all()
+                assert 0 < got.sum() < n
+    far = offset * np.uint64(1 << 20) // np.uint64(4) * np.uint64(4)
+    assert segments.dense_slots(far) is None
+    monkeypatch.setattr(segments, "_shared_by_sorting", lambda *a: "sorted")
+    assert shared_by_threads(thread, far, np.full(n, 4, dtype=np.uint64)) == "sorted"
 
 
 @pytest.mark.parametrize("seed", range(4))

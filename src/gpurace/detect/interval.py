@@ -23,6 +23,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
+from gpurace.detect.heap_reuse import keep_freed_memory
 from gpurace.detect.interval_summary import Summary
 from gpurace.detect.open_accesses import OpenAccesses
 from gpurace.detect.pc_ranges import PcRanges
@@ -146,6 +147,7 @@ class IntervalDetector:
         self.geometry = ctx.geometry
         self.pcs = _PcTable(len(ctx.program.instructions))
         self.findings = FindingSet()
+        keep_freed_memory()  # a close's columns are freed and built again, interval after interval
         self._open = OpenAccesses(ctx.geometry.nthreads)
         # pcs of the buffered batches; a pc seen twice means a thread may have repeated an access
         self._pending_pcs: set[int] = set()
@@ -267,7 +269,9 @@ class IntervalDetector:
             return
         glob = (addr & np.uint64(CANON_TAG_MASK)) != np.uint64(CANON_SHARED_TAG)
         maybe = self._may_conflict(pc, glob, ranges)
-        if maybe.any():
+        if maybe.all():
+            maybe = shared_by_threads(thread, addr, size, write=self.pcs.write[pc])
+        elif maybe.any():
             near = maybe.nonzero()[0]
             maybe[near] = shared_by_threads(thread[near], addr[near], size[near], write=self.pcs.write[pc[near]])
             del near
@@ -396,6 +400,12 @@ class IntervalDetector:
         o = lexsort((thread, pc, size, addr))
         thread, addr, size, pc, seq, val, known = (c[o] for c in (thread, addr, size, pc, seq, val, known))
         begin, _ = run_bounds(run_ids(addr, size, pc))
+        if len(begin) == len(addr):
+            # every item has one record (each thread its own elements, as coalesced loads and stores give): the
+            # records are the items
+            new = (addr, size, pc, np.ones(len(addr), dtype=np.int64), thread, thread.copy(), seq, val, known)
+            del o, begin
+            return self._check_items(new)
         if repeats:
             # threads are sorted within an item: count each once (its first execution has the least seq, and
             # the item's bytes are known only if every execution stored the same ones, as one record each)
@@ -419,6 +429,12 @@ class IntervalDetector:
             np.logical_and.reduceat(known, begin) & (vmin == np.maximum.reduceat(val, begin)),
         )
         del thread, addr, known, o, begin
+        self._check_items(new)
+
+    def _check_items(self, new: tuple[np.ndarray, ...]) -> None:
+        """Check the closed interval's global items (one per (start, size, instruction), sorted so, as the
+        summary's rows) against each other and the summary of earlier intervals, and remember them."""
+        block_of = self.geometry.block_of
         if not self._summary_writes and not self.pcs.write[new[2]].any():
             # reads never conflict with reads: with no write among these items or the remembered ones (the
             # neighbour lists and particles a force kernel loads, interval after interval), nothing can race

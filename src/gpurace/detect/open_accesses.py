@@ -13,6 +13,9 @@ and a tuple of arrays per batch cost about 76.
 Accesses live in segments of SEGMENT accesses, so that the buffer grows and
 shrinks without a second copy of all of it alive, and a close gathers one
 address range at a time (`close`) with 4 bytes of bookkeeping per access.
+Segments a close empties are kept for the next interval to fill: memory the
+system hands out afresh costs a page fault per page on its first write, which
+for a buffer refilled interval after interval was as much time as the filling.
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ class _Segment:
         self.thread = np.empty(SEGMENT, dtype=thread_type)
         self.addr = np.empty(SEGMENT, dtype=np.uint64)
         self.batch = np.empty(SEGMENT, dtype=np.int32)
-        # zeros from the start (lazily mapped pages): the accesses of loads and atomics leave their 0 unwritten
-        self.val = np.zeros(SEGMENT, dtype=np.uint64)
+        self.val = np.empty(SEGMENT, dtype=np.uint64)
 
     COLUMNS = ("thread", "addr", "batch", "val")
 
@@ -56,6 +58,7 @@ class OpenAccesses:
     def __init__(self, nthreads: int) -> None:
         self._thread_type = np.int32 if nthreads <= np.iinfo(np.int32).max else np.int64
         self._segments: list[_Segment] = []
+        self._spare: list[_Segment] = []  # emptied segments, to be filled again
         self.n = 0
         self.batches = 0
         self.pc = np.empty(0, dtype=np.int32)
@@ -88,20 +91,21 @@ class OpenAccesses:
         self._extend(columns, len(batch.threads), b)
 
     def _extend(self, columns: dict, count: int, batch: int | None = None) -> None:
-        """Append `count` accesses; a None column is the batch number `batch`, or 0 for `val` (as a segment's
-        `val` starts)."""
+        """Append `count` accesses; a None column is the batch number `batch`, or 0 for `val` (the accesses of
+        loads and atomics)."""
         done = 0
         while done < count:
             if not self._segments or self._segments[-1].n == SEGMENT:
-                self._segments.append(_Segment(self._thread_type))
+                self._segments.append(self._spare.pop() if self._spare else _Segment(self._thread_type))
             seg = self._segments[-1]
             take = min(count - done, SEGMENT - seg.n)
             for name in _Segment.COLUMNS:
                 col = columns[name]
+                into = getattr(seg, name)[seg.n : seg.n + take]
                 if col is not None:
-                    getattr(seg, name)[seg.n : seg.n + take] = col[done : done + take]
-                elif name == "batch":
-                    seg.batch[seg.n : seg.n + take] = batch
+                    into[:] = col[done : done + take]
+                else:
+                    into[:] = batch if name == "batch" else 0
             seg.n += take
             done += take
         self.n += count
@@ -140,11 +144,12 @@ class OpenAccesses:
                 at = np.flatnonzero(c >= 0)
                 c[at] = np.searchsorted(cuts, seg.used("addr")[at], side="right")
             chunks = len(cuts) + 1
+        positions = [_positions_by_chunk(c, chunks) for c in chunk_of] if chunks else []
         for chunk in range(chunks):
-            parts = [(seg, np.flatnonzero(c == chunk)) for seg, c in zip(self._segments, chunk_of)]
-            parts = [(seg, at) for seg, at in parts if len(at)]
+            parts = [(seg, at[chunk]) for seg, at in zip(self._segments, positions) if len(at[chunk])]
             if parts:
                 check(self._records(parts))
+        del positions
         self._drop(chunk_of)
 
     def _address_cuts(self, chunk_of: list[np.ndarray], total: int, pieces: int) -> np.ndarray:
@@ -158,7 +163,8 @@ class OpenAccesses:
 
     def _records(self, parts: list[tuple[_Segment, np.ndarray]]) -> list[np.ndarray]:
         def gather(name: str) -> np.ndarray:
-            return np.concatenate([getattr(seg, name)[at] for seg, at in parts])
+            # a whole segment (a close of every block) is copied as it lies, not gathered
+            return np.concatenate([seg.used(name) if len(at) == seg.n else getattr(seg, name)[at] for seg, at in parts])
 
         batch = gather("batch")
         return [
@@ -175,10 +181,17 @@ class OpenAccesses:
         """Forget the closed accesses (all but _OPEN in `chunk_of`, segment by segment); batches left with no
         access go too."""
         old, self._segments, self.n = self._segments, [], 0
-        for i, chunk in enumerate(chunk_of):
-            seg, old[i] = old[i], None  # each old segment goes as soon as its kept accesses are copied
+        for seg, chunk in zip(old, chunk_of):
             keep = chunk == _OPEN
-            self._extend({name: seg.used(name)[keep] for name in _Segment.COLUMNS}, int(keep.sum()))
+            kept = int(keep.sum())
+            if kept == seg.n:  # nothing of it closed: it stays as it is
+                self._segments.append(seg)
+                self.n += kept
+                continue
+            if kept:
+                self._extend({name: seg.used(name)[keep] for name in _Segment.COLUMNS}, kept)
+            seg.n = 0
+            self._spare.append(seg)  # after its kept accesses are copied: the next segment may be this one
         self._renumber_batches()
 
     def _renumber_batches(self) -> None:
@@ -202,6 +215,17 @@ class OpenAccesses:
             seg.batch[: seg.n] = renumbered
             first = int(renumbered[-1]) + 1
         self.batches = len(used)
+
+
+def _positions_by_chunk(chunk_of: np.ndarray, chunks: int) -> list[np.ndarray]:
+    """The positions of each chunk 0 .. chunks-1 in one segment's `chunk_of`, ascending: one stable sort of the
+    chunk numbers (a radix sort, for 16-bit keys) rather than one pass over the segment per chunk."""
+    if chunks == 1:
+        return [np.flatnonzero(chunk_of == 0)]
+    keys = chunk_of.astype(np.int16) if chunks < (1 << 15) else chunk_of
+    order = np.argsort(keys, kind="stable")
+    ends = np.cumsum(np.bincount(chunk_of - _UNCHECKED, minlength=chunks + 2))
+    return [order[ends[k + 1] : ends[k + 2]] for k in range(chunks)]
 
 
 def _resized(table: np.ndarray, size: int) -> np.ndarray:

@@ -84,6 +84,69 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
     return s[np.concatenate(([True], s[1:] != s[:-1]))]
 
 
+DENSE_SLACK = 8
+"""`dense_slots` numbers the addresses' neighbourhood densely when it has at most this many slots per address
+(plus `DENSE_FLOOR`): per-slot tables of that size are cheaper than a sort of the addresses."""
+DENSE_FLOOR = 1 << 20
+_TAG_SHIFT, _OWNER_SHIFT, _OWNER_MASK, _OFFSET_MASK = 62, 32, (1 << 30) - 1, (1 << 32) - 1
+"""`sim.memory.layout`'s canonical addresses: a tag (global 0, shared, local) in the top two bits; shared and
+local carry their block or thread in bits 32..61 and the offset in the low 32 bits."""
+
+
+def dense_slots(addr: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """(slot, slots): a number below `slots` per address, equal for equal addresses, with the differences of
+    addresses that share a tag and an owner (block or thread) kept within each 32-byte aligned block (so that
+    `slot >> s` groups as `addr >> s` for s <= 5); or None when that takes more than DENSE_SLACK slots per
+    address (plus DENSE_FLOOR), where a sort is the cheaper grouping.
+
+    Each tag's addresses are numbered by (owner, offset) within the owners and offsets that occur: the shared
+    memory of thousands of blocks lies 2**32 bytes apart, but each block uses the same few kilobytes."""
+    most = DENSE_SLACK * len(addr) + DENSE_FLOOR
+    lowest, highest = int(addr.min()) >> _TAG_SHIFT, int(addr.max()) >> _TAG_SHIFT
+    if lowest == highest:  # one tag (the usual case): no pass to split them
+        return _tag_slots(addr, lowest, 0, most)
+    tag = addr >> np.uint64(_TAG_SHIFT)
+    slot = np.empty(len(addr), dtype=np.int64)
+    base = 0
+    for t in range(lowest, highest + 1):
+        at = np.flatnonzero(tag == t)
+        if len(at) == 0:
+            continue
+        numbered = _tag_slots(addr[at], t, base, most)
+        if numbered is None:
+            return None
+        slot[at], base = numbered
+    return slot, base
+
+
+def _tag_slots(addr: np.ndarray, tag: int, base: int, most: int) -> tuple[np.ndarray, int] | None:
+    """`dense_slots` of addresses of one tag, numbered from `base`."""
+    if tag == 0:  # global: the address is the offset
+        low = int(addr.min()) & ~31
+        span = (int(addr.max()) - low + 32) & ~31
+        if base + span > most:
+            return None
+        slot = addr.astype(np.int64)
+        slot += base - low
+        return slot, base + span
+    owner = addr >> np.uint64(_OWNER_SHIFT)
+    owner &= np.uint64(_OWNER_MASK)
+    owner = owner.view(np.int64)
+    offset = (addr & np.uint64(_OFFSET_MASK)).view(np.int64)
+    first = (int(addr.min()) >> _OWNER_SHIFT) & _OWNER_MASK  # the tag is the same: the owner orders the address
+    owners = ((int(addr.max()) >> _OWNER_SHIFT) & _OWNER_MASK) - first + 1
+    low = int(offset.min()) & ~31
+    span = (int(offset.max()) - low + 32) & ~31
+    if base + owners * span > most:
+        return None
+    slot = owner
+    slot -= first
+    slot *= span
+    slot += offset
+    slot += base - low
+    return slot, base + owners * span
+
+
 def shared_by_threads(
     thread: np.ndarray, addr: np.ndarray, size: np.ndarray, write: np.ndarray | None = None
 ) -> np.ndarray:
@@ -93,12 +156,39 @@ def shared_by_threads(
     A cheap filter: it never drops a range that another thread overlaps, and may keep some that none does.
 
     Aligned ranges of at most 16 bytes never cross a 16-byte boundary, and two of them overlap only
-    inside one aligned block of the larger size. Grouping each range with the others of its 16-byte
-    chunk at the chunk's largest size therefore puts every overlapping pair in one group; a group
-    touched by a single thread holds no conflict and can be skipped.
+    inside one aligned block of the larger size. Grouping each range with the others of its aligned
+    block of its 16-byte chunk's largest size therefore puts every overlapping pair in one group; a group
+    touched by a single thread holds no conflict and can be skipped. The groups are formed in per-slot
+    tables when the addresses are dense enough (`dense_slots`), else by sorting.
     """
     if len(addr) == 0:
         return np.zeros(0, dtype=np.bool_)
+    dense = dense_slots(addr)
+    if dense is None:
+        return _shared_by_sorting(thread, addr, size, write)
+    slot, slots = dense
+    if (size == size[0]).all():
+        key = slot >> (int(size[0]).bit_length() - 1)
+    else:
+        chunk = slot >> 4
+        largest = np.zeros((slots >> 4) + 1, dtype=np.int64)
+        np.maximum.at(largest, chunk, size.astype(np.int64))
+        # the group's first byte, in units of the smallest size (a power of two, as all sizes)
+        key = (slot & -largest[chunk]) >> (int(size.min()).bit_length() - 1)
+    # a slot table of one of its threads (any): a range of another thread marks its group as several
+    owner = np.empty(slots + 1, dtype=thread.dtype)
+    owner[key] = thread
+    several = np.zeros(slots + 1, dtype=np.bool_)
+    several[key[owner[key] != thread]] = True
+    if write is not None:
+        written = np.zeros(slots + 1, dtype=np.bool_)
+        written[key[write]] = True
+        several &= written
+    return several[key]
+
+
+def _shared_by_sorting(thread: np.ndarray, addr: np.ndarray, size: np.ndarray, write: np.ndarray | None) -> np.ndarray:
+    """`shared_by_threads` by sorting the addresses (any addresses)."""
     if (size == size[0]).all():
         # one size for all (the usual case): ranges overlap exactly when they are the same aligned block
         key = addr >> np.uint64(int(size[0]).bit_length() - 1)
@@ -106,10 +196,9 @@ def shared_by_threads(
         chunk = addr >> np.uint64(4)
         order = np.argsort(chunk, kind="stable")
         begin, end = run_bounds(chunk[order])
-        largest = np.maximum.reduceat(size[order], begin)
-        shift = np.empty(len(addr), dtype=np.uint64)
-        shift[order] = np.repeat(np.log2(largest).astype(np.uint64), end - begin)
-        key = addr >> shift
+        largest = np.empty(len(addr), dtype=np.uint64)
+        largest[order] = np.repeat(np.maximum.reduceat(size[order], begin), end - begin)
+        key = addr & ~(largest - np.uint64(1))  # the group's first byte
     order = np.argsort(key, kind="stable")
     begin, end = run_bounds(key[order])
     t = thread[order]
