@@ -2117,6 +2117,17 @@ EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const 
     return record(status);
 }
 
+/* The blocks of `blockSize` (> 0) threads and `dynamic` bytes of dynamic shared memory of a kernel with
+   attributes `attr` that one multiprocessor holds at once. */
+static int blocks_per_sm(const struct cudaFuncAttributes *attr, int blockSize, size_t dynamic) {
+    int warps = (blockSize + WARP_SIZE - 1) / WARP_SIZE;
+    int blocks = blockSize > MAX_THREADS_PER_BLOCK ? 0 : MAX_THREADS_PER_SM / (warps * WARP_SIZE);
+    if (blocks > MAX_BLOCKS_PER_SM) blocks = MAX_BLOCKS_PER_SM;
+    size_t shared = attr->sharedSizeBytes + dynamic + reserved_shared_per_block();
+    if (shared && (int)(shared_per_sm() / shared) < blocks) blocks = (int)(shared_per_sm() / shared);
+    return blocks;
+}
+
 EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func,
                                                                           int blockSize, size_t dynamicSMemSize,
                                                                           unsigned int flags) {
@@ -2125,12 +2136,7 @@ EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n
     if (!numBlocks || blockSize <= 0) return record(cudaErrorInvalidValue);
     cudaError_t status = cudaFuncGetAttributes(&attr, func);
     if (status != cudaSuccess) return status;
-    int warps = (blockSize + WARP_SIZE - 1) / WARP_SIZE;
-    int blocks = blockSize > MAX_THREADS_PER_BLOCK ? 0 : MAX_THREADS_PER_SM / (warps * WARP_SIZE);
-    if (blocks > MAX_BLOCKS_PER_SM) blocks = MAX_BLOCKS_PER_SM;
-    size_t shared = attr.sharedSizeBytes + dynamicSMemSize + reserved_shared_per_block();
-    if (shared && (int)(shared_per_sm() / shared) < blocks) blocks = (int)(shared_per_sm() / shared);
-    *numBlocks = blocks;
+    *numBlocks = blocks_per_sm(&attr, blockSize, dynamicSMemSize);
     return cudaSuccess;
 }
 
@@ -2139,11 +2145,10 @@ EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n
 EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks,
                                                              int blockSize) {
     struct cudaFuncAttributes attr;
-    int by_threads;
     if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0) return record(cudaErrorInvalidValue);
-    cudaError_t status = cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&by_threads, func, blockSize, 0, 0);
+    cudaError_t status = cudaFuncGetAttributes(&attr, func);
     if (status != cudaSuccess) return status;
-    cudaFuncGetAttributes(&attr, func);
+    int by_threads = blocks_per_sm(&attr, blockSize, 0);
     size_t per_block = shared_per_sm() / (size_t)numBlocks, used = attr.sharedSizeBytes + reserved_shared_per_block();
     size_t most = rt.shared_optin - attr.sharedSizeBytes;
     *dynamicSmemSize = numBlocks > by_threads || per_block < used ? 0 : per_block - used < most ? per_block - used : most;
@@ -2168,20 +2173,29 @@ static int cluster_blocks(const struct launch_config *config, const struct cudaF
     return blocks;
 }
 
+/* The attributes of `func` and the blocks of a launch `config` of it resident on one multiprocessor, for the
+   cluster occupancy queries. */
+static cudaError_t config_occupancy(const void *func, const struct launch_config *config,
+                                    struct cudaFuncAttributes *attr, int *per_sm) {
+    int threads = config ? (int)(config->block.x * config->block.y * config->block.z) : 0;
+    if (threads <= 0 || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaFuncGetAttributes(attr, func);
+    if (status == cudaSuccess) *per_sm = blocks_per_sm(attr, threads, config->shared);
+    return status;
+}
+
 /* Clusters of the virtual device: its multiprocessors form one group in which any cluster of at most
    PORTABLE_CLUSTER_BLOCKS blocks is placed (sim/clusters.py), so the active clusters are the resident blocks
    divided into clusters. */
 EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
                                                   const struct launch_config *config) {
     struct cudaFuncAttributes attr;
-    if (!numClusters || !config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
-    cudaError_t status = cudaFuncGetAttributes(&attr, func);
+    int per_sm;
+    if (!numClusters) return record(cudaErrorInvalidValue);
+    cudaError_t status = config_occupancy(func, config, &attr, &per_sm);
     if (status != cudaSuccess) return status;
-    int size = cluster_blocks(config, &attr), per_sm;
+    int size = cluster_blocks(config, &attr);
     if (size < 1 || size > PORTABLE_CLUSTER_BLOCKS) return record(cudaErrorInvalidClusterSize);
-    int threads = (int)(config->block.x * config->block.y * config->block.z);
-    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, config->shared);
-    if (status != cudaSuccess) return status;
     *numClusters = per_sm * SM_COUNT / size;
     return cudaSuccess;
 }
@@ -2190,11 +2204,8 @@ EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const 
                                                         const struct launch_config *config) {
     struct cudaFuncAttributes attr;
     int per_sm;
-    if (!clusterSize || !config || (config->nattrs && !config->attrs)) return record(cudaErrorInvalidValue);
-    cudaError_t status = cudaFuncGetAttributes(&attr, func);
-    if (status != cudaSuccess) return status;
-    int threads = (int)(config->block.x * config->block.y * config->block.z);
-    status = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, func, threads, config->shared);
+    if (!clusterSize) return record(cudaErrorInvalidValue);
+    cudaError_t status = config_occupancy(func, config, &attr, &per_sm);
     if (status != cudaSuccess) return status;
     int resident = per_sm * SM_COUNT;
     *clusterSize = resident < PORTABLE_CLUSTER_BLOCKS ? resident : PORTABLE_CLUSTER_BLOCKS;
