@@ -20,6 +20,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.load import load_module
 from gpurace.limits import Limits
 from gpurace.report.json_format import to_json
+from gpurace.sim import shared_prefix
 from gpurace.sim.schedule import SeededSchedule
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
@@ -46,6 +47,12 @@ def children() -> str:
     return Path(f"/proc/{pid}/task/{pid}/children").read_text().strip()
 
 
+@pytest.fixture(autouse=True)
+def memory_for_a_fork(monkeypatch):
+    """These tests are about forking: the machine's free memory (`fits_twice`) must not decide it for them."""
+    monkeypatch.setattr(shared_prefix, "fits_twice", lambda: True)
+
+
 def test_reverse_and_flip_fork_after_the_work_and_report_what_runs_from_the_start_report(monkeypatch):
     module = load_module(TICKET)  # compiled first: a compile forks too
     forks = []
@@ -66,6 +73,20 @@ def test_reverse_and_flip_fork_after_the_work_and_report_what_runs_from_the_star
     assert to_json(shared) == to_json(fresh) | {"stats": to_json(shared)["stats"]}
     assert shared.stats["schedules"] == fresh.stats["schedules"]
     assert children() == ""
+
+
+def test_without_memory_for_a_second_copy_no_fork_is_made_and_the_report_is_the_same(monkeypatch):
+    module = load_module(CLAIM)
+    forked = check(module, **claim_launch(64))
+    monkeypatch.setattr(shared_prefix, "fits_twice", lambda: False)
+    forks = []
+    fork = os.fork
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or fork())
+    declined = check(module, **claim_launch(64))
+    assert forks == []
+    assert [f.kind for f in declined.findings] == ["data-race"]
+    assert findings_json(declined) == findings_json(forked)
+    assert runs(declined)["reverse"]["min_pc_steps"] == runs(forked)["reverse"]["min_pc_steps"]
 
 
 def test_a_race_only_the_forked_reverse_schedule_shows():
