@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from gpurace.check import check
@@ -82,3 +84,44 @@ def test_check_feeds_extra_sinks_with_or_without_bind(tmp_path):
     check(path, grid=1, block=32, args=["auto", "1"], sinks=[recorder, sink])
     assert [type(e).__name__ for e in recorder.events] == ["AccessBatch", "ExitEvent"]
     assert sink.fitness().pairs == 32
+
+
+ASSERTED = """#include <cuda.h>
+__global__ void k({type} x, {type} y) {{ __assert(x {op} y); }}
+"""
+
+
+@pytest.mark.parametrize(
+    "type_, op, x, y, distance",
+    [
+        ("int", "!=", 5, 12, 7),  # |x - y| to make them equal
+        ("int", "==", 4, 4, 1),  # any change of one
+        ("int", "<", -3, 2, 5),  # y - x to reach x >= y
+        ("int", "<=", 2, 2, 1),  # y - x + 1 to reach x > y
+        ("int", ">", 9, 2, 7),
+        ("int", ">=", 9, 2, 8),
+        ("unsigned", "<", 1, 4000000000, 3999999999),  # the unsigned comparison, not the signed one
+        ("float", "!=", 1.5, 4.0, 2.5),
+    ],
+)
+def test_an_assertion_that_holds_scores_its_distance_from_failing(tmp_path, type_, op, x, y, distance):
+    f = fitness_of(tmp_path, ASSERTED.format(type=type_, op=op), grid=1, block=4, args=[str(x), str(y)])
+    assert (f.pairs, f.assertion) == (0, distance)
+    assert f.as_dict()["assertion_distance"] == distance
+
+
+def test_an_assertion_scores_the_nearest_thread(tmp_path):
+    text = "#include <cuda.h>\n__global__ void k(int c) { __assert(threadIdx.x * 10 != c); }\n"
+    assert fitness_of(tmp_path, text, grid=1, block=8, args=["33"]).assertion == 3  # thread 3: |30 - 33|
+
+
+def test_no_distance_without_an_assertion_that_held(tmp_path):
+    failing = "#include <cuda.h>\n__global__ void k(int c) { __assert(threadIdx.x == c); }\n"
+    f = fitness_of(tmp_path, failing, grid=1, block=8, args=["100"])  # every thread fails: none is scored
+    assert f.assertion == math.inf and "assertion_distance" not in f.as_dict()
+    assert fitness_of(tmp_path, STRIDE, grid=1, block=8, args=["auto", "1"]).assertion == math.inf
+
+
+def test_among_launches_that_touch_no_memory_the_nearer_assertion_ranks_first():
+    near, far, none = Fitness(1.0, 0, 0, 2.0), Fitness(1.0, 0, 0, 40.0), Fitness(1.0, 0, 0)
+    assert sorted([none, far, near], key=Fitness.rank) == [near, far, none]

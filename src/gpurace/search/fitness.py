@@ -28,6 +28,7 @@ pairs, not to the accesses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,23 +44,30 @@ COMPACT_AT = 1 << 20
 
 @dataclass(frozen=True)
 class Fitness:
-    """A candidate's score: `primary` is Simulee's F, `secondary` the summed byte range, `pairs` the denominator of F."""
+    """A candidate's score: `primary` is Simulee's F, `secondary` the summed byte range, `pairs` the denominator of
+    F, `assertion` the least branch distance of an `__assert` that held (`sim.assert_distance`; inf: none)."""
 
     primary: float
     secondary: int
     pairs: int
+    assertion: float = math.inf
 
     def rank(self) -> tuple:
-        """Sort key, smaller is fitter: F first, then the range.
+        """Sort key, smaller is fitter: F first, then the range, then how near an assertion came to failing.
 
         A launch that touched no shared or global memory scores F = 1 and a
         range of 0, which would beat every launch that does something; it
-        cannot expose a race, so it ranks after all of them.
+        cannot expose a race, so it ranks after all of them. Among such
+        launches (a kernel that asserts on its parameters before touching
+        memory), the assertion distance is what tells candidates apart.
         """
-        return (self.pairs == 0, self.primary, self.secondary)
+        return (self.pairs == 0, self.primary, self.secondary, self.assertion)
 
     def as_dict(self) -> dict:
-        return {"primary": round(self.primary, 6), "secondary": self.secondary}
+        scores = {"primary": round(self.primary, 6), "secondary": self.secondary}
+        if math.isfinite(self.assertion):
+            scores["assertion_distance"] = self.assertion
+        return scores
 
 
 class FitnessSink:
@@ -74,6 +82,7 @@ class FitnessSink:
         self._addrs: list[np.ndarray] = []
         self._gathered = 0
         self._bases = np.zeros(0, dtype=np.uint64)
+        self._assertion = math.inf
 
     def bind(self, context: DetectorContext) -> None:
         allocations = context.memory.global_allocations()
@@ -87,6 +96,10 @@ class FitnessSink:
         self._gathered += len(event.addrs)
         if self._gathered >= COMPACT_AT:
             self._compact()
+
+    def assertion_distance(self, distance: float) -> None:
+        """An `__assert` held, `distance` away from failing (`sim.assert_distance`)."""
+        self._assertion = min(self._assertion, distance)
 
     def _compact(self) -> tuple[np.ndarray, np.ndarray]:
         """Replace what was gathered by its distinct (thread, address) pairs, sorted by address then thread."""
@@ -107,9 +120,9 @@ class FitnessSink:
         _, addrs = self._compact()
         pairs = len(addrs)
         if pairs == 0:
-            return Fitness(1.0, 0, 0)
+            return Fitness(1.0, 0, 0, self._assertion)
         distinct = addrs[np.concatenate(([True], addrs[1:] != addrs[:-1]))]
-        return Fitness(len(distinct) / pairs, self._range(distinct), pairs)
+        return Fitness(len(distinct) / pairs, self._range(distinct), pairs, self._assertion)
 
     def _range(self, distinct: np.ndarray) -> int:
         """Sum over memory objects of (last - first) accessed address; `distinct` is sorted."""

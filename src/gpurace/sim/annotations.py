@@ -33,7 +33,10 @@ def assert_handler(dec, args: list[str], verdict: str = "{} failed"):
     nxt = pc + 1
 
     def check_assert(idx):
-        failed = idx[holds(idx) == 0]
+        held = holds(idx)
+        failed = idx[held == 0]
+        if eng.assert_distance is not None:
+            eng.assert_distance.passed(idx[held != 0])
         if len(failed):
             g = int(failed[0])
             cause = verdict.format(annotation_text(eng, text(g), g))

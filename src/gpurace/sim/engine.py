@@ -52,7 +52,7 @@ from gpurace.detect.findings import ERROR, Finding, FindingSet, Site, make_site
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.limits import Limits, format_size
 from gpurace.words import plural
-from gpurace.sim import collector
+from gpurace.sim import assert_distance, collector
 from gpurace.sim.async_copies import AsyncCopies
 from gpurace.sim.mbarriers import Mbarriers
 from gpurace.sim.wgmma_ops import WgmmaState
@@ -223,6 +223,7 @@ class Engine:
         self.wgmma = WgmmaState(self)  # accumulators of wgmma products in flight (`sim.wgmma_ops`)
         self.proxy_fences = ProxyFences(self, reads_shared_async(program))  # unfenced generic writes (`sim.proxy_fences`)
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
+        self.assert_distance = assert_distance.watching(sinks, n)  # for the input search (`sim.assert_distance`)
         self.handlers = decode_all(self)
 
     def _use_policy(self, policy: Policy) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
+from gpurace.sim import annotations, assert_distance, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
@@ -79,6 +79,7 @@ def decode_all(eng) -> list[Handler]:
             h = _raiser(message)
         handlers.append(h)
     wgmma_ops.guard_registers(eng, handlers)  # accesses to accumulators of wgmma products in flight
+    assert_distance.install(eng, handlers)  # how far assertions came from failing, when the search asks
     native.install(eng, handlers)  # compiled runs of register-only instructions, when the executor is native
     return handlers
 

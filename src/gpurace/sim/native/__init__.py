@@ -57,6 +57,8 @@ def install(eng, handlers: list) -> None:
         return
     if eng.wgmma.slots:  # a fused run would skip the checks on accumulators in flight (`sim.wgmma_ops`)
         return
+    if eng.assert_distance is not None:  # nor would it record comparisons' distances (`sim.assert_distance`)
+        return
     from gpurace.sim.native.fused import CompiledModule, fused_handler
     from gpurace.sim.native.runs import find_runs, write_module
 
