@@ -222,3 +222,46 @@ def test_the_first_run_for_dynamic_shared_memory_leaves_the_callers_arrays_alone
     result = gpurace.run(source, grid=1, block=32, args=[out], global_vars={"total": total})
     assert result.clean and result.dynamic_shared.bytes == 128
     assert out[0] == 1 and total[0] == 1  # one run's worth, not two
+
+
+# ---------------------------------------------------------------- array variables filled with a pattern
+
+TABLES = r"""
+struct pair { int a, b; };
+__constant__ short table[2][8] = {{7}};
+__device__ pair pairs[4];
+__device__ int count;
+
+__global__ void copy(int* out) {
+  out[threadIdx.x] = table[threadIdx.x / 8][threadIdx.x % 8] + pairs[0].a + count;
+}
+"""
+
+
+@pytest.mark.parametrize("fill, expected", [("iota", np.arange(16)), ("ones", np.ones(16)), ("zeros", np.zeros(16))])
+def test_auto_pattern_fills_every_element_of_an_array_variable(tmp_path, fill, expected):
+    path = tmp_path / "k.cu"
+    path.write_text(TABLES)
+    out = np.zeros(16, np.int32)
+    report = check(str(path), grid=1, block=16, args=[out], global_vars={"table": f"auto:{fill}"})
+    assert report.findings == [] and report.launch["global_vars"] == {"table": f"auto:{fill}"}
+    assert out.tolist() == expected.tolist()
+    out = np.zeros(16, np.int32)
+    check(str(path), grid=1, block=16, args=[out])
+    assert out.tolist() == [7] + [0] * 15  # as declared
+
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("table=auto:nonsense", "unknown automatic contents 'nonsense' (use zeros, ones, iota, rand)"),
+        ("pairs=auto:ones", "auto:ones fills an array of numbers, and the elements of this one are not known to be"),
+        ("count=auto:ones", "auto:ones fills an automatic buffer; this parameter is not a pointer"),
+    ],
+)
+def test_auto_patterns_only_fill_arrays_of_numbers(tmp_path, option, message):
+    path = tmp_path / "k.cu"
+    path.write_text(TABLES)
+    result = invoke("check", path, "--grid", "1", "--block", "16", "--arg", "buf:16", "--global", option)
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert "Traceback" not in result.output

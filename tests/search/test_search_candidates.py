@@ -195,3 +195,34 @@ __global__ void k(int* a, int stride, unsigned n) {
 def test_used_axes_follow_the_special_registers_the_kernel_reads(tmp_path, body, grid_axes, block_axes):
     module, fn, _ = load(tmp_path, f"__global__ void k(int* a) {{ {body} }}\n")
     assert used_axes(module, fn) == (grid_axes, block_axes)
+
+
+TABLED = r"""
+__constant__ int slot[64] = {0, 1, 2, 3};
+__constant__ float weight[64];
+__device__ int offsets[64];
+
+__global__ void k(float* y) {
+  int i = threadIdx.x;
+  if (offsets[i] >= 0) y[slot[i]] = weight[i];
+}
+"""
+
+
+def test_arrays_whose_loaded_values_steer_are_searched_as_declared_or_filled(tmp_path):
+    from gpurace.frontend.type_probe import TypeProbe
+    from gpurace.sim.device_vars import fillable_arrays
+
+    module, fn, info = load(tmp_path, TABLED)
+    arrays = fillable_arrays(module, fn, TypeProbe(module))
+    assert [v.name for v, _ in arrays] == ["slot", "weight", "offsets"]
+    space = SearchSpace.build(module, fn, info, grid=(1, 1, 1), block=(64, 1, 1), args=None, bounds={}, arrays=arrays)
+    assert space.variables == (("slot", "__constant__ slot"), ("offsets", "__device__ offsets"))  # weight: values only
+    assert space.searched == ["contents of __constant__ slot", "contents of __device__ offsets"]
+    population = space.initial(np.random.default_rng(4), 40, np.random.default_rng(5))
+    assert space.launch(population[0]).global_vars == ()  # the first candidate: as declared
+    launches = [space.launch(c) for c in population]
+    assert {dict(x.global_vars).get("slot", "declared") for x in launches} == {"declared", "auto:zeros", "auto:ones", "auto:iota", "auto:rand"}
+    filled = next(x for x in launches if x.global_vars)
+    assert filled.as_dict()["global_vars"] == dict(filled.global_vars)
+    assert "globals " in filled.describe() and filled.key != launches[0].key

@@ -84,7 +84,7 @@ def test_some_but_not_all_arguments_is_an_error():
 
 
 def test_auto_with_a_size_is_not_auto():
-    with pytest.raises(UserError, match="unknown automatic buffer contents '64'.*buf:64 is a buffer of 64 elements"):
+    with pytest.raises(UserError, match="unknown automatic contents '64'.*buf:64 is a buffer of 64 elements"):
         resolve(["auto:64"] + ["auto"] * 7)
 
 

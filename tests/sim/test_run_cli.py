@@ -73,7 +73,7 @@ def test_run_with_a_finding_exits_1_and_reports_the_line():
         (["--arg", "buf:3000:iota", "--arg", "buf:64", "--arg", "2.5"], "expected an integer"),
         (["--arg", "buf:3000:iota", "--arg", "buf:64", "--arg", "9999999999"], "does not fit"),
         (["--arg", "7", "--arg", "buf:64", "--arg", "3000"], "needs a buffer"),
-        (["--arg", "auto:sorted", "--arg", "buf:64", "--arg", "3000"], "unknown automatic buffer contents 'sorted'"),
+        (["--arg", "auto:sorted", "--arg", "buf:64", "--arg", "3000"], "unknown automatic contents 'sorted'"),
         (["--arg", "buf:3000:iota", "--arg", "buf:64", "--arg", "auto:rand"], "auto:rand fills an automatic buffer; this parameter is not a pointer"),
     ],
 )

@@ -206,11 +206,11 @@ def static_shared_bytes(module: Module, kernel: Function) -> int:
     return sum(used.values())
 
 
-def referenced_globals(module: Module, kernel: Function) -> list[Variable]:
-    """The module's `.global` (`__device__`) variables that the kernel or a function it reaches names, in module
-    order: the variables a launch of it may read or write directly."""
+def referenced_globals(module: Module, kernel: Function, spaces: tuple[str, ...] = ("global",)) -> list[Variable]:
+    """The module's `.global` (`__device__`) variables, or those of other `spaces` (`const`), that the kernel or a
+    function it reaches names, in module order: the variables a launch of it may read or write directly."""
     named = {sym for fn in reachable_functions(module, kernel) for instr in fn.body for sym in _symbols(instr.operands)}
-    return [v for v in module.variables if v.space == "global" and v.linkage != "extern" and v.name in named]
+    return [v for v in module.variables if v.space in spaces and v.linkage != "extern" and v.name in named]
 
 
 def reachable_functions(module: Module, kernel: Function) -> list[Function]:

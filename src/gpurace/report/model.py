@@ -276,9 +276,13 @@ def format_dims(dims) -> str:
 
 def format_input(launch: dict) -> str:
     """`grid 2x1x1 block 64x1x1 args auto 0`: a launch input found by a search (`Finding.input`), in the words
-    of the `--grid`, `--block` and `--arg` options that replay it."""
+    of the `--grid`, `--block`, `--arg` and `--global` options that replay it (`globals table=auto:rand`)."""
     text = f"grid {format_dims(launch['grid'])} block {format_dims(launch['block'])}"
-    return f"{text} args {' '.join(launch['args'])}" if launch["args"] else text
+    if launch["args"]:
+        text += f" args {' '.join(launch['args'])}"
+    if launch.get("global_vars"):
+        text += " globals " + " ".join(f"{name}={spec}" for name, spec in launch["global_vars"].items())
+    return text
 
 
 def format_schedule(schedule: dict) -> str:

@@ -9,6 +9,10 @@ an automatic buffer (`auto`) whose loaded values feed addresses or branches
 (`loaded_values.steering_contents`) are searched too: zeros, ones, iota or
 random small numbers at its start (`auto:PATTERN`), since a kernel that
 indexes by values it loads (`y[i + offsets[i]]`) races only on some contents.
+So are the contents of the arrays of numbers the kernel reads that way from
+module variables (a `__constant__` table the host may fill with
+`cudaMemcpyToSymbol`) and the user did not set with `--global`: as declared,
+or filled with a pattern (`--global NAME=auto:PATTERN`).
 
 A `Candidate` is the genome: dimensions as integers, scalars as floats, as in
 Simulee, which views arguments as floating-point numbers and converts them to
@@ -47,18 +51,19 @@ gives are the same whether or not a kernel has automatic buffers.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from gpurace.check import describe_arg
 from gpurace.frontend.gpuverify import requirement_bounds
-from gpurace.frontend.kernels import KernelInfo, reachable_functions
-from gpurace.frontend.ptx.ir import Function, Module, SpecialReg
+from gpurace.frontend.kernels import KernelInfo, ParamInfo, reachable_functions
+from gpurace.frontend.ptx.ir import Function, Module, SpecialReg, Variable
 from gpurace.report.model import format_input
 from gpurace.search.loaded_values import steering_contents
 from gpurace.sim.args import AUTO, AUTO_FILLS, auto_scalar_value, buffer_name, is_pointer, scalar_dtype
+from gpurace.sim.device_vars import cpp_name
 
 Dims = tuple[int, int, int]
 
@@ -115,24 +120,33 @@ class Candidate:
     block: Dims
     values: tuple[float, ...]
     fills: tuple[int, ...] = ()
+    variable_fills: tuple[int, ...] = ()
+    """One `VARIABLE_FILLS` index per searched array variable."""
+
+
+VARIABLE_FILLS = ("declared", *AUTO_FILLS)
+"""What a searched array variable holds: its initialiser, or an `auto:PATTERN` fill."""
 
 
 @dataclass(frozen=True)
 class LaunchInput:
-    """A concrete launch: dimensions, `args` for `check` and their `specs` as `--arg` texts."""
+    """A concrete launch: dimensions, `args` for `check` and their `specs` as `--arg` texts, and the `--global`
+    specs of the searched variables that do not hold what they were declared with."""
 
     grid: Dims
     block: Dims
     args: tuple
     specs: tuple[str, ...]
+    global_vars: tuple[tuple[str, str], ...] = ()
 
     @property
     def key(self) -> tuple:
         """Identity of the launch: two candidates that round to the same input are the same input."""
-        return (self.grid, self.block, self.specs)
+        return (self.grid, self.block, self.specs, self.global_vars)
 
     def as_dict(self) -> dict:
-        return {"grid": list(self.grid), "block": list(self.block), "args": list(self.specs)}
+        launch = {"grid": list(self.grid), "block": list(self.block), "args": list(self.specs)}
+        return launch | ({"global_vars": dict(self.global_vars)} if self.global_vars else {})
 
     def describe(self) -> str:
         """`grid 2x1x1 block 64x1x1 args auto 0`, as reports show it."""
@@ -151,6 +165,8 @@ class SearchSpace:
     fixed_args: tuple
     buffers: tuple[tuple[int, str], ...] = ()
     """(parameter index, label) of each automatic buffer whose contents are searched (they steer the kernel)."""
+    variables: tuple[tuple[str, str], ...] = ()
+    """(C++ name, label) of each array variable whose contents are searched (they steer the kernel)."""
 
     @staticmethod
     def build(
@@ -162,12 +178,15 @@ class SearchSpace:
         block: Dims | None,
         args: list | None,
         bounds: Mapping[int, tuple[float | None, float | None]],
+        arrays: Sequence[tuple[Variable, ParamInfo]] = (),
     ) -> SearchSpace:
         """The space for one kernel: `args` as for `check` (None: all `auto`), `bounds` inclusive bounds
-        per parameter index (see `requirement_bounds`; None for an open side)."""
+        per parameter index (see `requirement_bounds`; None for an open side), `arrays` the array variables the
+        user left as declared (`device_vars.fillable_arrays`)."""
         given = [AUTO] * len(info.params) if args is None else list(args)
         scalars, buffers = [], []
-        steering = steering_contents(fn)
+        steering = steering_contents(fn, frozenset(v.name for v, _ in arrays))
+        variables = tuple((cpp_name(v), p.cpp_name) for v, p in arrays if v.name in steering)
         for i, (p, a) in enumerate(zip(info.params, given)):
             dtype = scalar_dtype(p)
             automatic = isinstance(a, str) and a.strip() == AUTO
@@ -191,13 +210,15 @@ class SearchSpace:
             scalars=tuple(scalars),
             fixed_args=tuple(given),
             buffers=tuple(buffers),
+            variables=variables,
         )
 
     @property
     def searched(self) -> list[str]:
         """What the search varies, for the report: `grid.x`, `block.x`, scalar names."""
         dims = [f"grid.{_AXES[a]}" for a in self.grid_axes] + [f"block.{_AXES[a]}" for a in self.block_axes]
-        return dims + [s.label for s in self.scalars] + [f"contents of {label}" for _, label in self.buffers]
+        contents = [label for _, label in self.buffers] + [label for _, label in self.variables]
+        return dims + [s.label for s in self.scalars] + [f"contents of {label}" for label in contents]
 
     # ------------------------------------------------------------------ candidates
 
@@ -217,7 +238,8 @@ class SearchSpace:
                 for s in self.scalars
             )
             fills = tuple(0 if n == 0 else int(contents.integers(len(AUTO_FILLS))) for _ in self.buffers)
-            out.append(Candidate(grid, block, values, fills))
+            variable_fills = tuple(0 if n == 0 else int(contents.integers(len(VARIABLE_FILLS))) for _ in self.variables)
+            out.append(Candidate(grid, block, values, fills, variable_fills))
         return out
 
     def mutate(self, parent: Candidate, rng: np.random.Generator, contents: np.random.Generator) -> tuple[Candidate, Candidate]:
@@ -233,10 +255,9 @@ class SearchSpace:
             block = _nudge(parent.block, self.block_axes, rng)
             if not self._fits(grid, block):
                 grid, block = parent.grid, parent.block
-            fills = tuple(
-                int(contents.integers(len(AUTO_FILLS))) if contents.random() < CONTENTS_MUTATION else f for f in parent.fills
-            )
-            children.append(Candidate(grid, block, values, fills))
+            fills = _redraw(parent.fills, len(AUTO_FILLS), contents)
+            variable_fills = _redraw(parent.variable_fills, len(VARIABLE_FILLS), contents)
+            children.append(Candidate(grid, block, values, fills, variable_fills))
         return children[0], children[1]
 
     def launch(self, candidate: Candidate) -> LaunchInput:
@@ -248,7 +269,10 @@ class SearchSpace:
         for (index, _), fill in zip(self.buffers, candidate.fills):
             args[index] = AUTO if AUTO_FILLS[fill] == "zeros" else f"{AUTO}:{AUTO_FILLS[fill]}"
         specs = tuple(a if isinstance(a, str) else describe_arg(a) for a in args)
-        return LaunchInput(candidate.grid, candidate.block, tuple(args), specs)
+        filled = tuple(
+            (name, f"{AUTO}:{VARIABLE_FILLS[fill]}") for (name, _), fill in zip(self.variables, candidate.variable_fills) if fill
+        )
+        return LaunchInput(candidate.grid, candidate.block, tuple(args), specs, filled)
 
     def _fits(self, grid: Dims, block: Dims) -> bool:
         threads = math.prod(block)
@@ -257,6 +281,11 @@ class SearchSpace:
         if any(d < 1 or d > lim for d, lim in zip(grid, GRID_AXIS_LIMITS)):
             return False
         return self.grid is not None or math.prod(grid) * threads <= MAX_SEARCH_THREADS
+
+
+def _redraw(fills: tuple[int, ...], choices: int, contents: np.random.Generator) -> tuple[int, ...]:
+    """Each pattern re-drawn from `choices` with probability CONTENTS_MUTATION."""
+    return tuple(int(contents.integers(choices)) if contents.random() < CONTENTS_MUTATION else f for f in fills)
 
 
 def used_axes(module: Module, fn: Function) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -55,7 +55,7 @@ from gpurace.search.candidates import Candidate, LaunchInput, SearchSpace, requi
 from gpurace.search.fitness import Fitness, FitnessSink
 from gpurace.search.union import FindingUnion
 from gpurace.sim.args import copy_arg
-from gpurace.sim.device_vars import automatic_pointers, cpp_name
+from gpurace.sim.device_vars import automatic_pointers, cpp_name, fillable_arrays
 from gpurace.sim.launch import as_dims, select_kernel
 from gpurace.sim.program import build_program
 from gpurace.words import plural
@@ -131,7 +131,7 @@ class CandidateRuns:
                 grid=launch.grid,
                 block=launch.block,
                 args=[copy_arg(a) for a in launch.args],  # every run starts afresh
-                global_vars=copy_arg(self.global_vars),
+                global_vars={**copy_arg(self.global_vars), **dict(launch.global_vars)},
                 kernel=self.kernel,
                 max_steps=self.max_steps,
                 sinks=[sink],
@@ -207,6 +207,9 @@ def search(
     mangled = select_kernel(module, kernel)
     fn = module.functions[mangled]
     info = describe_kernel(module, fn)
+    types = TypeProbe(module, limits)
+    given = {name.strip().removeprefix("::") for name in global_vars or {}}
+    arrays = [(v, p) for v, p in fillable_arrays(module, fn, types) if not given & {v.name, cpp_name(v)}]
     space = SearchSpace.build(
         module,
         fn,
@@ -215,11 +218,12 @@ def search(
         block=None if block is None else as_dims(block, "block"),
         args=args,
         bounds=requirement_bounds(module, info),
+        arrays=arrays,
     )
     if args is None or all(isinstance(a, str) and a.strip() == "auto" for a in args):
         # Candidates give scalars values, so they are not all-`auto` launches: name the variables a check
         # without arguments would give automatic buffers.
-        automatic = {cpp_name(v): "auto" for v, _ in automatic_pointers(module, fn, TypeProbe(module, limits))}
+        automatic = {cpp_name(v): "auto" for v, _ in automatic_pointers(module, fn, types)}
         global_vars = {**automatic, **(global_vars or {})}
     options = {
         "global_vars": global_vars,

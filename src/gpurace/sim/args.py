@@ -462,14 +462,18 @@ class Resolver:
         and searched, with contents other than zeros."""
         if not is_pointer(p):
             raise UserError(f"{label}: auto:{fill} fills an automatic buffer; this parameter is not a pointer")
-        if fill not in AUTO_FILLS:
-            sized = f"; an automatic buffer has no size: buf:{fill} is a buffer of {fill} elements" if fill.isdigit() else ""
-            raise UserError(f"{label}: unknown automatic buffer contents {fill!r} (use {', '.join(AUTO_FILLS)}){sized}")
         buffer = self.auto(p)
         if fill != "zeros":
-            buffer.init = self._spec_array(AUTO_FILL_BYTES // buffer.dtype.itemsize, buffer.dtype, fill, label)
+            buffer.init = self.filled(AUTO_FILL_BYTES // buffer.dtype.itemsize, buffer.dtype, fill, label)
             self.buffered += buffer.init.nbytes
         return buffer
+
+    def filled(self, count: int, dtype: np.dtype, fill: str, label: str) -> np.ndarray:
+        """`count` elements of `dtype` holding the `auto:PATTERN` contents `fill` (one of AUTO_FILLS)."""
+        if fill not in AUTO_FILLS:
+            sized = f"; an automatic buffer has no size: buf:{fill} is a buffer of {fill} elements" if fill.isdigit() else ""
+            raise UserError(f"{label}: unknown automatic contents {fill!r} (use {', '.join(AUTO_FILLS)}){sized}")
+        return self._spec_array(count, dtype, fill, label)
 
     def struct(self, given: dict, p: ParamInfo, label: str) -> StructArg:
         """A struct `p` from values for some of its fields, by name (`sim.struct_args`); the others stay zero."""

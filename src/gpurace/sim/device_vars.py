@@ -20,7 +20,11 @@ counter), so it is asked of the compiler (`frontend.type_probe`); in a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import replace
+
+import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
@@ -28,7 +32,10 @@ from gpurace.frontend.kernels import ParamInfo, referenced_globals
 from gpurace.frontend.ptx.ir import Function, Module, Variable
 from gpurace.frontend.type_probe import TypeProbe
 from gpurace.sim.arg_values import VariableArg
-from gpurace.sim.args import Resolver, is_pointer
+from gpurace.sim.args import AUTO, Resolver, is_pointer, scalar_dtype
+
+
+_ARRAY_DIMS = re.compile(r"\s*(\[\d*\])+$")
 
 
 def cpp_name(var: Variable) -> str:
@@ -54,13 +61,42 @@ def resolve_variables(
     types = resolver.types.variable_types(cpp_name(v) for v, _, _ in chosen) if resolver.types is not None else {}
     for var, value, label in chosen:
         p = _as_param(var, types.get(cpp_name(var)))
-        out.append(VariableArg(var.name, resolver.value(value, p, f"{label} for {p.cpp_name} ({p.type or p.ptx_type})")))
+        label = f"{label} for {p.cpp_name} ({p.type or p.ptx_type})"
+        if var.dims and isinstance(value, str) and value.strip().startswith(f"{AUTO}:"):
+            value = _filled_elements(resolver, p, value.strip()[len(AUTO) + 1 :], label)
+        out.append(VariableArg(var.name, resolver.value(value, p, label)))
     if automatic and resolver.types is not None:
         taken = {var.name for var, _, _ in chosen}
         for var, p in automatic_pointers(module, kernel, resolver.types):
             if var.name not in taken:
                 out.append(VariableArg(var.name, resolver.auto(p)))
     return out
+
+
+def element_dtype(p: ParamInfo) -> np.dtype | None:
+    """The NumPy type of the elements of an array variable seen as a parameter (`_as_param`), from its C++ type
+    (`int [8]`, `float [4][4]`; PTX declares an initialised array as bytes), or None when they are no numbers."""
+    if p.type is None:
+        return None
+    return scalar_dtype(replace(p, type=_ARRAY_DIMS.sub("", p.type)))
+
+
+def _filled_elements(resolver: Resolver, p: ParamInfo, fill: str, label: str) -> bytes:
+    """`--global NAME=auto:PATTERN` for an array variable: every element holds the pattern, as if the host had
+    copied it there with `cudaMemcpyToSymbol` (a `__constant__` table given other contents, say)."""
+    dtype = element_dtype(p)
+    if dtype is None or p.size % dtype.itemsize:
+        raise UserError(f"{label}: auto:{fill} fills an array of numbers, and the elements of this one are not known to be")
+    return resolver.filled(p.size // dtype.itemsize, dtype, fill, label).tobytes()
+
+
+def fillable_arrays(module: Module, kernel: Function, types: TypeProbe) -> list[tuple[Variable, ParamInfo]]:
+    """The arrays of numbers the kernel names (`__device__` arrays, `__constant__` tables), each seen as a
+    parameter: the variables `--global NAME=auto:PATTERN` fills, and the input search varies."""
+    arrays = [v for v in referenced_globals(module, kernel, ("global", "const")) if v.dims and v.size]
+    known = types.variable_types(cpp_name(v) for v in arrays)
+    params = [(v, _as_param(v, known.get(cpp_name(v)))) for v in arrays]
+    return [(v, p) for v, p in params if element_dtype(p) is not None]
 
 
 def automatic_pointers(module: Module, kernel: Function, types: TypeProbe) -> list[tuple[Variable, ParamInfo]]:
