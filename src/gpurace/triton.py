@@ -9,8 +9,9 @@ The kernel is compiled by Triton for `sm_80` (`cc=`), with the arguments'
 types and the constexpr values given, and launched as Triton launches it:
 one block per program (`tl.program_id` is the block index), `num_warps`
 warps of 32 threads each per program. Its PTX runs through the same checks
-as `gpurace check`; arrays stand for the tensors and are updated in place
-with what schedule 0 left. Findings name lines of the kernel's `.py` file.
+as `gpurace check`; arrays (or PyTorch tensors on the CPU, whose memory is
+shared: `python_values.host_array`) stand for the tensors and are updated in
+place with what schedule 0 left. Findings name lines of the kernel's `.py` file.
 Triton is an optional dependency: `pip install 'gpurace[triton]'`.
 """
 
@@ -22,7 +23,7 @@ from gpurace.check import check as check_launch
 from gpurace.frontend.triton_kernels import (
     DEFAULT_CC, apply_heuristics, bind, compile_kernel, launch_args, program_grid, run_pre_hook, unwrap,
 )  # fmt: skip
-from gpurace.python_values import describe_value
+from gpurace.python_values import describe_value, host_array, host_arrays
 from gpurace.report.benign import STAT as SAME_VALUE_DROPPED
 from gpurace.report.model import Report
 
@@ -37,7 +38,8 @@ def check(fn, grid, *args, num_warps: int | None = None, num_stages: int | None 
     """Check one launch `fn[grid](*args, num_warps=num_warps, **meta)` for races and synchronisation bugs.
 
     `grid` is an int, 1 to 3 ints, or a function of the arguments by name (Triton's `lambda META: ...`);
-    `args` and `meta` are the kernel's arguments (NumPy arrays for tensors, updated in place, and numbers)
+    `args` and `meta` are the kernel's arguments (NumPy arrays or CPU tensors for tensors, updated in place,
+    and numbers)
     and constexpr values, by position or by name. An autotuned kernel runs with its configuration number
     `config` (its meta-parameters, warps and stages, unless given here); heuristics compute theirs.
     `num_warps` and `num_stages` default to Triton's 4 and 3. `cc` is the compute capability Triton
@@ -47,6 +49,8 @@ def check(fn, grid, *args, num_warps: int | None = None, num_stages: int | None 
     nothing was found.
     """
     kernel_fn = unwrap(fn, config)
+    args = host_arrays(args)
+    meta = {name: host_array(value, f"argument {name}") for name, value in meta.items()}
     meta = apply_heuristics(kernel_fn, args, {**kernel_fn.config_kwargs, **meta})
     meta.update(launch_options_as_params(kernel_fn, args, meta, num_warps=num_warps, num_stages=num_stages))
     num_warps = num_warps or kernel_fn.num_warps or DEFAULT_WARPS

@@ -131,6 +131,17 @@ def test_histograms(kernels) -> None:
     assert sites(racy) == [("data-race", "global", [13, 13], {"histogram_plain.py"})]
 
 
+def test_cpu_tensors_stand_for_arrays_and_receive_the_results(kernels) -> None:
+    """A tensor that speaks DLPack (as a PyTorch CPU tensor does) is the array sharing its memory."""
+    from dlpack_tensor import Tensor
+
+    values = np.random.default_rng(3).integers(0, 1000, 128).astype(np.int32)
+    bins = Tensor(np.zeros(8, np.int32))
+    report = gpurace.numba.check(kernels["histogram_atomic"].histogram, 2, 64, Tensor(values), bins)
+    assert report.clean and np.array_equal(bins.read(), np.bincount(values % 8, minlength=8))
+    assert report.launch["args"] == ["int32[128]", "int32[8]"]
+
+
 def test_numba_s_own_volatile_loads_are_not_races(kernels) -> None:
     """cuda.atomic.max on floats is Numba's compare-and-swap loop, whose first load is ld.volatile: morally strong
     against the other loops' atom.cas under the PTX model, so the `cuda` model's "volatile is not atomic"

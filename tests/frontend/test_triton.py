@@ -383,3 +383,19 @@ def test_findings_name_the_file_the_kernel_was_loaded_from(kernels, tmp_path) ->
     n, block = 1024, 128
     report = gpurace.triton.check(module.tag, n // (block // 2) - 1, np.arange(n, dtype=np.float32), np.zeros(n, np.float32), n, BLOCK=block, num_warps=2)
     assert report.findings and {Path(s.loc.file) for f in report.findings for s in f.sites} == {copy.resolve()}
+
+
+def test_cpu_tensors_stand_for_arrays_and_receive_the_results(kernels) -> None:
+    """A tensor that speaks DLPack (as a PyTorch CPU tensor does) is the array sharing its memory: the sum
+    appears in the tensor; one on a GPU is refused by name."""
+    import gpurace.triton
+    from dlpack_tensor import Tensor
+
+    n = 256
+    x, y = np.arange(n, dtype=np.float32), np.full(n, 2.0, np.float32)
+    out = Tensor(np.zeros(n, np.float32))
+    report = gpurace.triton.check(kernels["vector_add"].add, 2, Tensor(x), y, out, n, BLOCK=128)
+    assert report.clean and np.array_equal(out.read(), x + y)
+    assert report.launch["args"] == ["float32[256]"] * 3 + ["256"]
+    with pytest.raises(UserError, match="argument 3: a Tensor on a CUDA GPU"):
+        gpurace.triton.check(kernels["vector_add"].add, 2, x, y, Tensor(np.zeros(n, np.float32), (2, 0)), n, BLOCK=128)

@@ -38,6 +38,7 @@ from gpurace.frontend.numba_kernels import (
     require_numba,
 )  # fmt: skip
 from gpurace.numba.simulation import DeviceArray, RacesFound, Simulation, simulate
+from gpurace.python_values import host_arrays
 from gpurace.report.model import Report
 from gpurace.sim.args import pack_scalar
 
@@ -54,8 +55,10 @@ def check(kernel, grid, block, *args, arch: str = DEFAULT_ARCH, **options) -> Re
 
     `args` are NumPy arrays (C-contiguous, updated in place) and numbers; `options` are those of
     `gpurace.check.check` (`detector`, `model`, `schedules`, `seed`, `shared_bytes`, `max_steps`, `limits`, ...).
-    Returns the `Report` `gpurace check` prints; `report.clean` when nothing was found.
+    Returns the `Report` `gpurace check` prints; `report.clean` when nothing was found. A CPU tensor of another
+    library (PyTorch's) stands for an array too, sharing its memory (`python_values.host_array`).
     """
+    args = host_arrays(args)
     compiled = compile_kernel(kernel, args, arch)
     if len(args) != len(compiled.params):
         names = ", ".join(p.name for p in compiled.params)
