@@ -188,6 +188,18 @@ def test_tensor_core_matmul_on_hopper_is_clean(kernels) -> None:
     assert products and all(i.operands[-1].value == 1 for i in products)  # B transposed
 
 
+def test_an_int8_matmul_on_hopper_runs_integer_wgmma_exactly(kernels) -> None:
+    """tl.dot of int8 tiles at cc=90 is wgmma.mma_async m64nNk32.s32.s8.s8 on K-major tiles: exact."""
+    import gpurace.triton
+
+    rng = np.random.default_rng(8)
+    a, b = rng.integers(-128, 128, (64, 128)).astype(np.int8), rng.integers(-128, 128, (128, 64)).astype(np.int8)
+    c = np.zeros((64, 64), np.float32)
+    report = gpurace.triton.check(kernels["matmul"].matmul, (1, 1), a, b, c, 64, 64, 128, BM=64, BN=64, BK=64, cc=90)
+    assert report.clean
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(np.float32))
+
+
 @pytest.mark.parametrize("removed, cause", [("wgmma.wait_group", WGMMA_SOURCE), ("fence.proxy.async", UNFENCED)])
 def test_a_wait_or_fence_removed_from_triton_s_hopper_pipeline_is_a_race(kernels, monkeypatch, removed, cause) -> None:
     """Without its first wgmma.wait_group, the matmul's cp.async copies of the next tiles (lines 17 and 18) write

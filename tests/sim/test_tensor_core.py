@@ -297,6 +297,35 @@ def test_mma_8bit_integers(shape, atype, btype, sat):
         assert (exact > 2**31 - 1).any() or (exact < -(2**31)).any()  # the case exercises overflow
 
 
+@pytest.mark.parametrize("atype,btype,ctype", [("e4m3", "e4m3", "f32"), ("e4m3", "e5m2", "f32"), ("e5m2", "e5m2", "f16")])
+def test_mma_8bit_floats(atype, btype, ctype):
+    """m16n8k32 on e4m3/e5m2 (sm_89): the integer fragments, each code decoded by its format (values computed
+    here from sign, exponent and mantissa fields), products exact, sums in float32, an f16 D rounded once."""
+    def value(codes, exponent_bits):
+        mantissa_bits, bias = 7 - exponent_bits, (1 << (exponent_bits - 1)) - 1
+        e, f = (codes >> mantissa_bits) & ((1 << exponent_bits) - 1), (codes & ((1 << mantissa_bits) - 1)) / (1 << mantissa_bits)
+        magnitude = np.where(e == 0, f * 2.0 ** (1 - bias), (1 + f) * 2.0 ** (e - bias))
+        return np.where(codes & 0x80, -magnitude, magnitude).astype(np.float32)
+
+    bits = {"e4m3": 4, "e5m2": 5}
+    a = rng.integers(0, 256, (16, 32)) & ~np.int64(0x40)  # the top exponent bit clear: finite values
+    b = rng.integers(0, 256, (32, 8)) & ~np.int64(0x40)
+    c = rng.standard_normal((16, 8)).astype(np.float32)
+    c_bits, cper, cbits = (f16_bits(c), 2, 16) if ctype == "f16" else (c.view(np.uint32), 1, 32)
+    c_val = c_bits.view(np.float16).astype(np.float32) if ctype == "f16" else c
+    words = {
+        "a": distribute(a, 16, 4, 8, lambda L, i: place_a("m16n8k32", "8bit", L, i)).astype(np.uint32),
+        "b": distribute(b, 8, 4, 8, lambda L, i: place_b("m16n8k32", "8bit", L, i)).astype(np.uint32),
+        "c": distribute(c_bits, 4, cper, cbits, lambda L, i: place_c(16, L, i)).astype(np.uint32),
+    }
+    instr = f"mma.sync.aligned.m16n8k32.row.col.{ctype}.{atype}.{btype}.{ctype}"
+    d_words = run_mma(instr, {"a": 4, "b": 2, "c": 4 // cper, "d": 4 // cper}, 4, words)
+    got = collect(d_words, 16, 8, 4, cper, cbits, lambda L, i: place_c(16, L, i))
+    want = accumulate(value(a, bits[atype]), value(b, bits[btype]), c_val)
+    want_bits = f16_bits(want) if ctype == "f16" else want.view(np.uint32)
+    np.testing.assert_array_equal(got, want_bits.astype(np.uint64))
+
+
 # ------------------------------------------------------------------ ldmatrix, stmatrix, movmatrix
 
 TILE = """\
@@ -543,11 +572,16 @@ def test_a_divergent_mma_is_a_finding(leave, kind):
 REFUSED = [
     ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32", "no .m8n8k4 form"),
     ("mma.sp.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", ".sp"),
-    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "modifier(s) .e4m3"),
+    ("mma.sync.aligned.m16n8k16.row.col.f32.e4m3.e4m3.f32", "no .m16n8k16 form with .e4m3 x .e4m3 inputs"),
+    ("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.s8.f32", "no .m16n8k32 form with .e4m3 x .s8 inputs"),
     ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc", "modifier(s)"),
     ("mma.sync.aligned.m16n8k16.row.col.satfinite.f32.f16.f16.f32", ".satfinite only with integer inputs"),
     ("mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f16", "accumulate in .f32"),
-    ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3", "modifier(s) .m64n8k32, .e4m3"),
+    ("wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.e4m3.e4m3", "modifier(s) .sp"),
+    ("wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3.satfinite", "and m64nNk32 with e4m3/e5m2 inputs"),
+    ("wgmma.mma_async.sync.aligned.m64n8k16.f16.bf16.bf16", "(.f32 accumulators, or .f16 for f16)"),
+    ("wgmma.mma_async.sync.aligned.m64n8k32.s32.s8.e4m3", "s8/u8 inputs (.s32)"),
+    ("wgmma.mma_async.sync.aligned.m64n8k16.s32.s8.s8", "m64nNk32 with"),
 ]
 
 

@@ -284,3 +284,82 @@ def test_tf32_products_read_k_major_operands_and_drop_the_low_mantissa_bits(mode
     expected = reference_k(tf32(a), tf32(b))
     assert not np.array_equal(expected, reference_k(a, b))  # the cut matters for these values
     np.testing.assert_array_equal(out.reshape(64, 64), expected)
+
+
+def reference_8bit(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+    """A (64, K) * B as its rows of K (N, K) for float inputs: float32 from zero, k by k (`sim.wgmma`)."""
+    acc = np.zeros((a.shape[0], b_rows.shape[0]), dtype=np.float32)
+    for k in range(a.shape[1]):
+        acc = acc + a[:, k, None].astype(np.float32) * b_rows[None, :, k].astype(np.float32)
+    return acc
+
+
+def fp8(codes: np.ndarray, exponent_bits: int) -> np.ndarray:
+    """The values of 8-bit float codes, computed here from the format (finite codes only)."""
+    mantissa_bits, bias = 7 - exponent_bits, (1 << (exponent_bits - 1)) - 1
+    exponent = (codes.astype(np.int64) >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    fraction = (codes & ((1 << mantissa_bits) - 1)) / float(1 << mantissa_bits)
+    magnitude = np.where(exponent == 0, fraction * 2.0 ** (1 - bias), (1 + fraction) * 2.0 ** (exponent - bias))
+    return np.where(codes & 0x80, -magnitude, magnitude).astype(np.float32)
+
+
+def finite_codes(rng, shape, exponent_bits: int) -> np.ndarray:
+    """Random codes of finite values of moderate size (exponent field below the top)."""
+    top = (1 << exponent_bits) - 2
+    exponent = rng.integers(max(0, (1 << (exponent_bits - 1)) - 4), top, shape)
+    mantissa = rng.integers(0, 1 << (7 - exponent_bits), shape)
+    sign = rng.integers(0, 2, shape) << 7
+    return (sign | (exponent << (7 - exponent_bits)) | mantissa).astype(np.uint8)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["no-swizzle", "64B"])
+def test_8bit_integer_products_are_exact_in_s32(mode):
+    """layouts_8bit.cu `int8_s32`: s8 A times u8 B over K = 64 (two m64n8k32), K-major tiles: D exact."""
+    rng = np.random.default_rng(50 + mode)
+    a = rng.integers(-128, 128, (64, 64)).astype(np.int8)
+    b = rng.integers(0, 256, (8, 64)).astype(np.uint8)
+    out = np.zeros(64 * 8, dtype=np.int32)
+    result = check(CORPUS / "layouts_8bit.cu", kernel="int8_s32", grid=1, block=128, args=[a, b, out, mode], arch="sm_90a")
+    assert result.findings == []
+    np.testing.assert_array_equal(out.reshape(64, 8), a.astype(np.int64) @ b.astype(np.int64).T)
+
+
+@pytest.mark.parametrize("mode", [0, 1], ids=["no-swizzle", "64B"])
+def test_fp8_products_decode_e4m3_and_e5m2_and_sum_in_float32(mode):
+    """`fp8_f32`: e4m3 A times e5m2 B, each code's value computed from the format here, summed k by k."""
+    rng = np.random.default_rng(60 + mode)
+    a, b = finite_codes(rng, (64, 64), 4), finite_codes(rng, (8, 64), 5)
+    out = np.zeros(64 * 8, dtype=np.float32)
+    result = check(CORPUS / "layouts_8bit.cu", kernel="fp8_f32", grid=1, block=128, args=[a, b, out, mode], arch="sm_90a")
+    assert result.findings == []
+    np.testing.assert_array_equal(out.reshape(64, 8), reference_8bit(fp8(a, 4), fp8(b, 5)))
+
+
+def test_fp8_products_into_f16_round_once_and_pack_pairs():
+    """`fp8_f16`: e4m3 x e4m3 accumulated in float32 from D and rounded to f16 at the end of each product (D is
+    f16 registers between the two), two to a register."""
+    rng = np.random.default_rng(70)
+    a, b = finite_codes(rng, (64, 64), 4), finite_codes(rng, (8, 64), 4)
+    out = np.zeros(64 * 4, dtype=np.uint32)
+    result = check(CORPUS / "layouts_8bit.cu", kernel="fp8_f16", grid=1, block=128, args=[a, b, out, 0], arch="sm_90a")
+    assert result.findings == []
+    first = reference_8bit(fp8(a[:, :32], 4), fp8(b[:, :32], 4)).astype(np.float16)
+    d = first.astype(np.float32)
+    for k in range(32, 64):
+        d = d + fp8(a[:, k, None], 4) * fp8(b[None, :, k], 4)
+    expected = d.astype(np.float16)
+    assert not np.array_equal(expected, reference_8bit(fp8(a, 4), fp8(b, 4)).astype(np.float16))  # the rounding shows
+    np.testing.assert_array_equal(out.view(np.float16).reshape(64, 8), expected)
+
+
+def test_the_8bit_float_tables_follow_the_formats():
+    from gpurace.sim.tensor_core import FP8_VALUES
+
+    codes = np.arange(256, dtype=np.uint8)
+    e4m3, e5m2 = FP8_VALUES["e4m3"], FP8_VALUES["e5m2"]
+    finite4 = (codes & 0x7F) != 0x7F  # e4m3: S.1111.111 is NaN, no infinities
+    np.testing.assert_array_equal(e4m3[finite4], fp8(codes[finite4], 4))
+    assert np.isnan(e4m3[~finite4]).all() and np.nanmax(e4m3) == 448
+    finite5 = (codes & 0x7C) != 0x7C  # e5m2: the top exponent is infinity or NaN, as in IEEE 754
+    np.testing.assert_array_equal(e5m2[finite5], fp8(codes[finite5], 5))
+    assert list(e5m2[[0x7C, 0xFC]]) == [np.inf, -np.inf] and np.isnan(e5m2[[0x7D, 0x7F, 0xFE]]).all()

@@ -9,7 +9,7 @@ written as the ISA writes them, with groupID = lane >> 2 and
 threadID_in_group = lane % 4.
 
 Floating-point accumulation: the hardware's order is unspecified. Products of
-f16, bf16 and tf32 inputs are exact in float32, so only the sums round; the
+f16, bf16, tf32, e4m3 and e5m2 inputs are exact in float32, so only the sums round; the
 simulator starts from C and adds the products one k at a time, in increasing
 k, rounding to float32 after each addition (float64 for f64), and rounds the
 final value to the destination type (f16: round to nearest even). Integer
@@ -36,13 +36,39 @@ from gpurace.errors import UserError
 from gpurace.sim.memory.floats import bf16_to_f32, f32_to_bf16
 
 WARP = 32
-ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s8": 8, "u8": 8, "s32": 32, "b16": 16}
+ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s8": 8, "u8": 8, "s32": 32, "b16": 16,
+                "e4m3": 8, "e5m2": 8}  # fmt: skip
 INTEGER_TYPES = frozenset({"s8", "u8", "s32"})
 TF32_MASK = np.uint32(0xFFFFE000)
 """A .tf32 operand is a .b32 register of which the tensor core reads the sign, exponent and top 10 mantissa bits."""
 
 
 # ---------------------------------------------------------------------------- element codecs
+
+
+def _fp8_values(exponent_bits: int, has_infinity: bool) -> np.ndarray:
+    """The float32 value of each of the 256 codes of an 8-bit float with a sign bit, `exponent_bits` of exponent
+    and the rest mantissa: e5m2 as IEEE 754 has it (infinities, NaNs), e4m3 (PTX's `.e4m3`, OCP's E4M3FN)
+    without infinities, its only NaNs the codes S.1111.111 (largest finite 448)."""
+    mantissa_bits = 7 - exponent_bits
+    bias = (1 << (exponent_bits - 1)) - 1
+    code = np.arange(256)
+    sign = np.where(code & 0x80, -1.0, 1.0)
+    exponent = (code >> mantissa_bits) & ((1 << exponent_bits) - 1)
+    mantissa = code & ((1 << mantissa_bits) - 1)
+    fraction = mantissa / (1 << mantissa_bits)
+    normal = (1.0 + fraction) * np.exp2(exponent - bias)
+    values = sign * np.where(exponent == 0, fraction * np.exp2(1 - bias), normal)
+    top = exponent == (1 << exponent_bits) - 1
+    if has_infinity:
+        values = np.where(top, np.where(mantissa == 0, sign * np.inf, np.nan), values)
+    else:
+        values = np.where(top & (mantissa == (1 << mantissa_bits) - 1), np.nan, values)
+    return values.astype(np.float32)
+
+
+FP8_VALUES = {"e4m3": _fp8_values(4, has_infinity=False), "e5m2": _fp8_values(5, has_infinity=True)}
+"""float32 value by code of each 8-bit float type (`wgmma` inputs)."""
 
 
 def decode(raw: np.ndarray, etype: str) -> np.ndarray:
@@ -57,6 +83,8 @@ def decode(raw: np.ndarray, etype: str) -> np.ndarray:
         return raw.astype(np.uint32).view(np.float32)
     if etype == "f64":
         return raw.astype(np.uint64).view(np.float64)
+    if etype in FP8_VALUES:
+        return FP8_VALUES[etype][raw.astype(np.uint8)]
     if etype == "s8":
         return raw.astype(np.uint8).view(np.int8).astype(np.int64)
     if etype == "u8":
@@ -209,7 +237,7 @@ def _c_m8n8(g, t, i):
     return g, 2 * t + i
 
 
-# 8-bit integers
+# 8-bit integers, and 8-bit floats (e4m3, e5m2: the same fragments)
 def _a_m16n8k32_8bit(g, t, i):
     return g + 8 * ((i >> 2) & 1), 4 * t + (i & 3) + 16 * (i >= 8)
 
@@ -253,13 +281,14 @@ class MmaShape:
 
 _F16 = ("f16", "bf16")
 _I8 = ("s8", "u8")
+_F8 = ("e4m3", "e5m2")
 MMA_SHAPES: dict[tuple[str, str], MmaShape] = {
     **{("m16n8k16", t): MmaShape(16, 8, 16, (8, _a_m16n8k16_16bit), (4, _b_m16n8k16_16bit), (4, _c_m16n8)) for t in _F16},
     **{("m16n8k8", t): MmaShape(16, 8, 8, (4, _a_m16n8k8_16bit), (2, _b_m16n8k8_16bit), (4, _c_m16n8)) for t in _F16},
     ("m16n8k8", "tf32"): MmaShape(16, 8, 8, (4, _a_m16n8k8_tf32), (2, _b_m16n8k8_tf32), (4, _c_m16n8)),
     ("m16n8k4", "tf32"): MmaShape(16, 8, 4, (2, _a_m16n8k4_tf32), (1, _b_m16n8k4_tf32), (4, _c_m16n8)),
     ("m8n8k4", "f64"): MmaShape(8, 8, 4, (1, _a_m8n8k4_f64), (1, _b_m8n8k4_f64), (2, _c_m8n8)),
-    **{("m16n8k32", t): MmaShape(16, 8, 32, (16, _a_m16n8k32_8bit), (8, _b_m16n8k32_8bit), (4, _c_m16n8)) for t in _I8},
+    **{("m16n8k32", t): MmaShape(16, 8, 32, (16, _a_m16n8k32_8bit), (8, _b_m16n8k32_8bit), (4, _c_m16n8)) for t in _I8 + _F8},
     **{("m16n8k16", t): MmaShape(16, 8, 16, (8, _a_m16n8k16_8bit), (4, _b_m16n8k16_8bit), (4, _c_m16n8)) for t in _I8},
     **{("m8n8k16", t): MmaShape(8, 8, 16, (4, _a_m8n8k16_8bit), (4, _b_m8n8k16_8bit), (2, _c_m8n8)) for t in _I8},
 }
@@ -267,6 +296,7 @@ MMA_SHAPES: dict[tuple[str, str], MmaShape] = {
 
 ACCUMULATOR_TYPES = {
     "f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "f64": ("f64",), "s8": ("s32",), "u8": ("s32",),
+    "e4m3": ("f32", "f16"), "e5m2": ("f32", "f16"),
 }  # fmt: skip
 """The C/D types each input type allows."""
 
@@ -335,7 +365,7 @@ def mma_product(text: str, modifiers: tuple[str, ...]) -> MatrixProduct:
     if layouts != ["row", "col"]:
         raise UserError(f"the simulator does not support `{text}`: only the .row.col operand layouts")
     form = MMA_SHAPES.get((shape[0], atype))
-    if form is None or not (btype == atype or {atype, btype} <= set(_I8)):  # s8 and u8 mix
+    if form is None or not (btype == atype or {atype, btype} <= set(_I8) or {atype, btype} <= set(_F8)):  # s8 and u8 mix, e4m3 and e5m2
         raise UserError(f"the simulator does not support `{text}`: no .{shape[0]} form with .{atype} x .{btype} inputs")
     if dtype not in ACCUMULATOR_TYPES[atype] or ctype not in ACCUMULATOR_TYPES[atype]:
         raise UserError(f"`{text}`: .{atype} inputs accumulate in {' or '.join('.' + t for t in ACCUMULATOR_TYPES[atype])}")

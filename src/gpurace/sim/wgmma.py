@@ -1,16 +1,19 @@
 """Warpgroup matrix products (`wgmma`, sm_90a): fragment layouts, shared-memory matrix descriptors, arithmetic.
 
 `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}` computes D (64 x N, f32) = A (64 x 16) * B
-(16 x N) + D over the four warps of a warpgroup; `m64nNk8.f32.tf32.tf32` the same over K = 8 (32 bytes of
-each row of A and column of B, whatever the type). Warp w (w = warp index % 4) holds rows 16w..16w+15 of D and,
+(16 x N) + D over the four warps of a warpgroup; `m64nNk8.f32.tf32.tf32` the same over K = 8, and
+`m64nNk32` over K = 32 of 8-bit inputs: `.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2}` and `.s32.{s8,u8}.{s8,u8}` (32 bytes
+of each row of A and column of B, whatever the type). f16 inputs may accumulate in f16 too (`.f16.f16.f16`). Warp w (w = warp index % 4) holds rows 16w..16w+15 of D and,
 when A comes from registers, of A; B, and A when it comes from shared memory, are read through *matrix
 descriptors*. So each warp's rows depend on its own registers and on shared memory only, and the simulator
 computes them when that warp executes the instruction (`sim.wgmma_ops`).
 
 **Register fragments** (PTX ISA, "Register Fragments and Shared Memory Matrix Layouts" of wgmma): D of
-m64nNk16 gives each lane N/2 f32 registers; element i of lane (groupID g = lane / 4, threadID_in_group t =
-lane % 4) is row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2. A from registers is four .b32
-registers of two 16-bit elements, laid out within the warp's 16 rows as `mma.m16n8k16`'s A.
+m64nNk16 gives each lane N/2 f32 (or s32) registers; element i of lane (groupID g = lane / 4, threadID_in_group
+t = lane % 4) is row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2; an f16 D holds the same
+elements two to a register (N/4 registers, element i in the low half). A from registers is four .b32
+registers of two 16-bit elements, laid out within the warp's 16 rows as `mma.m16n8k16`'s A, or of four 8-bit
+elements, as `mma.m16n8k32`'s A.
 
 **Matrix descriptors** (PTX ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout", "Canonical
 Layouts"): a 64-bit value whose bits 0-13 hold the start address, 16-29 the leading dimension byte offset (LBO),
@@ -18,7 +21,7 @@ Layouts"): a 64-bit value whose bits 0-13 hold the start address, 16-29 the lead
 matrix base offset and 62-63 the swizzle mode (0 none, 1 128-byte, 2 64-byte, 3 32-byte). An operand is K-major
 (`imm-trans` 0: the 16 k of a row of M or column of N lie together) or MN-major (`imm-trans` 1, for A from
 shared memory and for B, 16-bit types only: the rows of M or columns of N of one k lie together). Its elements
-sit in 16-byte *chunks* of consecutive elements of the major dimension (8 of 16 bits, 4 of tf32). With S the
+sit in 16-byte *chunks* of consecutive elements of the major dimension (8 of 16 bits, 4 of tf32, 16 of 8 bits). With S the
 swizzle's span in bytes (32, 64, 128) and E = S / 2 elements, element (r, k), r its row of M or column of N,
 of a 16-bit type lies at byte offset (the ISA's canonical layouts, CuTe notation there):
 
@@ -28,7 +31,8 @@ of a 16-bit type lies at byte offset (the ISA's canonical layouts, CuTe notation
     MN-major, swizzled:   (r / E) * LBO + (k / 8) * SBO + (k % 8) * S + (r % E) * 2
 
 and of tf32 (K-major) at (r / 8) * SBO + (k / 4) * LBO + (r % 8) * 16 + (k % 4) * 4, or (r / 8) * SBO +
-(r % 8) * S + k * 4 swizzled: in both, a row's 32 bytes are the same two chunks.
+(r % 8) * S + k * 4 swizzled, and of 8-bit types (K-major) at (r / 8) * SBO + (k / 16) * LBO + (r % 8) * 16 +
+k % 16, or (r / 8) * SBO + (r % 8) * S + k swizzled: for every type, a row's 32 bytes are the same two chunks.
 
 from the start address; a swizzle then permutes the 16-byte chunks of the address a: chunk bits 4.. are XORed
 with bits 7.. (log2(S / 16) bits, CuTe's Swizzle<1|2|3, 4, 3>), the same permutation as TMA's
@@ -36,9 +40,11 @@ with bits 7.. (log2(S / 16) bits, CuTe's Swizzle<1|2|3, 4, 3>), the same permuta
 such a boundary, else (pattern start >> 7) & 7, and the simulator takes the XOR's bits 7.. relative to that
 start (bits 7-9 of a minus the base offset); no-swizzle mode ignores the base offset, as the ISA says.
 
-**Arithmetic** follows `sim.tensor_core`: f16, bf16 and tf32 products are exact in float32 (a tf32 operand is
-the sign, exponent and top 10 mantissa bits of its 32), summed from D (or zero when `scale-d` is false) for
-k = 0, 1, ..., K - 1, rounding to float32 after each addition; `imm-scale-a/b` = -1 negate A or B.
+**Arithmetic** follows `sim.tensor_core`: f16, bf16, tf32, e4m3 and e5m2 products are exact in float32 (a tf32
+operand is the sign, exponent and top 10 mantissa bits of its 32), summed from D (or zero when `scale-d` is
+false) for k = 0, 1, ..., K - 1, rounding to float32 after each addition, and an f16 D rounded once at the end
+(to nearest even); `imm-scale-a/b` = -1 negate A or B. Integer products and sums are exact, and the result
+wraps modulo 2**32 or, with `.satfinite`, saturates to the s32 range.
 """
 
 from __future__ import annotations
@@ -51,20 +57,27 @@ from gpurace.errors import UserError
 from gpurace.sim import tensor_core as tc
 
 M, K = 64, 16
-K_OF = {"f16": K, "bf16": K, "tf32": 8}
+K_OF = {"f16": K, "bf16": K, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
 """K of a product by input type."""
+ACCUMULATORS = {"f16": ("f32", "f16"), "bf16": ("f32",), "tf32": ("f32",), "e4m3": ("f32", "f16"),
+                "e5m2": ("f32", "f16"), "s8": ("s32",), "u8": ("s32",)}  # fmt: skip
+"""The D types each input type allows."""
+MIXED = (frozenset({"e4m3", "e5m2"}), frozenset({"s8", "u8"}))
+"""Input types that A and B may mix (A e4m3 with B e5m2, A s8 with B u8); others must be the same."""
 WARPS = 4
 ROWS = M // WARPS  # rows of D per warp
 N_VALUES = tuple(range(8, 257, 8))
 
 
-def d_fragment(n: int) -> tc.Fragment:
+def d_fragment(n: int, dtype: str = "f32") -> tc.Fragment:
     """A warp's 16 x n slice of D: element i of lane (g, t) at row g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2."""
-    return tc.isa_fragment("f32", ROWS, n, n // 2, lambda g, t, i: (g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * t + (i & 1)))
+    return tc.isa_fragment(dtype, ROWS, n, n // 2, lambda g, t, i: (g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * t + (i & 1)))
 
 
 def a_fragment(etype: str) -> tc.Fragment:
-    """A warp's 16 x 16 slice of A from registers: `mma.m16n8k16`'s A layout."""
+    """A warp's 16 x K slice of A from registers: `mma.m16n8k16`'s A layout, or `mma.m16n8k32`'s for 8 bits."""
+    if tc.ELEMENT_BITS[etype] == 8:
+        return tc.isa_fragment(etype, ROWS, K_OF[etype], 16, tc._a_m16n8k32_8bit)
     return tc.isa_fragment(etype, ROWS, K, 8, tc._a_m16n8k16_16bit)
 
 
@@ -114,8 +127,8 @@ class Descriptor:
 
 def chunks_to_matrix(data: np.ndarray, etype: str, mn_major: bool) -> np.ndarray:
     """The bytes of `Descriptor.chunk_addresses`' chunks, `[..., *its shape, 16]`, as `[..., rows, K]` values
-    (float32), row r's k = 0..K-1."""
-    raw = data.view(np.uint32 if tc.ELEMENT_BITS[etype] == 32 else np.uint16)
+    (float32, or int64 for integers), row r's k = 0..K-1."""
+    raw = data.view({32: np.uint32, 16: np.uint16, 8: np.uint8}[tc.ELEMENT_BITS[etype]])
     values = tc.decode(raw.astype(np.uint64), etype)  # [..., a, b, elements per chunk]
     if not mn_major:
         return values.reshape(*values.shape[:-2], K_OF[etype])
@@ -123,7 +136,7 @@ def chunks_to_matrix(data: np.ndarray, etype: str, mn_major: bool) -> np.ndarray
     return rows.reshape(*rows.shape[:-3], -1, K)
 
 
-def product(a: np.ndarray, b_rows: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """`[warps, 16, K]` A, `[warps, N, K]` B as its N rows of K (float32 values), `[warps, 16, N]` C -> D
-    (float32), in the order above."""
-    return tc.multiply_accumulate(a, np.swapaxes(b_rows, 1, 2), c)
+def product(a: np.ndarray, b_rows: np.ndarray, c: np.ndarray, saturate: bool = False) -> np.ndarray:
+    """`[warps, 16, K]` A, `[warps, N, K]` B as its N rows of K, `[warps, 16, N]` C -> D, in the order above
+    (float32 values, or int64 for integer inputs, wrapped or saturated to s32)."""
+    return tc.multiply_accumulate(a, np.swapaxes(b_rows, 1, 2), c, saturate)

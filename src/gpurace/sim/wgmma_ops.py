@@ -1,9 +1,11 @@
 """The `wgmma` instructions (sm_90a): handlers, and the registers and shared memory a product uses until its wait.
 
 - `wgmma.fence.sync.aligned` orders the thread's earlier register accesses before its later `wgmma.mma_async`s;
-- `wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a, b-desc, scale-d, imm-scale-a,
-  imm-scale-b{, imm-trans-a}, imm-trans-b` (A from registers or a descriptor), and
-  `m64nNk8.f32.tf32.tf32 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b` (K-major operands), run, as a `.sync.aligned`
+- `wgmma.mma_async.sync.aligned.m64nNk16.{f32,f16}.{f16,bf16}.{f16,bf16} d, a, b-desc, scale-d, imm-scale-a,
+  imm-scale-b{, imm-trans-a}, imm-trans-b` (A from registers or a descriptor),
+  `m64nNk8.f32.tf32.tf32 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b`,
+  `m64nNk32.{f32,f16}.{e4m3,e5m2}.{e4m3,e5m2} d, a, b-desc, scale-d, imm-scale-a, imm-scale-b` and
+  `m64nNk32.s32.{s8,u8}.{s8,u8}{.satfinite} d, a, b-desc, scale-d` (K-major operands), run, as a `.sync.aligned`
   warp collective, once all 32 lanes of a warp are at it, and computes that warp's 16 rows of D
   (`sim.wgmma`); the shared operands, K-major or MN-major (`imm-trans` 1), with or without a swizzle, are
   read then (read events of the warp's lanes, one 16-byte chunk each);
@@ -26,8 +28,8 @@ The checks cost nothing for kernels without `wgmma`: the instructions that touch
 of some `wgmma.mma_async` get a wrapped handler (`guard_registers`); the table of accumulators in flight holds
 one int32 per thread and accumulator register; such kernels run interpreted under `--executor native`.
 Not modelled: the warpgroup-wide `.aligned` requirement (each
-warp's rows are computed when that warp arrives), accumulators of f16, A from registers for tf32, and the
-other wgmma types and shapes (refused by name).
+warp's rows are computed when that warp arrives), A from registers for tf32, sparse `wgmma.mma_async.sp`, and
+the 1-bit products (refused by name).
 """
 
 from __future__ import annotations
@@ -55,8 +57,8 @@ UNFENCED = (
     "its first wgmma.mma_async): the product may read the registers' earlier values"
 )
 _SHAPES = {f"m64n{n}k{k}": (n, k) for n in wg.N_VALUES for k in sorted(set(wg.K_OF.values()))}
-_INPUTS = tuple(wg.K_OF)
-_ALLOWED = {"mma_async", "sync", "aligned", "f32", *_INPUTS, *_SHAPES}
+_TYPES = (*wg.K_OF, "f32", "s32")
+_ALLOWED = {"mma_async", "sync", "aligned", "satfinite", *_TYPES, *_SHAPES}
 
 
 def _regs(op) -> list[Reg]:
@@ -192,37 +194,47 @@ def _immediate(dec, op, allowed: tuple[int, ...], what: str) -> int:
     return int(op.value)
 
 
-def _product(dec):
-    ins = dec.ins
+def _types(ins) -> tuple[int, str, str, str]:
+    """(N, D's type, A's, B's) of a product, or a UserError naming what the simulator does not run."""
     unknown = [m for m in ins.modifiers if m not in _ALLOWED]
     shapes = [m for m in ins.modifiers if m in _SHAPES]
-    types = [m for m in ins.modifiers if m in ("f32", *_INPUTS)]
+    types = [m for m in ins.modifiers if m in _TYPES]
     shape = _SHAPES[shapes[0]] if len(shapes) == 1 else None
-    if (
-        unknown or shape is None or len(types) != 3 or types[0] != "f32" or types[1] != types[2]
-        or types[1] not in _INPUTS or shape[1] != wg.K_OF[types[1]]
-    ):  # fmt: skip
-        listed = ", ".join("." + m for m in unknown)
-        why = f"modifier(s) {listed}" if unknown else (
-            "only m64nNk16 with .f32 accumulators and f16 or bf16 inputs, and m64nNk8 with tf32 inputs"
-        )
-        raise UserError(f"the simulator does not support `{ins.text}`: {why}")
-    (n, _), etype = shape, types[1]
+    if not unknown and shape is not None and len(types) == 3:
+        dtype, atype, btype = types
+        same = atype == btype or any({atype, btype} <= kinds for kinds in wg.MIXED)
+        integer = atype in tc.INTEGER_TYPES
+        if same and dtype in wg.ACCUMULATORS.get(atype, ()) and shape[1] == wg.K_OF[atype]:
+            if "satfinite" not in ins.modifiers or integer:
+                return shape[0], dtype, atype, btype
+    listed = ", ".join("." + m for m in unknown)
+    why = f"modifier(s) {listed}" if unknown else (
+        "only m64nNk16 with f16 or bf16 inputs (.f32 accumulators, or .f16 for f16), m64nNk8 with tf32 inputs, "
+        "and m64nNk32 with e4m3/e5m2 inputs (.f32 or .f16 accumulators) or s8/u8 inputs (.s32)"
+    )
+    raise UserError(f"the simulator does not support `{ins.text}`: {why}")
+
+
+def _product(dec):
+    ins = dec.ins
+    n, dtype, etype, btype = _types(ins)
     ops = ins.operands
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
-    transposable = etype != "tf32"  # only 16-bit operands have imm-trans operands
-    if a_regs and not transposable:
+    transposable = tc.ELEMENT_BITS[etype] == 16  # only 16-bit operands have imm-trans operands
+    integer = etype in tc.INTEGER_TYPES  # no imm-scale operands either
+    if a_regs and etype == "tf32":
         raise UserError(f"the simulator does not support `{ins.text}`: A from registers with tf32 inputs")
-    dec.operands((7 if a_regs else 8) if transposable else 6)
-    d_frag = wg.d_fragment(n)
+    dec.operands(4 if integer else (7 if a_regs else 8) if transposable else 6)
+    d_frag = wg.d_fragment(n, dtype)
     write_d = [dec.writer(r, "b32") for r in _regs(ops[0])]
     read_d = [dec.reader(r, "b32") for r in _regs(ops[0])]
     if len(write_d) != d_frag.registers:
         raise UserError(f"`{ins.text}`: D needs {d_frag.registers} registers, found {len(write_d)}")
     scale_d = ops[3]
-    scale_a = _immediate(dec, ops[4], (1, -1), "imm-scale-a")
-    scale_b = _immediate(dec, ops[5], (1, -1), "imm-scale-b")
+    scale_a = 1 if integer else _immediate(dec, ops[4], (1, -1), "imm-scale-a")
+    scale_b = 1 if integer else _immediate(dec, ops[5], (1, -1), "imm-scale-b")
     trans_a, trans_b = [0, 0, *(_immediate(dec, op, (0, 1), "imm-trans") for op in ops[6:])][-2:]
+    saturate = "satfinite" in ins.modifiers
     read_scale = dec.reader(scale_d, "pred") if isinstance(scale_d, Reg) else None
     if read_scale is None and not isinstance(scale_d, Imm):
         raise UserError(f"`{ins.text}`: scale-d must be a predicate or an immediate")
@@ -247,23 +259,24 @@ def _product(dec):
         nwarps = len(slots.warps)
         leader = np.zeros(nwarps, dtype=np.int64)
         leader[slots.row] = go  # any lane of the warp: descriptors are warp-uniform
-        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, etype, trans_b)  # [warps, n, K]
+        b = _operand(dec, go, slots, read_b_desc, np.arange(n), n, btype, trans_b)  # [warps, n, K]
         if a_regs:
             a = tc.decode(a_frag.gather(slots.gather(read_a)), etype)
         else:
             warp_in_group = (eng.geo.warp_of[leader] % wg.WARPS).astype(np.int64)
             a = _operand(dec, go, slots, read_a_desc, None, wg.ROWS, etype, trans_a, warp_in_group)
-        a = a * np.float32(scale_a)
-        b = b * np.float32(scale_b)
-        c = tc.decode(d_frag.gather(slots.gather(read_d)), "f32")
+        if not integer:
+            a = a * np.float32(scale_a)
+            b = b * np.float32(scale_b)
+        c = tc.decode(d_frag.gather(slots.gather(read_d)), dtype)
         if read_scale is not None:
             keep = np.zeros(nwarps, dtype=np.bool_)
             keep[slots.row] = read_scale(go).astype(np.bool_)
-            c = np.where(keep[:, None, None], c, np.float32(0))
+            c = np.where(keep[:, None, None], c, c.dtype.type(0))
         elif not scale_d.value:
             c = np.zeros_like(c)
-        d = wg.product(a, b, c)
-        slots.scatter(write_d, d_frag.scatter(tc.encode(d, "f32")), "b32")
+        d = wg.product(a, b, c, saturate)
+        slots.scatter(write_d, d_frag.scatter(tc.encode(d, dtype)), "b32")
         state.issue(pc, go, d_slots)
 
     return dec.collective(compute, None, what)
@@ -276,7 +289,7 @@ def _operand(dec, go, slots, read_desc, rows, nrows: int, etype: str, mn_major: 
     eng = dec.eng
     descs = np.zeros(len(slots.warps), dtype=np.uint64)
     descs[slots.row] = read_desc(go).astype(np.uint64)
-    out = np.zeros((len(slots.warps), nrows, wg.K_OF[etype]), dtype=np.float32)
+    out = np.zeros((len(slots.warps), nrows, wg.K_OF[etype]), dtype=np.int64 if etype in tc.INTEGER_TYPES else np.float32)
     for w in range(len(slots.warps)):
         r = rows if rows is not None else wg.ROWS * int(warp_in_group[w]) + np.arange(nrows)
         chunks = wg.Descriptor.decode(int(descs[w])).chunk_addresses(r, bool(mn_major))
