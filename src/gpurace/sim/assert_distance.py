@@ -5,7 +5,7 @@ assertions are about values, not memory.
 that asserts on its parameters before it touches memory (`__assert(a + b != c)`) gives every candidate the
 same score, and the search is blind: it needs `c` to be exactly `a + b`. Search-based testing's *branch
 distance* gives it a direction: for each comparison (`setp`) on the assertion's source line, how far the
-operands were from the other outcome (|x - y| to make `!=` false, y - x + 1 to make `<` false, 1 to make `==`
+operands were from the other outcome (|x - y| to make `!=` false, y - x to make `<` false, 1 to make `==`
 false). Each thread keeps the least distance of those comparisons since its last assertion; the assertion
 hands the least distance over the threads it let pass to the observer (the search's fitness sink) and forgets
 them. The distance is a heuristic (an assertion of several comparisons may need more than one of them
@@ -126,4 +126,3 @@ def _recording(pending: np.ndarray, distance, body):
         return body(idx)
 
     return record
-
