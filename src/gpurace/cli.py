@@ -45,7 +45,7 @@ from gpurace.frontend.triton_files import is_triton_file, parse_meta, resolve_ar
 from gpurace.frontend.triton_kernels import launch_args
 from gpurace.triton import drop_generated_same_value
 from gpurace.frontend.sandbox import mapped_bytes
-from gpurace.allocator import keep_freed_memory
+from gpurace import allocator
 from gpurace.limits import (
     DEFAULT_MAX_CALL_DEPTH,
     DEFAULT_MAX_THREADS,
@@ -1100,5 +1100,5 @@ def main() -> None:
     """Console-script entry point: a process of its own, so the memory budget can be its address-space limit."""
     global _ENFORCE_ADDRESS_LIMIT
     _ENFORCE_ADDRESS_LIMIT = True
-    keep_freed_memory()
+    allocator.for_command_line()
     cli(prog_name="gpurace")

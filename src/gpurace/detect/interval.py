@@ -23,7 +23,7 @@ import numpy as np
 
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.findings import SAME_VALUE, WARNING, Finding, FindingSet, describe_address, make_site
-from gpurace.detect.heap_reuse import keep_freed_memory
+from gpurace import allocator
 from gpurace.detect.interval_summary import Summary
 from gpurace.detect.open_accesses import OpenAccesses
 from gpurace.detect.pc_ranges import PcRanges
@@ -147,7 +147,7 @@ class IntervalDetector:
         self.geometry = ctx.geometry
         self.pcs = _PcTable(len(ctx.program.instructions))
         self.findings = FindingSet()
-        keep_freed_memory()  # a close's columns are freed and built again, interval after interval
+        allocator.for_detector_closes()  # a close's columns are freed and built again, interval after interval
         self._open = OpenAccesses(ctx.geometry.nthreads)
         # pcs of the buffered batches; a pc seen twice means a thread may have repeated an access
         self._pending_pcs: set[int] = set()
