@@ -286,7 +286,7 @@ def test_tf32_products_read_k_major_operands_and_drop_the_low_mantissa_bits(mode
     np.testing.assert_array_equal(out.reshape(64, 64), expected)
 
 
-def reference_8bit(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
+def reference_by_rows(a: np.ndarray, b_rows: np.ndarray) -> np.ndarray:
     """A (64, K) * B as its rows of K (N, K) for float inputs: float32 from zero, k by k (`sim.wgmma`)."""
     acc = np.zeros((a.shape[0], b_rows.shape[0]), dtype=np.float32)
     for k in range(a.shape[1]):
@@ -332,7 +332,7 @@ def test_fp8_products_decode_e4m3_and_e5m2_and_sum_in_float32(mode):
     out = np.zeros(64 * 8, dtype=np.float32)
     result = check(CORPUS / "layouts_8bit.cu", kernel="fp8_f32", grid=1, block=128, args=[a, b, out, mode], arch="sm_90a")
     assert result.findings == []
-    np.testing.assert_array_equal(out.reshape(64, 8), reference_8bit(fp8(a, 4), fp8(b, 5)))
+    np.testing.assert_array_equal(out.reshape(64, 8), reference_by_rows(fp8(a, 4), fp8(b, 5)))
 
 
 def test_fp8_products_into_f16_round_once_and_pack_pairs():
@@ -343,12 +343,12 @@ def test_fp8_products_into_f16_round_once_and_pack_pairs():
     out = np.zeros(64 * 4, dtype=np.uint32)
     result = check(CORPUS / "layouts_8bit.cu", kernel="fp8_f16", grid=1, block=128, args=[a, b, out, 0], arch="sm_90a")
     assert result.findings == []
-    first = reference_8bit(fp8(a[:, :32], 4), fp8(b[:, :32], 4)).astype(np.float16)
+    first = reference_by_rows(fp8(a[:, :32], 4), fp8(b[:, :32], 4)).astype(np.float16)
     d = first.astype(np.float32)
     for k in range(32, 64):
         d = d + fp8(a[:, k, None], 4) * fp8(b[None, :, k], 4)
     expected = d.astype(np.float16)
-    assert not np.array_equal(expected, reference_8bit(fp8(a, 4), fp8(b, 4)).astype(np.float16))  # the rounding shows
+    assert not np.array_equal(expected, reference_by_rows(fp8(a, 4), fp8(b, 4)).astype(np.float16))  # the rounding shows
     np.testing.assert_array_equal(out.view(np.float16).reshape(64, 8), expected)
 
 
@@ -363,3 +363,103 @@ def test_the_8bit_float_tables_follow_the_formats():
     finite5 = (codes & 0x7C) != 0x7C  # e5m2: the top exponent is infinity or NaN, as in IEEE 754
     np.testing.assert_array_equal(e5m2[finite5], fp8(codes[finite5], 5))
     assert list(e5m2[[0x7C, 0xFC]]) == [np.inf, -np.inf] and np.isnan(e5m2[[0x7D, 0x7F, 0xFE]]).all()
+
+
+TF32_REGISTER_A = """\
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
+{
+    .reg .b32 %t, %lane, %warp, %r<16>, %a<4>;
+    .reg .f32 %d<4>;
+    .reg .b64 %ga, %gb, %gout, %rd<8>, %descb;
+    .reg .pred %p;
+    .shared .align 128 .b8 sb[256];
+    mov.u32 %t, %tid.x;
+    ld.param.u64 %ga, [pa];
+    ld.param.u64 %gb, [pb];
+    ld.param.u64 %gout, [pout];
+    // B (8 rows of 8 tf32, row n = column n of B) to shared memory, K-major: thread t < 64 copies k = t % 8 of
+    // row n = t / 8 to (k / 4) * 128 + n * 16 + (k % 4) * 4 (LBO 128)
+    setp.ge.u32 %p, %t, 64;
+    @%p bra LOADED;
+    shr.u32 %r1, %t, 3;
+    and.b32 %r2, %t, 7;
+    shr.u32 %r3, %r2, 2;
+    and.b32 %r4, %r2, 3;
+    shl.b32 %r5, %r1, 4;
+    shl.b32 %r6, %r3, 7;
+    shl.b32 %r7, %r4, 2;
+    add.u32 %r5, %r5, %r6;
+    add.u32 %r5, %r5, %r7;
+    mov.u32 %r8, sb;
+    add.u32 %r5, %r5, %r8;
+    mul.wide.u32 %rd1, %t, 4;
+    add.s64 %rd1, %gb, %rd1;
+    ld.global.b32 %r9, [%rd1];
+    st.shared.b32 [%r5], %r9;
+LOADED:
+    fence.proxy.async.shared::cta;
+    bar.sync 0;
+    // A from registers, as mma.m16n8k8's tf32 A: register i of lane (g, t) of warp w holds row
+    // 16w + g + 8 (i % 2), k = t + 4 (i / 2) of a (64 x 8, row-major)
+    shr.u32 %warp, %t, 5;
+    and.b32 %lane, %t, 31;
+    shr.u32 %r1, %lane, 2;
+    and.b32 %r2, %lane, 3;
+    shl.b32 %r3, %warp, 4;
+    add.u32 %r1, %r1, %r3;
+    shl.b32 %r1, %r1, 3;
+    add.u32 %r1, %r1, %r2;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd2, %ga, %rd2;
+    ld.global.b32 %a0, [%rd2];
+    ld.global.b32 %a1, [%rd2+256];
+    ld.global.b32 %a2, [%rd2+16];
+    ld.global.b32 %a3, [%rd2+272];
+    mov.u32 %r8, sb;
+    cvt.u64.u32 %descb, %r8;
+    shr.u64 %descb, %descb, 4;
+    or.b64 %descb, %descb, DESC;
+    mov.f32 %d0, 0f00000000;
+    mov.f32 %d1, 0f00000000;
+    mov.f32 %d2, 0f00000000;
+    mov.f32 %d3, 0f00000000;
+    wgmma.fence.sync.aligned;
+    setp.ne.b32 %p, 1, 0;
+    wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, %descb, %p, 1, 1;
+    wgmma.commit_group.sync.aligned;
+    wgmma.wait_group.sync.aligned 0;
+    // D: register i of lane (g, t) of warp w is row 16w + g + 8 (i / 2), column 2t + i % 2
+    shr.u32 %r1, %lane, 2;
+    add.u32 %r1, %r1, %r3;
+    shl.b32 %r1, %r1, 3;
+    and.b32 %r2, %lane, 3;
+    shl.b32 %r2, %r2, 1;
+    add.u32 %r1, %r1, %r2;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd3, %gout, %rd3;
+    st.global.f32 [%rd3], %d0;
+    st.global.f32 [%rd3+4], %d1;
+    st.global.f32 [%rd3+256], %d2;
+    st.global.f32 [%rd3+260], %d3;
+    ret;
+}
+""".replace("DESC", str((128 >> 4) << 16 | (256 >> 4) << 32))
+
+
+def test_tf32_a_from_registers_is_mma_m16n8k8_s_a_layout():
+    """m64n8k8 tf32 with A in four registers per lane (each warp's 16 rows laid out as `mma.m16n8k8`'s tf32 A)
+    and B K-major from a descriptor: D is the product of the operands cut to tf32, bit for bit."""
+    rng = np.random.default_rng(80)
+    a = rng.standard_normal((64, 8)).astype(np.float32)
+    b_rows = rng.standard_normal((8, 8)).astype(np.float32)  # row n is column n of B
+    out = np.zeros(64 * 8, dtype=np.float32)
+    result = check(parse_ptx(TF32_REGISTER_A, "k.ptx"), grid=1, block=128, args=[a, b_rows, out], arch="sm_90a")
+    assert result.findings == []
+    tf32 = lambda x: (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)  # noqa: E731
+    expected = reference_by_rows(tf32(a), tf32(b_rows))
+    assert not np.array_equal(expected, reference_by_rows(a, b_rows))  # the cut matters for these values
+    np.testing.assert_array_equal(out.reshape(64, 8), expected)

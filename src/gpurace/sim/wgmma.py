@@ -12,8 +12,8 @@ computes them when that warp executes the instruction (`sim.wgmma_ops`).
 m64nNk16 gives each lane N/2 f32 (or s32) registers; element i of lane (groupID g = lane / 4, threadID_in_group
 t = lane % 4) is row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2t + i % 2; an f16 D holds the same
 elements two to a register (N/4 registers, element i in the low half). A from registers is four .b32
-registers of two 16-bit elements, laid out within the warp's 16 rows as `mma.m16n8k16`'s A, or of four 8-bit
-elements, as `mma.m16n8k32`'s A.
+registers of two 16-bit elements, laid out within the warp's 16 rows as `mma.m16n8k16`'s A, of one tf32
+element, as `mma.m16n8k8`'s A, or of four 8-bit elements, as `mma.m16n8k32`'s A.
 
 **Matrix descriptors** (PTX ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout", "Canonical
 Layouts"): a 64-bit value whose bits 0-13 hold the start address, 16-29 the leading dimension byte offset (LBO),
@@ -75,7 +75,10 @@ def d_fragment(n: int, dtype: str = "f32") -> tc.Fragment:
 
 
 def a_fragment(etype: str) -> tc.Fragment:
-    """A warp's 16 x K slice of A from registers: `mma.m16n8k16`'s A layout, or `mma.m16n8k32`'s for 8 bits."""
+    """A warp's 16 x K slice of A from registers: `mma.m16n8k16`'s A layout, `mma.m16n8k8`'s for tf32, or
+    `mma.m16n8k32`'s for 8 bits."""
+    if etype == "tf32":
+        return tc.isa_fragment(etype, ROWS, K_OF[etype], 4, tc._a_m16n8k8_tf32)
     if tc.ELEMENT_BITS[etype] == 8:
         return tc.isa_fragment(etype, ROWS, K_OF[etype], 16, tc._a_m16n8k32_8bit)
     return tc.isa_fragment(etype, ROWS, K, 8, tc._a_m16n8k16_16bit)

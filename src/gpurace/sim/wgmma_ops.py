@@ -28,8 +28,8 @@ The checks cost nothing for kernels without `wgmma`: the instructions that touch
 of some `wgmma.mma_async` get a wrapped handler (`guard_registers`); the table of accumulators in flight holds
 one int32 per thread and accumulator register; such kernels run interpreted under `--executor native`.
 Not modelled: the warpgroup-wide `.aligned` requirement (each
-warp's rows are computed when that warp arrives), A from registers for tf32, sparse `wgmma.mma_async.sp`, and
-the 1-bit products (refused by name).
+warp's rows are computed when that warp arrives), sparse `wgmma.mma_async.sp` and the 1-bit products (refused
+by name).
 """
 
 from __future__ import annotations
@@ -222,8 +222,6 @@ def _product(dec):
     a_regs = isinstance(ops[1], Vec) if len(ops) > 1 else False
     transposable = tc.ELEMENT_BITS[etype] == 16  # only 16-bit operands have imm-trans operands
     integer = etype in tc.INTEGER_TYPES  # no imm-scale operands either
-    if a_regs and etype == "tf32":
-        raise UserError(f"the simulator does not support `{ins.text}`: A from registers with tf32 inputs")
     dec.operands(4 if integer else (7 if a_regs else 8) if transposable else 6)
     d_frag = wg.d_fragment(n, dtype)
     write_d = [dec.writer(r, "b32") for r in _regs(ops[0])]
