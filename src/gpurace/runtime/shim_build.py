@@ -34,6 +34,7 @@ SHIM_FILES = (
     "graphs.h",
     "graph_memory.h",
     "graph_conditionals.h",
+    "graph_params.h",
     "stream_ordered.h",
     "memory_hints.h",
     "unsupported_calls.h",

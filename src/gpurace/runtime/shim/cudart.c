@@ -72,6 +72,7 @@ enum {
     cudaErrorInvalidDeviceFunction = 98,
     cudaErrorInvalidDevice = 101,
     cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotSupported = 801,
     cudaErrorInvalidClusterSize = 912,
 };
 
@@ -2335,6 +2336,7 @@ EXPORT cudaError_t cudaStreamAddCallback_ptsz(void *stream, stream_callback call
 #include "graphs.h"
 #include "graph_memory.h"
 #include "graph_conditionals.h"
+#include "graph_params.h"
 #include "stream_ordered.h"
 #include "memory_hints.h"
 

@@ -128,6 +128,7 @@ struct node {
     void *dst;               /* memset: rows of `width` bytes */
     size_t pitch, width, height;
     int value;
+    unsigned element, given_value; /* memset: the element size and value as given (cudaGraphMemsetNodeGetParams) */
     void (*fn)(void *); /* host */
     void *data;
     struct graph *child; /* child graph: a copy of the graph it was given */
@@ -407,6 +408,7 @@ static cudaError_t set_memset(struct node *node, const struct cudaMemsetParams *
         unsupported("cudaGraphAddMemsetNode with 2- or 4-byte elements whose bytes differ", NULL);
     node->dst = p->dst, node->pitch = p->height > 1 ? p->pitch : p->width * e;
     node->width = p->width * e, node->height = p->height, node->value = (int)(v & 0xff);
+    node->element = e, node->given_value = v;
     return cudaSuccess;
 }
 
