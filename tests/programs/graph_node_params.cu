@@ -3,12 +3,15 @@
 // function swapped in the graph, and in the instantiated graph with cudaGraphExecHostNodeSetParams (the graph's
 // node keeps its own) and cudaGraphExecNodeSetParams; an event record node's event read and changed; a node's
 // dependencies and dependents listed; a memory allocation node refuses changes (cudaErrorNotSupported) and a
-// node given parameters of another kind refuses them (cudaErrorInvalidValue). Edges order everything: clean.
+// node given parameters of another kind refuses them (cudaErrorInvalidValue); a disabled memset node of an
+// instantiated graph writes nothing until it is enabled again. Edges order everything: clean.
 // @stdout memset params: value 7, element 1, width 64, height 1
 // @stdout launch 1: x[0] = 7, x[63] = 7, first 1, second 0
 // @stdout launch 2: x[0] = 9, x[63] = 9, first 1, second 1
 // @stdout launch 3: x[0] = 5, x[63] = 5, first 2, second 1
 // @stdout launch 4: x[0] = 5, x[63] = 5, first 2, second 2
+// @stdout disabled (enabled 0): x[0] = 0, second 3
+// @stdout enabled: x[0] = 9; a host node cannot be disabled: cudaErrorInvalidValue
 // @stdout event: 1 1
 // @stdout edges: memset has 0 dependencies and 1 dependent, host has 1 dependency
 // @stdout alloc node: cudaErrorNotSupported; wrong kind: cudaErrorInvalidValue
@@ -83,6 +86,23 @@ int main() {
     cudaStreamSynchronize(s);
     cudaMemcpy(h, x, n, cudaMemcpyDeviceToHost);
     printf("launch 4: x[0] = %d, x[63] = %d, first %d, second %d\n", h[0], h[n - 1], runs[0], runs[1]);
+
+    // a disabled node is an empty one until it is enabled again
+    cudaMemset(x, 0, n);
+    cudaGraphNodeSetEnabled(x2, memset_node, 0);
+    unsigned enabled = 1;
+    cudaGraphNodeGetEnabled(x2, memset_node, &enabled);
+    cudaGraphLaunch(x2, s);
+    cudaStreamSynchronize(s);
+    cudaMemcpy(h, x, n, cudaMemcpyDeviceToHost);
+    printf("disabled (enabled %u): x[0] = %d, second %d\n", enabled, h[0], runs[1]);
+    cudaGraphNodeSetEnabled(x2, memset_node, 1);
+    cudaError_t host_node_switch = cudaGraphNodeSetEnabled(x2, host_node, 0);
+    cudaGraphLaunch(x2, s);
+    cudaStreamSynchronize(s);
+    cudaMemcpy(h, x, n, cudaMemcpyDeviceToHost);
+    printf("enabled: x[0] = %d; a host node cannot be disabled: %s\n", h[0], cudaGetErrorName(host_node_switch));
+    cudaGetLastError();
 
     cudaEvent_t before, after;
     cudaGraphEventRecordNodeGetEvent(record_node, &before);

@@ -1,5 +1,6 @@
 /* Reading and changing the parameters of graph nodes, one kind at a time (cudaGraphHostNodeSetParams, ...) or any
- * kind (cudaGraphNodeSetParams), in a graph or in an instantiated graph (cudaGraphExec...), and a node's edges.
+ * kind (cudaGraphNodeSetParams), in a graph or in an instantiated graph (cudaGraphExec...), a node's edges, and
+ * kernel, memcpy and memset nodes of an instantiated graph disabled (empty nodes until enabled again).
  * A change to a graph's node shows in graphs instantiated later; a change to an instantiated node in later
  * launches of that instantiation only, as CUDA has it. Memory allocation and free nodes take no changes
  * (cudaErrorNotSupported, as CUDA answers); the parameters of child graph and conditional nodes and the
@@ -172,4 +173,24 @@ EXPORT cudaError_t cudaGraphExecNodeSetParams(struct graph_exec *graphExec, stru
     struct exec_node *e = exec_node_of(graphExec, node, nodeParams->type);
     if (!e) return record(nodeParams->type == NODE_EMPTY ? cudaSuccess : cudaErrorInvalidValue);
     return record(set_params(&e->op, nodeParams, "cudaGraphExecNodeSetParams"));
+}
+
+/* The instantiated node of `node` that cudaGraphNodeSetEnabled may disable: a kernel, memcpy or memset node. */
+static struct exec_node *switchable(struct graph_exec *x, const struct node *node) {
+    if (!node || (node->type != NODE_KERNEL && node->type != NODE_MEMCPY && node->type != NODE_MEMSET)) return NULL;
+    return exec_node_of(x, node, node->type);
+}
+
+EXPORT cudaError_t cudaGraphNodeSetEnabled(struct graph_exec *hGraphExec, struct node *hNode, unsigned int isEnabled) {
+    struct exec_node *e = switchable(hGraphExec, hNode);
+    if (!e) return record(cudaErrorInvalidValue);
+    e->disabled = !isEnabled;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGraphNodeGetEnabled(struct graph_exec *hGraphExec, struct node *hNode, unsigned int *isEnabled) {
+    struct exec_node *e = switchable(hGraphExec, hNode);
+    if (!e || !isEnabled) return record(cudaErrorInvalidValue);
+    *isEnabled = !e->disabled;
+    return cudaSuccess;
 }

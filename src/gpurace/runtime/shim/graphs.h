@@ -168,6 +168,7 @@ struct exec_node {
     int sink; /* nothing depends on it */
     void *stream, *event;
     struct graph_exec **bodies; /* conditional: its body graphs, instantiated */
+    int disabled;               /* cudaGraphNodeSetEnabled: an empty node until enabled again */
 };
 
 struct graph_exec {
@@ -1024,6 +1025,7 @@ static cudaError_t issue_node(struct exec_node *e) {
     struct node *op = &e->op;
     struct copy_params *c = &op->copy;
     cudaError_t status = cudaSuccess;
+    if (e->disabled) return cudaSuccess;
     replay_site = &op->site;
     switch (op->type) {
     case NODE_KERNEL:
