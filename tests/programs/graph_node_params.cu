@@ -4,9 +4,11 @@
 // node keeps its own) and cudaGraphExecNodeSetParams; an event record node's event read and changed; a node's
 // dependencies and dependents listed; a memory allocation node refuses changes (cudaErrorNotSupported) and a
 // node given parameters of another kind refuses them (cudaErrorInvalidValue); a disabled memset node of an
-// instantiated graph writes nothing until it is enabled again. Edges order everything: clean.
+// instantiated graph writes nothing until it is enabled again; cudaGraphInstantiateWithParams reports success
+// and cudaGraphExecGetFlags the flags. Edges order everything: clean.
 // @stdout memset params: value 7, element 1, width 64, height 1
 // @stdout launch 1: x[0] = 7, x[63] = 7, first 1, second 0
+// @stdout instantiated with params: result 0, flags 1
 // @stdout launch 2: x[0] = 9, x[63] = 9, first 1, second 1
 // @stdout launch 3: x[0] = 5, x[63] = 5, first 2, second 1
 // @stdout launch 4: x[0] = 5, x[63] = 5, first 2, second 2
@@ -65,7 +67,11 @@ int main() {
     p.host.fn = second, p.host.userData = runs;
     cudaGraphNodeSetParams(host_node, &p);
     cudaGraphExec_t x2;
-    cudaGraphInstantiate(&x2, g, 0);
+    cudaGraphInstantiateParams ip = {cudaGraphInstantiateFlagAutoFreeOnLaunch, s, nullptr, cudaGraphInstantiateError};
+    cudaGraphInstantiateWithParams(&x2, g, &ip);
+    unsigned long long flags = 0;
+    cudaGraphExecGetFlags(x2, &flags);
+    printf("instantiated with params: result %d, flags %llu\n", (int)ip.result_out, flags);
     cudaGraphLaunch(x2, s);
     cudaStreamSynchronize(s);
     cudaMemcpy(h, x, n, cudaMemcpyDeviceToHost);

@@ -1,6 +1,7 @@
 /* Reading and changing the parameters of graph nodes, one kind at a time (cudaGraphHostNodeSetParams, ...) or any
  * kind (cudaGraphNodeSetParams), in a graph or in an instantiated graph (cudaGraphExec...), a node's edges, and
- * kernel, memcpy and memset nodes of an instantiated graph disabled (empty nodes until enabled again).
+ * kernel, memcpy and memset nodes of an instantiated graph disabled (empty nodes until enabled again); and
+ * instantiation with cudaGraphInstantiateParams, whose flags an instantiated graph reports.
  * A change to a graph's node shows in graphs instantiated later; a change to an instantiated node in later
  * launches of that instantiation only, as CUDA has it. Memory allocation and free nodes take no changes
  * (cudaErrorNotSupported, as CUDA answers); the parameters of child graph and conditional nodes and the
@@ -192,5 +193,36 @@ EXPORT cudaError_t cudaGraphNodeGetEnabled(struct graph_exec *hGraphExec, struct
     struct exec_node *e = switchable(hGraphExec, hNode);
     if (!e || !isEnabled) return record(cudaErrorInvalidValue);
     *isEnabled = !e->disabled;
+    return cudaSuccess;
+}
+
+/* cudaGraphInstantiateParams: the flags in, the node at fault (none here) and the result out. */
+struct instantiate_params {
+    unsigned long long flags;
+    void *upload_stream; /* cudaGraphInstantiateFlagUpload's stream: there is nothing to upload */
+    struct node *err_node;
+    int result; /* cudaGraphInstantiateResult */
+};
+enum { INSTANTIATE_SUCCESS = 0, INSTANTIATE_ERROR = 1, INSTANTIATE_INVALID_STRUCTURE = 2 };
+
+EXPORT cudaError_t cudaGraphInstantiateWithParams(struct graph_exec **pGraphExec, struct graph *graph,
+                                                  struct instantiate_params *instantiateParams) {
+    if (!instantiateParams) return record(cudaErrorInvalidValue);
+    cudaError_t status = cudaGraphInstantiateWithFlags(pGraphExec, graph, instantiateParams->flags);
+    instantiateParams->err_node = NULL;
+    instantiateParams->result = status == cudaSuccess      ? INSTANTIATE_SUCCESS
+                                : pGraphExec && graph ? INSTANTIATE_INVALID_STRUCTURE /* a cycle */
+                                                      : INSTANTIATE_ERROR;
+    return status;
+}
+
+EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(struct graph_exec **pGraphExec, struct graph *graph,
+                                                       struct instantiate_params *instantiateParams) {
+    return cudaGraphInstantiateWithParams(pGraphExec, graph, instantiateParams);
+}
+
+EXPORT cudaError_t cudaGraphExecGetFlags(struct graph_exec *graphExec, unsigned long long *flags) {
+    if (!graphExec || !flags) return record(cudaErrorInvalidValue);
+    *flags = graphExec->flags;
     return cudaSuccess;
 }
