@@ -72,6 +72,7 @@ the `CUfunction` handle as `host_fun`.
 | UNSUPPORTED | site (its `call` names the call) | - (the server records it; the shim then exits with status 2) |
 | HOST_ACCESS | `u64 address, u32 write`, site (the faulting instruction's, as frame 0) | - (status 0: the access may go ahead; HOST_FAULT: it crashes the program, as on a GPU) |
 | HOST_FLAGS | `u64 address` (a device address: the shim turns a registered host pointer into its own) | `u32 flags` (cudaHostGetFlags) |
+| POINTER_ATTRIBUTES | `u64 address` (as for HOST_FLAGS) | `u32 type` (cudaMemoryType), `u64 device_pointer, u64 host_pointer` (cudaPointerGetAttributes) |
 | FREE_ASYNC | `u64 address, u64 stream`, site (`cudaFreeAsync`: freed at once, as an operation of `stream` that writes the whole allocation) | - |
 | MEM_INFO | - | `u64 free, u64 total` (`cudaMemGetInfo`: the global arena's bytes, and those no live allocation holds) |
 | MODULE_LOAD | `u64 module, str path`, site, `u32 length` + the image (`cuModuleLoad*` of the driver API, `libcuda.so.1`: `module` is the shim's new handle, `path` the file `cuModuleLoad` read, else empty; the image is PTX, a fatbinary, a cubin or a linked image of several, `module_images.py`) | - (STOP: an image gpurace cannot run, recorded) |
@@ -147,6 +148,7 @@ class Op(IntEnum):
     TENSOR_MAP = 42
     VIRTUAL_MEMORY = 43
     GRAPH_MEMORY = 44
+    POINTER_ATTRIBUTES = 45
 
 
 class ObjectKind(IntEnum):

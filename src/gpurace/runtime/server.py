@@ -67,6 +67,11 @@ _NEEDS_LIVE_CONTEXT = frozenset(
 """Requests that a sticky launch error answers, without effect, until RESET."""
 
 
+MEMORY_UNREGISTERED = 0
+POINTER_TYPES = {MemoryKind.HOST: 1, MemoryKind.REGISTERED: 1, MemoryKind.DEVICE: 2, MemoryKind.MANAGED: 3}
+"""`cudaMemoryType` by kind of block: unregistered (0), host (1: page-locked), device (2), managed (3)."""
+
+
 class DeviceServer:
     """The requests of one program on `device`; `errors` say why it had to stop, if it did."""
 
@@ -111,6 +116,7 @@ class DeviceServer:
             Op.EVENT_ELAPSED: self._event_elapsed,
             Op.HOST_ACCESS: self._host_access,
             Op.HOST_FLAGS: self._host_flags,
+            Op.POINTER_ATTRIBUTES: self._pointer_attributes,
             Op.OBJECT_CREATE: self._object_create,
             Op.OBJECT_DESTROY: self._object_destroy,
             Op.TENSOR_MAP: self._tensor_map,
@@ -281,6 +287,26 @@ class DeviceServer:
         if not page_locked or block.freed_at is not None:
             return encode_reply(CudaError.INVALID_VALUE)
         return encode_reply(CudaError.SUCCESS, struct.pack("<I", block.flags | HOST_MAPPED))
+
+    def _pointer_attributes(self, r: Reader) -> bytes:
+        """cudaPointerGetAttributes: what memory `address` is in (`POINTER_TYPES`), and its device and host
+        addresses. Memory of the arena that no block holds (a `__device__` variable, a graph or virtual memory
+        allocation) is device memory; a freed block's is no memory (cudaErrorInvalidValue); any other address
+        is host memory the program did not register."""
+        address = r.u64()
+        block = self.device.heap.block_at(address)
+        if block is not None and block.freed_at is not None:
+            return encode_reply(CudaError.INVALID_VALUE)
+        if block is None:
+            arena = self.device.heap.arena
+            kind = MemoryKind.DEVICE if arena.table.find(address) is not None else None
+        else:
+            kind = block.kind
+        if kind is None:
+            return encode_reply(CudaError.SUCCESS, struct.pack("<IQQ", MEMORY_UNREGISTERED, 0, 0))
+        host = address if kind is not MemoryKind.REGISTERED else block.host + (address - block.allocation.base)
+        host = 0 if kind is MemoryKind.DEVICE else host
+        return encode_reply(CudaError.SUCCESS, struct.pack("<IQQ", POINTER_TYPES[kind], address, host))
 
     def _memcpy(self, r: Reader) -> bytes:
         dst, src, count, direction, stream, is_async, site = r.u64(), r.u64(), r.u64(), r.u32(), r.u64(), r.u32(), r.site()

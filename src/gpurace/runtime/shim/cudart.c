@@ -245,6 +245,7 @@ enum {
     OP_MODULE_UNLOAD = 23,
     OP_MODULE_GLOBAL = 24,
     OP_COMPILED_CODE = 30,
+    OP_POINTER_ATTRIBUTES = 45,
 };
 
 #define STOP (-1)
@@ -1279,6 +1280,27 @@ EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigne
     if (!in_arena(device)) return record(cudaErrorInvalidValue);
     *pDevice = device;
     return cudaSuccess;
+}
+
+/* What memory `ptr` is in: the server's answer for device memory and the arena (devicePointer its address, the
+   host's for host-visible memory), host memory the program registered, or host memory it did not
+   (cudaMemoryTypeUnregistered, device cudaInvalidDeviceId, as CUDA 11 and later answer). */
+struct cudaPointerAttributes { int type, device; void *devicePointer, *hostPointer; };
+
+EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr) {
+    if (!attributes) return record(cudaErrorInvalidValue);
+    struct buf b = {0};
+    uint8_t *reply = NULL;
+    put_u64(&b, (uintptr_t)device_side(ptr, 1));
+    cudaError_t status = request(OP_POINTER_ATTRIBUTES, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        int type = (int)get_u32(&p);
+        uint64_t device = get_u64(&p), host = get_u64(&p);
+        *attributes = (struct cudaPointerAttributes){type, type ? 0 : -2, (void *)(uintptr_t)device, (void *)(uintptr_t)host};
+    }
+    free(reply);
+    return record(status);
 }
 
 /* The flags of page-locked memory (cudaHostAlloc's or cudaHostRegister's), mapped ones with unified addressing. */
