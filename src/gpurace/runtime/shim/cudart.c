@@ -2113,6 +2113,57 @@ EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, int config) {
     return k ? cudaSuccess : record(cudaErrorInvalidDeviceFunction);
 }
 
+/* Cache and shared memory bank preferences: hints that change nothing simulated. The device's cache preference
+   reads back as set; the bank size is four bytes, as on every GPU since Volta (setting it changes nothing there
+   either). */
+enum { FUNC_CACHE_PREFER_EQUAL = 3, SHARED_MEM_BANK_FOUR_BYTES = 1, SHARED_MEM_BANK_EIGHT_BYTES = 2 };
+static int device_cache_config;
+
+EXPORT cudaError_t cudaDeviceSetCacheConfig(int cacheConfig) {
+    if (cacheConfig < 0 || cacheConfig > FUNC_CACHE_PREFER_EQUAL) return record(cudaErrorInvalidValue);
+    device_cache_config = cacheConfig;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceGetCacheConfig(int *pCacheConfig) {
+    if (!pCacheConfig) return record(cudaErrorInvalidValue);
+    *pCacheConfig = device_cache_config;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceSetSharedMemConfig(int config) {
+    return config < 0 || config > SHARED_MEM_BANK_EIGHT_BYTES ? record(cudaErrorInvalidValue) : cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceGetSharedMemConfig(int *pConfig) {
+    if (!pConfig) return record(cudaErrorInvalidValue);
+    *pConfig = SHARED_MEM_BANK_FOUR_BYTES;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, int config) {
+    if (config < 0 || config > SHARED_MEM_BANK_EIGHT_BYTES) return record(cudaErrorInvalidValue);
+    pthread_mutex_lock(&rt.lock);
+    struct kernel *k = find_kernel(func);
+    pthread_mutex_unlock(&rt.lock);
+    return k ? cudaSuccess : record(cudaErrorInvalidDeviceFunction);
+}
+
+/* The one device is the best match for any properties, and is initialised already. */
+EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
+    if (!device || !prop) return record(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+enum { INIT_DEVICE_FLAGS_ARE_VALID = 1 };
+
+EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+    if (flags & ~INIT_DEVICE_FLAGS_ARE_VALID) return record(cudaErrorInvalidValue);
+    if (device != 0) return record(cudaErrorInvalidDevice);
+    return flags ? cudaSetDeviceFlags(deviceFlags) : cudaSuccess;
+}
+
 EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
     if (!attr) return record(cudaErrorInvalidValue);
     struct buf b = {0};
