@@ -472,6 +472,37 @@ static cudaError_t copy_3d(const struct memcpy3d_params *p, void *stream, int as
     return cudaSuccess;
 }
 
+/* `depth` slices of `height` rows of `extent.width` bytes set to `value`, slices `pitch * ysize` bytes apart (the
+   pitched pointer cudaMalloc3D gives). */
+static cudaError_t fill_3d(struct pitched_ptr p, int value, struct array_extent extent, void *stream, int async,
+                           const char *call) {
+    if (extent.depth > 1 && p.ysize < extent.height) return record(cudaErrorInvalidValue);
+    for (size_t z = 0; z < extent.depth; z++) {
+        cudaError_t status = fill((uint8_t *)p.ptr + z * p.pitch * p.ysize, p.pitch, value, extent.width,
+                                  extent.height, stream, async, call);
+        if (status != cudaSuccess) return status;
+    }
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemset3D(struct pitched_ptr pitchedDevPtr, int value, struct array_extent extent) {
+    return fill_3d(pitchedDevPtr, value, extent, LEGACY_STREAM, SYNC, "cudaMemset3D");
+}
+
+EXPORT cudaError_t cudaMemset3DAsync(struct pitched_ptr pitchedDevPtr, int value, struct array_extent extent,
+                                     void *stream) {
+    return fill_3d(pitchedDevPtr, value, extent, stream, ASYNC, "cudaMemset3DAsync");
+}
+
+EXPORT cudaError_t cudaMemset3D_ptds(struct pitched_ptr pitchedDevPtr, int value, struct array_extent extent) {
+    return fill_3d(pitchedDevPtr, value, extent, PER_THREAD_STREAM, SYNC, "cudaMemset3D");
+}
+
+EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct pitched_ptr pitchedDevPtr, int value, struct array_extent extent,
+                                          void *stream) {
+    return fill_3d(pitchedDevPtr, value, extent, PER_THREAD(stream), ASYNC, "cudaMemset3DAsync");
+}
+
 EXPORT cudaError_t cudaMemcpy3D(const struct memcpy3d_params *p) { return copy_3d(p, LEGACY_STREAM, SYNC, "cudaMemcpy3D"); }
 
 EXPORT cudaError_t cudaMemcpy3DAsync(const struct memcpy3d_params *p, void *stream) {
