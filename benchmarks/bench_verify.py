@@ -14,7 +14,7 @@ them (the test suite checks the same, and must keep it 0). With
 kernels whose races are all such stores (`@expect_cause both threads wrote
 the same value`) form a group of their own, "same-value", which may be proved.
 
-    .venv/bin/python benchmarks/bench_verify.py [--query-timeout SECONDS] [--benign-same-value]
+    .venv/bin/python benchmarks/bench_verify.py [--query-budget MILLIONS] [--benign-same-value]
 """
 
 from __future__ import annotations
@@ -36,14 +36,14 @@ from gpurace.errors import UserError  # noqa: E402
 from gpurace.frontend.gpuverify import read_launch_header  # noqa: E402
 from gpurace.frontend.load import load_module  # noqa: E402
 from gpurace.sim.geometry import parse_dims  # noqa: E402
-from gpurace.verify import verify_module  # noqa: E402
+from gpurace.verify import DEFAULT_QUERY_BUDGET, verify_module  # noqa: E402
 
 
 def _option(words: list[str], flag: str) -> str | None:
     return words[words.index(flag) + 1] if flag in words else None
 
 
-def verify_file(path: Path, timeout: float, benign_same_value: bool):
+def verify_file(path: Path, budget: int, benign_same_value: bool):
     """(group, outcome, seconds) for the first launch of one corpus file; None when it has none.
 
     A file verify refuses as input (a legacy texture reference, a launch
@@ -67,7 +67,7 @@ def verify_file(path: Path, timeout: float, benign_same_value: bool):
         module = load_module(path, defines=defines, device_debug="-G" in words, **arch)
         started = time.perf_counter()
         verdicts, _ = verify_module(
-            module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_timeout=timeout, confirm=False,
+            module, kernel=_option(words, "--kernel"), grid=grid, block=block, query_budget=budget, confirm=False,
             benign_same_value=benign_same_value,
         )
     except UserError:
@@ -85,7 +85,7 @@ def verify_file(path: Path, timeout: float, benign_same_value: bool):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--query-timeout", type=float, default=10.0)
+    parser.add_argument("--query-budget", type=int, default=DEFAULT_QUERY_BUDGET, help="as `gpurace verify --query-budget`")
     parser.add_argument("--benign-same-value", action="store_true", help="verify as `gpurace verify --benign-same-value` does")
     opts = parser.parse_args()
     rows: dict[str, list[tuple[str, float]]] = {"clean": [], "racy": [], "other": []}
@@ -94,7 +94,7 @@ def main() -> None:
     unsound = []
     files = sorted((ROOT / "tests" / "kernels").rglob("*.cu"))
     for path in files:
-        result = verify_file(path, opts.query_timeout, opts.benign_same_value)
+        result = verify_file(path, opts.query_budget, opts.benign_same_value)
         if result is None:
             continue
         group, outcome, seconds = result

@@ -73,7 +73,7 @@ from gpurace.sim.launch import names_instantiation, simulate
 from gpurace.trace.binary import write as write_binary_trace
 from gpurace.trace.record import TraceRecorder
 from gpurace.trace.replay import analyze as analyze_trace
-from gpurace.verify import DEFAULT_QUERY_TIMEOUT, verify_module
+from gpurace.verify import DEFAULT_QUERY_BUDGET, verify_module
 from gpurace.verify.report import as_json as verify_json
 from gpurace.verify.report import as_text as verify_text
 from gpurace.verify.report import exit_status as verify_exit_status
@@ -868,8 +868,14 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
 @click.option("--block", default=None, help="Block dimensions X[,Y[,Z]]; default: the file's GPUVerify header, else any block.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif"]), default="text", show_default=True)
 @click.option(
-    "--query-timeout", default=DEFAULT_QUERY_TIMEOUT, show_default=True, type=click.FloatRange(0.1, 3600),
-    help="Seconds the solver may spend on one question; past it the object's verdict is unknown.",
+    "--query-budget", default=DEFAULT_QUERY_BUDGET, show_default=True, type=click.IntRange(1, 100_000),
+    help="Millions of z3 resource units the solver may spend on one question (deterministic: the same verdicts on "
+    "any machine and under any load); past it the object's verdict is unknown.",
+)
+@click.option(
+    "--query-timeout", default=None, type=click.FloatRange(0.1, 3600),
+    help="Seconds one question may take as well (default: no wall-clock limit). Where it ends a question, the "
+    "verdict depends on the machine's speed and load.",
 )
 @click.option("--no-confirm", is_flag=True, help="Do not run possible alarms' witnesses in the simulator to confirm them.")
 @click.option(
@@ -883,7 +889,8 @@ def analyze(trace, fmt, detector, model, shadow_cells, output, stats) -> None:
     "threads of different blocks.",
 )
 def verify(
-    file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_timeout, no_confirm, benign_same_value, within_block,
+    file, include_dirs, defines, arch, device_debug, kernel, grid, block, fmt, query_budget, query_timeout, no_confirm, benign_same_value,
+    within_block,
 ) -> None:
     """Prove kernels in FILE race-free for every input and every pair of threads, or raise alarms.
 
@@ -896,8 +903,8 @@ def verify(
     check_dims((grid and grid_dims) or (1, 1, 1), (block and block_dims) or (1, 1, 1))
     module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits(), kernel)
     verdicts, notes = verify_module(
-        module, kernel=kernel, grid=grid_dims, block=block_dims, query_timeout=query_timeout, confirm=not no_confirm,
-        benign_same_value=benign_same_value, from_header=True, within_block=within_block,
+        module, kernel=kernel, grid=grid_dims, block=block_dims, query_budget=query_budget, query_timeout=query_timeout,
+        confirm=not no_confirm, benign_same_value=benign_same_value, from_header=True, within_block=within_block,
     )
     for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
         for v in verdicts:

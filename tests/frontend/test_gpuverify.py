@@ -112,6 +112,7 @@ def test_malformed_header_names_file_and_line(tmp_path, options, message):
         ("__global__ void k(int n) { __requires(n > 0); }", True),
         ("__global__ void k(int *a) { for (int i = 0; __invariant(i >= 0), i < 4; i++) a[i] = 0; }", True),
         ("__global__ void k(int *a) { __assert(__same_group); }", True),
+        ("__axiom(blockDim.x == 64);\n__global__ void k(int *a) { a[threadIdx.x] = 0; }", True),
         ("__global__ void k(int *a) { a[0] = 1; } // __requires(n > 0) in a comment", False),
         ("__global__ void k(int *a) { a[0] = __all(a[1]); }", False),  # CUDA's legacy warp vote
     ],

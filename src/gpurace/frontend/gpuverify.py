@@ -54,7 +54,7 @@ _ANNOTATION_RE = re.compile(
     r"invariant|global_invariant|candidate_invariant|candidate_global_invariant|function_wide_invariant|"
     r"barrier_invariant(?:_binary)?(?:_\d+)?|implies|read|write|no_read|no_write|read_offset_bytes|"
     r"write_offset_bytes|ptr_base|ptr_offset_bytes|other_int|other_bool|uniform_int|uniform_bool|"
-    r"distinct_int|distinct_bool|exclusive|enabled|is_pow2|mod_pow2|add_noovfl\w*|array_snapshot)\s*\("
+    r"distinct_int|distinct_bool|exclusive|enabled|is_pow2|mod_pow2|add_noovfl\w*|array_snapshot|axiom)\s*\("
     r"|\b__same_group\b"
 )
 

@@ -9,17 +9,19 @@ from gpurace.sim.geometry import check_dims
 from gpurace.sim.launch import NO_KERNEL_HINT, select_kernel
 from gpurace.verify.confirm import confirm_alarms
 from gpurace.verify.launch_scope import launch_scope
+from gpurace.verify.queries import DEFAULT_QUERY_BUDGET, RLIMIT_UNIT
 from gpurace.verify.verdicts import KernelVerdict, verify_kernel
-
-DEFAULT_QUERY_TIMEOUT = 10.0
-"""Seconds the solver may spend on one question before the answer is "unknown"."""
 
 
 def verify_module(
-    module: Module, *, kernel: str | None, grid, block, query_timeout: float = DEFAULT_QUERY_TIMEOUT, confirm: bool = True,
-    benign_same_value: bool = False, from_header: bool = False, within_block: bool = False,
+    module: Module, *, kernel: str | None, grid, block, query_budget: int = DEFAULT_QUERY_BUDGET,
+    query_timeout: float | None = None, confirm: bool = True, benign_same_value: bool = False, from_header: bool = False,
+    within_block: bool = False,
 ) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
     """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
+
+    Each solver question may take `query_budget` million z3 resource units (deterministic: the same verdicts
+    on any machine); `query_timeout`, seconds, is a wall-clock limit on top, off by default.
 
     With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`); with
     `benign_same_value`, stores that write the same value do not race (see `verdicts`); `within_block`: only
@@ -38,7 +40,8 @@ def verify_module(
         info = describe_kernel(module, fn)
         dims, scope = launch_scope(module, fn, grid, block)
         verdict = verify_kernel(
-            module, fn, info, dims, int(query_timeout * 1000), benign_same_value=benign_same_value, within_block=within_block
+            module, fn, info, dims, query_budget * RLIMIT_UNIT, wall_ms=None if query_timeout is None else int(query_timeout * 1000),
+            benign_same_value=benign_same_value, within_block=within_block,
         )
         if confirm:
             confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)

@@ -62,6 +62,9 @@ LOOP_KEYS = 1 << 20
 CALL_DEPTH = 16
 """Calls nested deeper than this (and recursion) are unknown."""
 
+AXIOM_PREFIX = "__gpurace_axiom_"
+"""The functions the compatibility `cuda.h` makes of file-scope `__axiom(e)`s (`Explorer._axioms`)."""
+
 ARG = "%param:"
 """Pseudo-registers holding a call's arguments and results (`st.param [param0]`, `ld.param [retval0]`)."""
 
@@ -252,8 +255,27 @@ class Explorer:
     def run(self) -> Exploration:
         """Execute the kernel for the generic thread."""
         self._enum_ranges()
-        self.execute(State({c: Value(z3.BitVecVal(0, 64)) for c in COUNTERS}, z3.BoolVal(True)))
+        start = State({c: Value(z3.BitVecVal(0, 64)) for c in COUNTERS}, z3.BoolVal(True))
+        self.execute(self._axioms(start))
         return self.out
+
+    def _axioms(self, state: State) -> State:
+        """Assume GPUVerify's file-scope `__axiom(e)`s for the thread, before the kernel's first instruction.
+
+        The compatibility `cuda.h` makes each a function no kernel calls,
+        `__gpurace_axiom_N` (N its line), whose body is an `__assume(e)`:
+        executed here, in the order of the file, it states `e` of the
+        thread's values at the kernel's start.
+        """
+        names = [n for n in self.module.functions if n.startswith(AXIOM_PREFIX) and n[len(AXIOM_PREFIX) :].isdigit()]
+        for name in sorted(names, key=lambda n: int(n[len(AXIOM_PREFIX) :])):
+            fn = self.module.functions[name]
+            axiom = Explorer(self.module, fn, self.info, self.dims, self.sym, caller=self)
+            after = axiom.execute(State({c: state.regs[c] for c in COUNTERS}, state.cond))
+            state = State({**state.regs, **{c: after.regs[c] for c in COUNTERS}}, state.cond)
+            where = next((i.where() for i in fn.body if i.opcode == "call"), fn.name)
+            self.out.assumed[name] = f"assumed, as GPUVerify does: the __axiom at {where} holds for every thread from its kernel's start"
+        return state
 
     def _param_symbol(self, label: str, size: int) -> z3.BitVecRef:
         """The value of the scalar parameter `label` (`size` bytes), one for all threads."""

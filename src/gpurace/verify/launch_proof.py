@@ -41,7 +41,7 @@ from gpurace.frontend.ptx.ir import Module
 from gpurace.report.model import Report
 from gpurace.report.proof import FOUND
 from gpurace.sim.launch import as_dims, select_kernel
-from gpurace.verify import DEFAULT_QUERY_TIMEOUT, verify_module
+from gpurace.verify import verify_module
 from gpurace.verify.confirm import race_lines, source_positions
 from gpurace.verify.report import verdicts_as_dict
 from gpurace.verify.verdicts import KernelVerdict
@@ -77,7 +77,6 @@ def prove_launch(
     grid,
     block,
     model: str,
-    query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     benign_same_value: bool = False,
 ) -> LaunchProof:
     """verify's verdict on the kernel `check` launches (`kernel` as `check` names it), for its grid and block
@@ -94,7 +93,6 @@ def prove_launch(
         kernel=mangled,
         grid=as_dims(grid, "--grid"),
         block=as_dims(block, "--block"),
-        query_timeout=query_timeout,
         confirm=False,
         benign_same_value=benign_same_value,
     )

@@ -5,7 +5,11 @@ thread 2: every `thread` symbol renamed, `uniform` ones shared), adds what a
 launch guarantees (indices below the dimensions, the dimensions within the
 hardware's limits) and asks z3 for an assignment. *unsat* is a proof for
 every input and every pair of threads; *sat* gives the witness; *unknown*
-(a timeout) is reported as such and never counted as a proof.
+(the question's budget spent) is reported as such and never counted as a proof.
+
+Every question has a budget of z3's resource units (`rlimit`), not of time:
+the solver stops at the same point on every machine and under any load, so
+the same file gives the same verdicts and the same report bytes everywhere.
 """
 
 from __future__ import annotations
@@ -35,13 +39,29 @@ class Outcome:
     reason: str | None = None
 
 
-ABSTRACT_RLIMIT = 60_000_000
-"""The solver's resource budget for the abstracted question (deterministic, unlike time: about 20 s here);
-the question's time limit applies too."""
+DEFAULT_QUERY_BUDGET = 30
+"""Millions of z3 resource units one question may take (each of its two steps, `PairSolver.solve`), some 10 s of a
+current core; past it the question's answer is "unknown". Of the questions GPUVerify's and Faial's suites ask,
+every one decided with 100 million took under 7 million."""
+
+RLIMIT_UNIT = 1_000_000
+"""Resource units in one unit of `--query-budget`."""
+
+WITNESS_RLIMIT = 3_000_000
+"""The budget for looking for a smaller witness when the solver has found one already (`PairSolver.solve_small`)."""
 
 
-WITNESS_TIMEOUT_MS = 1000
-"""How long the solver may look for a smaller witness when it has found one already (`PairSolver.solve_small`)."""
+def _gave_up(reason: str, rlimit: int, wall_ms: int | None) -> str:
+    """Why the solver answered "unknown", in the report's words: the budget spent (z3 says "canceled" when the
+    resource limit stops one of its tactics), the wall-clock limit, or z3's own reason."""
+    budget = f"the solver spent its budget ({rlimit // RLIMIT_UNIT} million resource units, --query-budget)"
+    if reason in ("max. resource limit exceeded", "resource limit exceeded") or (reason == "canceled" and wall_ms is None):
+        return budget
+    if reason in ("timeout", "canceled"):
+        return f"{budget} or reached the wall-clock limit (--query-timeout)" if reason == "canceled" else (
+            "the solver reached the wall-clock limit (--query-timeout)"
+        )
+    return f"the solver gave up ({reason})"
 
 
 def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
@@ -51,15 +71,20 @@ def _magnitude(x: z3.BitVecRef) -> z3.BitVecRef:
 class PairSolver:
     """The two thread copies of one kernel's exploration, and the solver that holds their common facts."""
 
-    def __init__(self, out: Exploration, sym: Symbols, dims: dict[str, int | None], timeout_ms: int, *, within_block: bool = False):
-        """`within_block`: race questions are asked of two threads of one block only (`conflict`)."""
+    def __init__(
+        self, out: Exploration, sym: Symbols, dims: dict[str, int | None], rlimit: int, *, wall_ms: int | None = None,
+        within_block: bool = False,
+    ):
+        """`rlimit`: the resource budget of each step of a question; `wall_ms`: a wall-clock limit on each step as
+        well (a safety net only: where it ends a step, the answer depends on the machine and its load).
+        `within_block`: race questions are asked of two threads of one block only (`conflict`)."""
         self.out, self.sym, self.dims = out, sym, dims
         self.within_block = within_block
         for name in ("tid", "ctaid"):
             for d in DIMS:
                 sym.named(f"{name}.{d}", 32, "thread")
         self.copies = {i: sym.thread_copies(f"@{i}") for i in (1, 2)}
-        self.timeout_ms = timeout_ms
+        self.rlimit, self.wall_ms = rlimit, wall_ms
         # memo tables keyed by term id; each keeps its key term alive, so that an id is never reused meanwhile
         self.renamed: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}
         self.abstracted: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
@@ -211,7 +236,7 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, limit_ms: int | None = None) -> Outcome:
+    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, rlimit: int | None = None) -> Outcome:
         """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
 
         First with every product of two symbols made an uninterpreted
@@ -219,27 +244,33 @@ class PairSolver:
         and one the solver finds fast when the facts stated for it (global
         indices, strides) make the products irrelevant. Otherwise exactly.
         `witness_only`: the answer only picks a witness among others already
-        found (`solve_small`), so no proof is sought and `WITNESS_TIMEOUT_MS` bounds the search. `limit_ms`
-        bounds each step below the question's time limit.
+        found (`solve_small`), so no proof is sought and `WITNESS_RLIMIT` bounds the search. `rlimit`
+        bounds each step below the question's budget.
         """
-        timeout = min(self.timeout_ms, limit_ms or self.timeout_ms, WITNESS_TIMEOUT_MS if witness_only else self.timeout_ms)
+        budget = min(self.rlimit, rlimit or self.rlimit, WITNESS_RLIMIT if witness_only else self.rlimit)
         if not quantified:  # `contents` reads the symbols of plain terms only
             facts = (*facts, *self.contents.for_terms(facts))
         if not quantified and not witness_only:
-            abstract = budgeted_solver("QF_UFBV", ABSTRACT_RLIMIT)
-            abstract.set("timeout", timeout)
+            abstract = self._solver("QF_UFBV", budget)
             abstract.add(*(self._abstract(f) for f in (*self.base, *self.hints, *facts)))
             if abstract.check() == z3.unsat:
                 return Outcome("unsat")
-        solver = z3.Solver() if quantified else z3.SolverFor("QF_BV")
-        solver.set("timeout", timeout)
+        solver = self._solver(None if quantified else "QF_BV", budget)
         solver.add(*self.base, *facts)
         answer = solver.check()
         if answer == z3.sat:
             return Outcome("sat", solver.model())
         if answer == z3.unsat:
             return Outcome("unsat")
-        return Outcome("unknown", reason=f"the solver gave up ({solver.reason_unknown()})")
+        return Outcome("unknown", reason=_gave_up(solver.reason_unknown(), budget, self.wall_ms))
+
+    def _solver(self, logic: str | None, rlimit: int) -> z3.Solver:
+        """A solver for `logic` (None: any, for quantified questions) with the step's budget, and the wall-clock
+        safety net when one was asked for."""
+        solver = budgeted_solver(logic, rlimit)
+        if self.wall_ms is not None:
+            solver.set("timeout", self.wall_ms)
+        return solver
 
     def solve_small(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
         """As `solve`, but a witness within a small launch and small parameters is preferred when one exists.

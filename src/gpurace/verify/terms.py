@@ -114,14 +114,15 @@ HELPER_RLIMIT = 5_000_000
 """The resource budget of the small questions asked while exploring (a loop's bounds, its monotony): a few seconds."""
 
 
-def budgeted_solver(logic: str, rlimit: int) -> z3.Solver:
-    """A z3 solver for `logic` that gives up after `rlimit` units of work.
+def budgeted_solver(logic: str | None, rlimit: int) -> z3.Solver:
+    """A z3 solver for `logic` (None: z3's default, which handles quantifiers) that gives up after `rlimit` units
+    of work.
 
     A resource limit, unlike a time limit, ends at the same point on every
     machine and under any load, so that what verify proves does not depend
     on how busy the machine was.
     """
-    solver = z3.SolverFor(logic)
+    solver = z3.SolverFor(logic) if logic is not None else z3.Solver()
     solver.set("rlimit", rlimit)
     return solver
 

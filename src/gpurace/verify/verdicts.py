@@ -80,8 +80,9 @@ class ObjectVerdict:
     """`write at A / write at B` for each pair of stores the proof took as benign same-value writes."""
 
 
-WHOLE_OBJECT_MS = 1000
-"""How long the question for all of an object's pairs at once may take before its pairs are asked one by one."""
+WHOLE_OBJECT_RLIMIT = 3_000_000
+"""The budget (z3 resource units, about a second of a current core) of the question for all of an object's pairs
+at once, before its pairs are asked one by one."""
 
 
 @dataclass
@@ -98,7 +99,7 @@ class KernelVerdict:
 
 
 def verify_kernel(
-    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], timeout_ms: int, *, benign_same_value: bool = False,
+    module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], rlimit: int, *, wall_ms: int | None = None, benign_same_value: bool = False,
     within_block: bool = False,
 ) -> KernelVerdict:
     """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module;
@@ -110,7 +111,7 @@ def verify_kernel(
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    solver = PairSolver(out, sym, dims, timeout_ms, within_block=within_block)
+    solver = PairSolver(out, sym, dims, rlimit, wall_ms=wall_ms, within_block=within_block)
     judge = _Judge(out, sym, solver, benign_same_value)
     verdict.divergence, verdict.barriers = judge.barriers()
     warp_mask, verdict.warp_barriers = judge.warp_barriers()
@@ -200,7 +201,7 @@ class _Judge:
             return [], []
         # one question for the whole object first; when it is slow, the pairs' questions (each often far easier)
         # decide it: the object is race-free exactly when every pair's is unsat
-        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]), limit_ms=WHOLE_OBJECT_MS if len(questions) > 1 else None)
+        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]), rlimit=WHOLE_OBJECT_RLIMIT if len(questions) > 1 else None)
         if whole.status == "unsat":
             return [], []
         alarms, undecided, seen = [], [], set()
@@ -214,7 +215,7 @@ class _Judge:
                 alarms.append(self._race(a, b, outcome.model, barriers))
             elif outcome.status == "unknown":
                 undecided.append(f"{outcome.reason} on {a.ins.where()} against {b.ins.where()}")
-                break  # the object cannot be proved now; more timeouts would only cost time
+                break  # the object cannot be proved now; more spent budgets would only cost time
         return alarms, undecided
 
     def barriers(self) -> tuple[list[Alarm], str]:

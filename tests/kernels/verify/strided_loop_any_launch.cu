@@ -1,4 +1,3 @@
-// @verify_launch --query-timeout 600
 // @verify a race-free
 // strided_loop.cu for every launch: the stride blockDim.x * gridDim.x is a
 // symbol. Two threads' indices differ by less than one stride, and within

@@ -29,7 +29,13 @@
  *       verifier can decide: they compile, and executing one stops the run
  *       with "not supported: GPUVerify predicate ... can only be checked
  *       statically".
- *   __invariant, __ensures, __barrier_invariant, __axiom, ...
+ *   __axiom(e), at file scope
+ *       an assumption about every thread of every kernel of the file (its
+ *       launch, its parameters): `gpurace verify` assumes it at each kernel's
+ *       start; a run ignores it. It becomes a function of its own,
+ *       __gpurace_axiom_LINE, that no kernel calls, kept in the PTX for verify
+ *       (one __axiom per line).
+ *   __invariant, __ensures, __barrier_invariant, ...
  *       proof annotations: accepted and not checked (they expand to nothing,
  *       so their arguments are not even compiled).
  *
@@ -225,6 +231,11 @@ __GPURACE_PLAIN_ADD(unsigned long, __add_noovfl_unsigned_long)
 #define __write_permission(x) ((void)0)
 #define __non_temporal_loads_begin() ((void)0)
 #define __non_temporal_loads_end() ((void)0)
-#define __axiom(e)
+#define __GPURACE_AXIOM_AT(n, text, e) \
+  extern "C" __device__ __noinline__ __attribute__((used)) void __gpurace_axiom_##n(void) { \
+    __gpurace_assume((e) ? 1 : 0, "__axiom(" text ")"); \
+  }
+#define __GPURACE_AXIOM(n, text, e) __GPURACE_AXIOM_AT(n, text, e)
+#define __axiom(e) __GPURACE_AXIOM(__LINE__, #e, e)
 
 #endif
