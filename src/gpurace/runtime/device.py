@@ -121,6 +121,7 @@ class Device:
         self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
         self.findings = FindingSet()
         self.launches = 0
+        self.launching_modules: dict[int, bool] = {}  # module index -> whether its kernels launch kernels (`sim.device_runtime`)
         self.checked_launches = 0
         self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_CLOCK_HZ)
         self.textures: dict[int, object] = {}  # live texture and surface objects by handle (`sim.textures`)

@@ -44,9 +44,11 @@ from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
 from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
+from gpurace.runtime.child_grids import run_child_grids
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
 from gpurace.sim.clusters import cluster_refusal, launch_cluster
+from gpurace.sim.device_runtime import DeviceLaunchLog, launches_kernels
 from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK, format_dims
 from gpurace.sim.events import EventSink
@@ -153,7 +155,19 @@ def run_launch(
             device.findings.add(finding, finding.count)
     if device.on_launch is not None:
         device.on_launch(LaunchOutcome(launch, left_out_by, len(findings), replayed))
+    log = next((s for s in sinks if isinstance(s, DeviceLaunchLog)), None)
+    if log is not None:
+        children = run_child_grids(device, module, mangled, log, sinks, run_launch, device_launch_log)
+        status = status if status != CudaError.SUCCESS else children
     return status, launch
+
+
+def device_launch_log(device: Device, module: int, depth: int = 0) -> DeviceLaunchLog | None:
+    """The sink that records a grid's launches from device code, when kernels of `module` make any (None: they
+    make none, and the grid's accesses need not be kept)."""
+    if module not in device.launching_modules:
+        device.launching_modules[module] = launches_kernels(device.modules[module])
+    return DeviceLaunchLog(depth=depth) if device.launching_modules[module] else None
 
 
 def _execute_or_replay(
@@ -165,7 +179,7 @@ def _execute_or_replay(
     and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    once = cooperative or cluster is not None
+    once = cooperative or cluster is not None or any(isinstance(s, DeviceLaunchLog) for s in sinks)  # children: never replayed
     key = None if once else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)

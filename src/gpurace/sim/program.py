@@ -21,6 +21,7 @@ from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
+from gpurace.sim.device_runtime import runtime_call
 from gpurace.sim.memory.layout import function_addresses
 from gpurace.sim.register_slots import share_slots
 
@@ -49,7 +50,7 @@ VERIFIER_ONLY_PREFIX = "__gpurace_verifier_only_"
 
 def is_builtin_function(name: str) -> bool:
     """True for a function the simulator implements itself, whose body is not in the PTX."""
-    return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX)
+    return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX) or runtime_call(name) is not None
 
 
 def reg_dtype(decl: RegDecl, function: str) -> np.dtype:

@@ -1,0 +1,452 @@
+"""CUDA Dynamic Parallelism: the device runtime's calls (`cudadevrt`) as a kernel makes them.
+
+A launch in device code (`child<<<grid, block, smem, stream>>>(args)`) is
+compiled by nvcc into `cudaGetParameterBufferV2(kernel, grid, block, smem)`,
+stores of the arguments into the buffer it returns, and
+`cudaLaunchDeviceV2(buffer, stream)`; CUDA 12 and later name the calls
+`__cudaCDP2GetParameterBufferV2` and so on, and both spellings are accepted
+(`cudaLaunchDevice(kernel, buffer, grid, block, smem, stream)` with
+`cudaGetParameterBuffer(alignment, size)` too).
+
+The parameter buffer lies in the launching thread's own local memory, above
+its current call frame: no other thread can reach it, so filling it is no
+shared access, and nvcc emits nothing but the argument stores between the two
+calls. The launch records a `DeviceLaunch` with the `DeviceLaunchLog` that
+watches the run (one per grid, given by `gpurace exec`): the kernel, its
+configuration, the argument bytes as they are at that moment, the stream,
+and where in the parent's run it happened. The child grids run after their
+parent's run has ended (`runtime.child_grids`), which also works out their
+ordering with the parent and with each other.
+
+The log also keeps the parent's global memory accesses with each thread's
+count of completed barriers, from which `before_launch` tells which of them
+a child is guaranteed to see: the launching thread's own earlier accesses,
+and those of its block that a `__syncthreads()` before the launch orders.
+
+`cudaGetLastError`/`cudaPeekAtLastError` return the thread's last launch
+error; `cudaStreamCreateWithFlags` (with `cudaStreamNonBlocking`, as CUDA
+requires in device code) and `cudaStreamDestroy` give and take stream
+handles. Every other device runtime call is refused by name. A kernel run
+without a log (`gpurace check`) refuses device-side launches: they need the
+whole program's memory, which `gpurace exec` has.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gpurace.errors import UserError
+from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.ptx.ir import type_size
+from gpurace.sim.events import AccessBatch, Event, SyncEvent
+from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
+from gpurace.sim.memory.layout import LOCAL_WINDOW, MAX_LOCAL_BYTES_PER_THREAD, Space, align_up
+
+CDP2_PREFIX = "__cudaCDP2"
+
+MAX_DEPTH = 24
+"""The deepest nesting of device launches CUDA allows (the host's grid is depth 0)."""
+MAX_PENDING_LAUNCHES = 2048
+"""`cudaLimitDevRuntimePendingLaunchCount`'s default: launches one grid may have waiting to run."""
+MAX_LOGGED_ACCESSES = 1 << 22
+"""Parent accesses kept for ordering children against (thread lanes); past it fewer races are seen, never false ones."""
+
+NULL_STREAM, TAIL_LAUNCH, FIRE_AND_FORGET = 0, 3, 4
+"""Stream handles of device code: the block's implicit NULL stream, `cudaStreamTailLaunch`, `cudaStreamFireAndForget`."""
+FIRST_CREATED_STREAM = 0x100
+STREAM_NON_BLOCKING = 1
+
+SUCCESS, INVALID_VALUE, INVALID_CONFIGURATION = 0, 1, 9
+MAX_DEPTH_EXCEEDED, PENDING_COUNT_EXCEEDED, INVALID_DEVICE_FUNCTION = 65, 69, 98
+"""`cudaError_t` values the device runtime returns."""
+
+SUPPORTED = frozenset(
+    {
+        "GetParameterBufferV2",
+        "GetParameterBuffer",
+        "LaunchDeviceV2",
+        "LaunchDevice",
+        "GetLastError",
+        "PeekAtLastError",
+        "StreamCreateWithFlags",
+        "StreamDestroy",
+    }
+)
+
+_REMOVED_SYNC = (
+    "cudaDeviceSynchronize in device code was removed in CUDA 12 (CUDA Dynamic Parallelism 2): a parent grid cannot "
+    "wait for its children; launch the work that needs their results into cudaStreamTailLaunch instead"
+)
+
+
+def runtime_call(name: str) -> str | None:
+    """The device runtime function a PTX callee names (`__cudaCDP2LaunchDeviceV2`, `cudaLaunchDeviceV2` ->
+    `LaunchDeviceV2`), or None when it is none of them."""
+    if name.startswith(CDP2_PREFIX):
+        return name[len(CDP2_PREFIX):]
+    if name.startswith("cuda") and name[4:] in SUPPORTED | {"DeviceSynchronize"}:
+        return name[4:]
+    return None
+
+
+def refusal(name: str) -> str:
+    """Why the device runtime call `name` (as `runtime_call` gives it) cannot be simulated."""
+    if name == "DeviceSynchronize":
+        return _REMOVED_SYNC
+    return f"device-side cuda{name} is not supported (device code may launch kernels, create and destroy streams and read the last error)"
+
+
+@dataclass
+class DeviceLaunch:
+    """One launch made by a thread of a grid: what runs, and where in the parent's run it was made.
+
+    `thread`/`block` are the launching thread's and block's ids in its grid, `seq` the last event before the
+    launch, `barriers` how many barriers the thread had completed; `stream` the handle it named."""
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_bytes: int
+    params: bytes
+    stream: int
+    pc: int
+    thread: int
+    block_id: int
+    seq: int
+    barriers: int
+    loc: object  # the launch's source line (`SourceLoc`), or None
+
+    @property
+    def tail(self) -> bool:
+        return self.stream == TAIL_LAUNCH
+
+    def order_key(self) -> tuple | None:
+        """Launches with the same key run one after another, in launch order; None: ordered with none (a
+        fire-and-forget launch). The NULL stream is each block's own; created streams are the grid's."""
+        if self.stream == FIRE_AND_FORGET:
+            return None
+        if self.stream == NULL_STREAM:
+            return ("null", self.block_id)
+        return ("stream", self.stream)
+
+
+@dataclass
+class DeviceLaunchLog:
+    """Watches one grid's run (the first schedule's, like `detect.footprint.LaunchFootprint`): the launches its
+    threads make, and its global memory accesses with each thread's count of completed barriers."""
+
+    depth: int = 0
+    launches: list[DeviceLaunch] = field(default_factory=list)
+    refused: int = 0  # launches that returned an error (the pending limit, the nesting depth)
+    complete: bool = True  # every access was kept (see MAX_LOGGED_ACCESSES)
+    name = "device-launches"
+    first_run_only = True
+
+    def __post_init__(self) -> None:
+        self.active = True
+        self.ctx = None
+        self.accesses: list[tuple[AccessBatch, np.ndarray]] = []  # (global lanes of a batch, their barrier counts)
+        self.grids: list = []  # every grid of the tree below, once they ran (`runtime.child_grids.Grid`)
+        self._logged = 0
+        self._barriers = np.zeros(0, dtype=np.int64)
+
+    def bind(self, ctx) -> None:
+        self.active = self.ctx is None
+        self.ctx = self.ctx or ctx
+
+    def _counts(self, threads: np.ndarray) -> np.ndarray:
+        need = int(threads.max()) + 1 if len(threads) else 0
+        if need > len(self._barriers):
+            grown = np.zeros(max(need, 2 * len(self._barriers)), dtype=np.int64)
+            grown[: len(self._barriers)] = self._barriers
+            self._barriers = grown
+        return self._barriers
+
+    def on_event(self, ev: Event) -> None:
+        if not self.active:
+            return
+        if isinstance(ev, SyncEvent) and ev.kind == "barrier":
+            self._counts(ev.threads)[ev.threads] += 1
+        elif isinstance(ev, AccessBatch) and self.complete:
+            lanes = np.flatnonzero(ev.space == Space.GLOBAL)
+            if not len(lanes):
+                return
+            if self._logged + len(lanes) > MAX_LOGGED_ACCESSES:
+                self.complete = False
+                return
+            self._logged += len(lanes)
+            batch = ev if len(lanes) == len(ev.threads) else _lanes_of(ev, lanes)
+            self.accesses.append((batch, self._counts(batch.threads)[batch.threads].copy()))
+
+    def barriers_of(self, thread: int) -> int:
+        return int(self._barriers[thread]) if thread < len(self._barriers) else 0
+
+    def before_launch(self, batch: AccessBatch, counts: np.ndarray, launches: list[DeviceLaunch]) -> np.ndarray:
+        """Which lanes of a logged batch come before one of `launches` in the parent: the launching thread's own
+        earlier accesses, and its block's accesses before a barrier the launching thread completed too."""
+        before = np.zeros(len(batch.threads), dtype=np.bool_)
+        if self.ctx is None:
+            return before
+        block_of = self.ctx.geometry.block_of
+        for launch in launches:
+            before |= (batch.threads == launch.thread) & (batch.seq <= launch.seq)
+            before |= (block_of[batch.threads] == launch.block_id) & (counts < launch.barriers)
+        return before
+
+
+def _lanes_of(batch: AccessBatch, lanes: np.ndarray) -> AccessBatch:
+    """`batch` cut down to `lanes`."""
+    pick = {"threads": batch.threads[lanes], "addrs": batch.addrs[lanes], "space": batch.space[lanes]}
+    for name in ("values", "stored", "compare"):
+        value = getattr(batch, name)
+        if value is not None:
+            pick[name] = value[lanes]
+    return replace(batch, **pick)
+
+
+def only_lanes(batch: AccessBatch, keep: np.ndarray) -> AccessBatch | None:
+    """`batch` with the lanes `keep` marks, or None when it marks none."""
+    if keep.all():
+        return batch
+    return _lanes_of(batch, np.flatnonzero(keep)) if keep.any() else None
+
+
+class DeviceRuntime:
+    """The device runtime of one engine's run: each thread's last error, the streams it created."""
+
+    def __init__(self, eng) -> None:
+        self.eng = eng
+        self.last_error = np.zeros(eng.geo.nthreads, dtype=np.int32)
+        self.next_stream = FIRST_CREATED_STREAM
+        self._configs: dict[int, tuple] = {}  # thread -> the configuration its latest GetParameterBufferV2 named
+        self.log = next((s for s in eng.sinks if isinstance(s, DeviceLaunchLog)), None)
+
+    def handler(self, dec, name: str, rets: list[str], args: list[str]):
+        if name not in SUPPORTED:
+            raise UserError(f"{dec.ins.where()}: {refusal(name)}")
+        caller = dec.program.functions[dec.fn]
+        slots = [caller.params[a] for a in args]
+        ret = caller.params[rets[0]] if rets else None
+        return getattr(self, f"_{name}")(dec, slots, ret)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _arg(self, slot: int, idx: np.ndarray, dtype, count: int = 1) -> np.ndarray:
+        size = np.dtype(dtype).itemsize * count
+        raw = self.eng.state.param_buffer(slot)[idx, :size].copy().view(dtype)
+        return raw if count > 1 else raw[:, 0]
+
+    def _return(self, ret: int | None, idx: np.ndarray, values: np.ndarray) -> None:
+        if ret is not None:
+            values = np.ascontiguousarray(values)
+            self.eng.state.param_buffer(ret)[idx, : values.itemsize] = values.view(np.uint8).reshape(len(idx), -1)
+
+    def _fail(self, idx: np.ndarray, error: int, ret: int | None, dtype=np.int32) -> None:
+        self.last_error[idx] = error
+        self._return(ret, idx, np.zeros(len(idx), dtype=dtype) if dtype is np.uint64 else np.full(len(idx), error, dtype=dtype))
+
+    def _buffer_address(self, dec, idx: np.ndarray, size: int) -> np.ndarray:
+        """Room for `size` bytes of arguments above each thread's current frame, as a generic address."""
+        state, eng = self.eng.state, self.eng
+        frame = dec.program.functions[dec.fn].frame_size
+        start = np.array([align_up(int(b) + frame, 64) for b in state.frame_base[idx]], dtype=np.int64)
+        top = int(start.max()) + max(size, 8)
+        if top > MAX_LOCAL_BYTES_PER_THREAD:
+            raise UserError(f"{dec.ins.where()}: a device launch's parameter buffer does not fit in the thread's local memory")
+        eng.mem.ensure_local(top)
+        return start.astype(np.uint64) + np.uint64(LOCAL_WINDOW)
+
+    def _kernel_names(self, dec, idx: np.ndarray, slot: int) -> list[str | None]:
+        """The kernel each thread's function pointer names (None: not a kernel of the module)."""
+        names = {address: name for name, address in dec.program.function_addresses.items()}
+        kernels = []
+        for address in self._arg(slot, idx, np.uint64).tolist():
+            name = names.get(address)
+            kernels.append(name if name is not None and dec.program.module.functions[name].is_entry else None)
+        return kernels
+
+    # ------------------------------------------------------------------ the calls
+
+    def _GetParameterBufferV2(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def get_buffer(idx):
+            kernels = self._kernel_names(dec, idx, slots[0])
+            grids, blocks = self._arg(slots[1], idx, np.uint32, 3), self._arg(slots[2], idx, np.uint32, 3)
+            shared = self._arg(slots[3], idx, np.uint32)
+            for lane, g in enumerate(idx.tolist()):
+                self._configs[g] = (kernels[lane], tuple(grids[lane].tolist()), tuple(blocks[lane].tolist()), int(shared[lane]))
+            sizes = [_params_size(dec.program.module.functions[k]) if k else 0 for k in kernels]
+            addresses = self._buffer_address(dec, idx, max(sizes))
+            bad = np.array([k is None for k in kernels])
+            addresses[bad] = 0
+            self.last_error[idx[bad]] = INVALID_DEVICE_FUNCTION
+            self._return(ret, idx, addresses)
+            return nxt
+
+        return get_buffer
+
+    def _GetParameterBuffer(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def get_buffer(idx):
+            sizes = self._arg(slots[1], idx, np.uint64)
+            self._return(ret, idx, self._buffer_address(dec, idx, int(sizes.max())))
+            return nxt
+
+        return get_buffer
+
+    def _LaunchDeviceV2(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def launch(idx):
+            buffers = self._arg(slots[0], idx, np.uint64)
+            streams = self._arg(slots[1], idx, np.uint64)
+            for lane, g in enumerate(idx.tolist()):
+                self._launch_one(dec, g, int(buffers[lane]), int(streams[lane]), None, ret)
+            return nxt
+
+        return launch
+
+    def _LaunchDevice(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def launch(idx):
+            kernels = self._kernel_names(dec, idx, slots[0])
+            buffers = self._arg(slots[1], idx, np.uint64)
+            grids, blocks = self._arg(slots[2], idx, np.uint32, 3), self._arg(slots[3], idx, np.uint32, 3)
+            shared, streams = self._arg(slots[4], idx, np.uint32), self._arg(slots[5], idx, np.uint64)
+            for lane, g in enumerate(idx.tolist()):
+                config = (kernels[lane], tuple(grids[lane].tolist()), tuple(blocks[lane].tolist()), int(shared[lane]))
+                self._launch_one(dec, g, int(buffers[lane]), int(streams[lane]), config, ret)
+            return nxt
+
+        return launch
+
+    def _launch_one(self, dec, g: int, buffer: int, stream: int, config, ret) -> None:
+        """Thread `g` launches the grid whose arguments lie at `buffer` (its configuration from the V2 call that
+        gave the buffer, when `config` is None)."""
+        idx = np.array([g], dtype=np.int64)
+        if config is None:
+            config = self._configs.pop(g, None)
+        if config is None:
+            raise UserError(f"{dec.ins.where()}: cudaLaunchDeviceV2 with a buffer no cudaGetParameterBufferV2 of the thread gave")
+        kernel, grid, block, shared = config
+        error = SUCCESS
+        log = self.log
+        if log is None:
+            raise UserError(
+                f"{dec.ins.where()}: the kernel launches a kernel from device code (CUDA Dynamic Parallelism), which "
+                "`gpurace check` cannot run on its own: run the whole program with `gpurace exec` (built with "
+                "--nvcc-flag=-rdc=true --nvcc-flag=-lcudadevrt)"
+            )
+        if kernel is None:
+            error = INVALID_DEVICE_FUNCTION
+        elif _invalid(grid, block):
+            error = INVALID_CONFIGURATION
+        elif stream not in (NULL_STREAM, TAIL_LAUNCH, FIRE_AND_FORGET) and not FIRST_CREATED_STREAM <= stream < self.next_stream:
+            error = INVALID_VALUE
+        elif log.depth >= MAX_DEPTH:
+            error = MAX_DEPTH_EXCEEDED
+        elif len(log.launches) >= MAX_PENDING_LAUNCHES:
+            error = PENDING_COUNT_EXCEEDED
+        if error != SUCCESS:
+            log.refused += log.active
+            self._fail(idx, error, ret)
+            return
+        self._return(ret, idx, np.zeros(1, dtype=np.int32))
+        if not log.active:
+            return
+        eng = self.eng
+        size = _params_size(dec.program.module.functions[kernel])
+        params = eng.thread_bytes(g, buffer, size) if size else b""
+        thread = g + eng.geo.thread_base
+        log.launches.append(
+            DeviceLaunch(kernel, grid, block, shared, params, stream, dec.pc, thread, int(eng.geo.block_of[g]) + eng.geo.first_block,
+                         eng.last_seq, log.barriers_of(thread), dec.ins.loc)  # fmt: skip
+        )
+
+    def _GetLastError(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def get_last_error(idx):
+            self._return(ret, idx, self.last_error[idx].copy())
+            self.last_error[idx] = SUCCESS
+            return nxt
+
+        return get_last_error
+
+    def _PeekAtLastError(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def peek(idx):
+            self._return(ret, idx, self.last_error[idx].copy())
+            return nxt
+
+        return peek
+
+    def _StreamCreateWithFlags(self, dec, slots, ret):
+        nxt = dec.pc + 1
+        eng = self.eng
+
+        def create(idx):
+            pointers = self._arg(slots[0], idx, np.uint64)
+            flags = self._arg(slots[1], idx, np.uint32)
+            ok = (flags & STREAM_NON_BLOCKING) != 0
+            handles = np.arange(self.next_stream, self.next_stream + len(idx), dtype=np.uint64)
+            self.next_stream += len(idx)
+            good = idx[ok]
+            if len(good):
+                acc = eng.mem.resolve(Space.GENERIC, pointers[ok], good, eng.geo.block_of[good], 8, write=True)
+                eng.report_access_errors(dec.pc, acc, good, "write", 8)
+                eng.mem.store(acc, 8, handles[ok])
+            self.last_error[idx[~ok]] = INVALID_VALUE
+            self._return(ret, idx, np.where(ok, SUCCESS, INVALID_VALUE).astype(np.int32))
+            return nxt
+
+        return create
+
+    def _StreamDestroy(self, dec, slots, ret):
+        nxt = dec.pc + 1
+
+        def destroy(idx):
+            self._return(ret, idx, np.zeros(len(idx), dtype=np.int32))
+            return nxt
+
+        return destroy
+
+
+def _invalid(grid, block) -> bool:
+    threads = block[0] * block[1] * block[2]
+    return (
+        min(*grid, *block) < 1
+        or threads > MAX_THREADS_PER_BLOCK
+        or any(b > m for b, m in zip(block, MAX_BLOCK_DIMS))
+        or any(d > m for d, m in zip(grid, MAX_GRID_DIMS))
+    )
+
+
+def _params_size(fn) -> int:
+    """The bytes of a kernel's parameters laid out as a launch passes them: each at its alignment, in order."""
+    end = 0
+    for p in fn.params:
+        end = align_up(end, p.align or type_size(p.ptx_type)) + p.size
+    return end
+
+
+def launches_kernels(module) -> bool:
+    """Whether a function of `module` launches kernels from device code (its kernels then get a `DeviceLaunchLog`)."""
+    return any(
+        ins.opcode == "call" and any(runtime_call(getattr(op, "name", "")) in _LAUNCHES for op in ins.operands)
+        for fn in module.functions.values()
+        for ins in fn.body
+    )
+
+
+_LAUNCHES = ("LaunchDeviceV2", "LaunchDevice")
+
+
+def kernel_label(mangled: str) -> str:
+    return demangle_signature(mangled).name
