@@ -1,4 +1,5 @@
-"""CUDA Dynamic Parallelism refused where it cannot run, with the reason (the programs that run are in tests/programs)."""
+"""CUDA Dynamic Parallelism: the pending launch limit, and what is refused, with the reason (the programs that run,
+and their races, are in tests/programs)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpurace import exec_program
+from gpurace.sim import device_runtime
+
 GPURACE = str(Path(sys.executable).with_name("gpurace"))
-CDP_FLAGS = ("--nvcc-flag=-rdc=true", "--nvcc-flag=-lcudadevrt")
+NVCC_FLAGS = ["-rdc=true", "-lcudadevrt"]
+CDP_FLAGS = tuple(f"--nvcc-flag={flag}" for flag in NVCC_FLAGS)
 
 CHILD_AND_PARENT = """\
 __global__ void child(int *a) { a[threadIdx.x] = 1; }
@@ -65,3 +70,38 @@ def test_unsupported_device_runtime_calls_are_refused_by_name(tmp_path):
     run = gpurace("exec", *CDP_FLAGS, "malloc.cu", cwd=tmp_path)
     assert run.returncode == 2
     assert "device-side cudaMalloc is not supported" in run.stderr, run.stderr
+
+
+PENDING = """\
+#include <cstdio>
+__global__ void child(int *a, int i) { a[i] = i + 1; }
+__global__ void parent(int *a, int *errors) {
+    for (int i = 0; i < 3; i++) {
+        child<<<1, 1>>>(a, i);
+        errors[i] = cudaGetLastError();
+    }
+}
+int main() {
+    int *a, *errors;
+    cudaMalloc(&a, 3 * sizeof(int));
+    cudaMalloc(&errors, 3 * sizeof(int));
+    cudaMemset(a, 0, 3 * sizeof(int));
+    parent<<<1, 1>>>(a, errors);
+    int ha[3], he[3];
+    cudaMemcpy(ha, a, sizeof ha, cudaMemcpyDeviceToHost);
+    cudaMemcpy(he, errors, sizeof he, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 3; i++)
+        printf("%d %d\\n", ha[i], he[i]);
+    return 0;
+}
+"""
+
+
+def test_a_launch_past_the_pending_launch_limit_fails_as_cuda_reports_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(device_runtime, "MAX_PENDING_LAUNCHES", 2)  # CUDA's default, 2048, is a long test
+    (tmp_path / "pending.cu").write_text(PENDING)
+    result = exec_program(tmp_path / "pending.cu", nvcc_flags=NVCC_FLAGS, capture_output=True)
+    assert result.errors == [] and result.findings == []
+    # The third launch fails with cudaErrorLaunchPendingCountExceeded (69) and does not run.
+    assert result.stdout.splitlines() == ["1 0", "2 0", "0 69"]
+    assert result.launches == 3

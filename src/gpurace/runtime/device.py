@@ -43,8 +43,9 @@ import numpy as np
 
 from gpurace.detect.findings import Address, FindingSet
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Function, Module, type_size
+from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits, format_size, shift_address_limit
+from gpurace.frontend.kernels import param_layout
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.filters import LaunchFilter
 from gpurace.runtime.heap import Heap
@@ -338,20 +339,3 @@ class Device:
         shift_address_limit(self.heap.live_bytes - self._uncounted)
         self.global_arena.close()
         self.const_arena.close()
-
-
-def param_layout(fn: Function) -> list[tuple[int, int]]:
-    """(offset, size) of each parameter of kernel `fn` in its parameter buffer.
-
-    Parameters are laid out in order, each at its alignment (its `.align`,
-    else its type's size): the rule `sim.program.build_program` places
-    `kernel_params` by, and the one nvcc's host code packs arguments by.
-    """
-    layout = []
-    offset = 0
-    for p in fn.params:
-        align = p.align or type_size(p.ptx_type)
-        offset = -(-offset // align) * align
-        layout.append((offset, p.size))
-        offset += p.size
-    return layout

@@ -39,7 +39,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
-from gpurace.frontend.ptx.ir import type_size
+from gpurace.frontend.kernels import param_layout
 from gpurace.sim.events import AccessBatch, Event, SyncEvent
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.sim.memory.layout import LOCAL_WINDOW, MAX_LOCAL_BYTES_PER_THREAD, Space, align_up
@@ -124,12 +124,11 @@ class DeviceLaunch:
 
     def order_key(self) -> tuple | None:
         """Launches with the same key run one after another, in launch order; None: ordered with none (a
-        fire-and-forget launch). The NULL stream is each block's own; created streams are the grid's."""
+        fire-and-forget launch). Streams belong to a block: its implicit NULL stream, and those its threads created
+        (using one in another block is undefined behaviour)."""
         if self.stream == FIRE_AND_FORGET:
             return None
-        if self.stream == NULL_STREAM:
-            return ("null", self.block_id)
-        return ("stream", self.stream)
+        return (self.block_id, self.stream)
 
 
 @dataclass
@@ -429,11 +428,9 @@ def _invalid(grid, block) -> bool:
 
 
 def _params_size(fn) -> int:
-    """The bytes of a kernel's parameters laid out as a launch passes them: each at its alignment, in order."""
-    end = 0
-    for p in fn.params:
-        end = align_up(end, p.align or type_size(p.ptx_type)) + p.size
-    return end
+    """The bytes of a kernel's parameters as a launch passes them (`frontend.kernels.param_layout`)."""
+    layout = param_layout(fn)
+    return sum(layout[-1]) if layout else 0
 
 
 def launches_kernels(module) -> bool:

@@ -19,6 +19,7 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.kernels import param_layout
 from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
 from gpurace.sim.device_runtime import runtime_call
@@ -341,13 +342,9 @@ def build_program(module: Module, kernel_name: str) -> Program:
         elif var.space == "local":  # deprecated in PTX: per-thread storage outside any function
             raise UserError(f"module-scope .local variable {var.name} is not supported (PTX line {var.ptx_line})")
 
-    kernel_params: dict[str, int] = {}
-    offset = 0
-    for p in kernel.params:
-        a = p.align or type_size(p.ptx_type)
-        offset = _align(offset, a)
-        kernel_params[p.name] = offset
-        offset += p.size
+    layout = param_layout(kernel)
+    kernel_params = {p.name: at for p, (at, _size) in zip(kernel.params, layout)}
+    offset = sum(layout[-1]) if layout else 0
     if offset > MAX_KERNEL_PARAM_BYTES:
         raise UserError(
             f"the parameters of kernel {kernel_name} (PTX line {kernel.ptx_line}) take {offset:,} bytes, "
