@@ -9,10 +9,13 @@ order, and `cudaStreamTailLaunch` grids after all the others. Then the
 ordering the CUDA Programming Guide gives ("CUDA Dynamic Parallelism",
 memory coherence and streams) decides which of their accesses race:
 
-* a child grid, and all its descendants, see what the launching thread did
-  before the launch, and what its block did before a barrier the launching
-  thread completed before it; they also see what came before an earlier
-  launch into the same stream (that grid ended before this one began).
+* a child grid, and all its descendants, see what happened before the launch
+  in the launching thread: its own accesses, and other threads' that a
+  barrier, warp sync or release/acquire pattern orders before it (by the
+  happens-before detector's clocks; under the barrier-interval detector, the
+  block's accesses before a barrier the launching thread completed); they
+  also see what came before an earlier launch into the same stream (that
+  grid ended before this one began).
   Everything else the parent grid did is unordered with them: the parent's
   accesses after the launch, and other blocks' accesses (CUDA 12 has no
   device-side cudaDeviceSynchronize to wait for a child);
@@ -98,8 +101,8 @@ def _check_against_parent(device, log: DeviceLaunchLog, subtrees: dict[int, list
         earlier = [launch] + ([] if key is None else [e for e in log.launches[:index] if e.order_key() == key])
         unordered = LaunchFootprint(budget=device.limits.max_memory // 8)
         unordered.bind(log.ctx)
-        for batch, counts in log.accesses:
-            rest = only_lanes(batch, ~log.before_launch(batch, counts, earlier))
+        for index, (batch, _counts, _stamps) in enumerate(log.accesses):
+            rest = only_lanes(batch, ~log.before_launch(index, earlier))
             if rest is not None:
                 unordered.on_event(rest)
         parent_footprint = unordered.footprint()
@@ -109,9 +112,9 @@ def _check_against_parent(device, log: DeviceLaunchLog, subtrees: dict[int, list
                 continue
             cause = (
                 f"the parent grid ({kernel_label(parent_kernel)}) {_verb(overlap.first_writes)} these bytes and {grid.what} "
-                f"{_verb(overlap.second_writes)} them, and nothing orders the two: a child grid sees only what its "
-                "launching thread did before the launch (and what its block did before a __syncthreads() that came "
-                "before it), and runs concurrently with the rest of the parent grid"
+                f"{_verb(overlap.second_writes)} them, and nothing orders the two: a child grid sees only what happened "
+                "before its launch in the launching thread (its own accesses, and others' that a barrier or a "
+                "release and acquire ordered before it), and runs concurrently with the rest of the parent grid"
             )
             _report(device, unordered.site, grid, overlap, cause)
 

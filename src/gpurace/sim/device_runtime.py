@@ -102,7 +102,7 @@ def refusal(name: str) -> str:
 class DeviceLaunch:
     """One launch made by a thread of a grid: what runs, and where in the parent's run it was made.
 
-    `thread`/`block` are the launching thread's and block's ids in its grid, `seq` the last event before the
+    `thread`/`block_id` are the launching thread's and block's ids in its grid, `seq` the last event before the
     launch, `barriers` how many barriers the thread had completed; `stream` the handle it named."""
 
     kernel: str
@@ -116,6 +116,7 @@ class DeviceLaunch:
     block_id: int
     seq: int
     barriers: int
+    seen: list[np.ndarray] | None  # per access logged before the launch, the lanes ordered before it (`launch_point`)
     loc: object  # the launch's source line (`SourceLoc`), or None
 
     @property
@@ -138,7 +139,6 @@ class DeviceLaunchLog:
 
     depth: int = 0
     launches: list[DeviceLaunch] = field(default_factory=list)
-    refused: int = 0  # launches that returned an error (the pending limit, the nesting depth)
     complete: bool = True  # every access was kept (see MAX_LOGGED_ACCESSES)
     name = "device-launches"
     first_run_only = True
@@ -146,7 +146,9 @@ class DeviceLaunchLog:
     def __post_init__(self) -> None:
         self.active = True
         self.ctx = None
-        self.accesses: list[tuple[AccessBatch, np.ndarray]] = []  # (global lanes of a batch, their barrier counts)
+        # (global lanes of a batch, their threads' barrier counts, their happens-before stamps or None)
+        self.accesses: list[tuple[AccessBatch, np.ndarray, tuple | None]] = []
+        self.order = None  # the run's happens-before detector, if it has one (`detect.hb`: stamps, ordered_before)
         self.grids: list = []  # every grid of the tree below, once they ran (`runtime.child_grids.Grid`)
         self._logged = 0
         self._barriers = np.zeros(0, dtype=np.int64)
@@ -177,21 +179,34 @@ class DeviceLaunchLog:
                 return
             self._logged += len(lanes)
             batch = ev if len(lanes) == len(ev.threads) else _lanes_of(ev, lanes)
-            self.accesses.append((batch, self._counts(batch.threads)[batch.threads].copy()))
+            stamps = self.order.stamps(batch.threads) if self.order is not None else None
+            self.accesses.append((batch, self._counts(batch.threads)[batch.threads].copy(), stamps))
 
-    def barriers_of(self, thread: int) -> int:
-        return int(self._barriers[thread]) if thread < len(self._barriers) else 0
+    def launch_point(self, thread: int) -> tuple[int, list[np.ndarray] | None]:
+        """Where thread `thread` of the grid stands as it launches: its count of completed barriers, and, with a
+        happens-before detector watching, which lanes of each access logged so far happen before this point."""
+        barriers = int(self._barriers[thread]) if thread < len(self._barriers) else 0
+        if self.order is None:
+            return barriers, None
+        seen = [self.order.ordered_before(thread, batch.threads, *stamps) for batch, _counts, stamps in self.accesses]
+        return barriers, seen
 
-    def before_launch(self, batch: AccessBatch, counts: np.ndarray, launches: list[DeviceLaunch]) -> np.ndarray:
-        """Which lanes of a logged batch come before one of `launches` in the parent: the launching thread's own
-        earlier accesses, and its block's accesses before a barrier the launching thread completed too."""
+    def before_launch(self, index: int, launches: list[DeviceLaunch]) -> np.ndarray:
+        """Which lanes of logged access `index` come before one of `launches` in the parent: the launching thread's
+        own earlier accesses, and those that happen before its launch by the detector's clocks (barriers, warp
+        syncs, release and acquire patterns), or, without such a detector, its block's accesses before a barrier
+        the launching thread completed too."""
+        batch, counts, _stamps = self.accesses[index]
         before = np.zeros(len(batch.threads), dtype=np.bool_)
         if self.ctx is None:
             return before
         block_of = self.ctx.geometry.block_of
         for launch in launches:
             before |= (batch.threads == launch.thread) & (batch.seq <= launch.seq)
-            before |= (block_of[batch.threads] == launch.block_id) & (counts < launch.barriers)
+            if launch.seen is None:
+                before |= (block_of[batch.threads] == launch.block_id) & (counts < launch.barriers)
+            elif index < len(launch.seen):
+                before |= launch.seen[index]
         return before
 
 
@@ -217,10 +232,19 @@ class DeviceRuntime:
 
     def __init__(self, eng) -> None:
         self.eng = eng
-        self.last_error = np.zeros(eng.geo.nthreads, dtype=np.int32)
+        self._last_error: np.ndarray | None = None  # made on first use: most kernels never call the device runtime
         self.next_stream = FIRST_CREATED_STREAM
         self._configs: dict[int, tuple] = {}  # thread -> the configuration its latest GetParameterBufferV2 named
         self.log = next((s for s in eng.sinks if isinstance(s, DeviceLaunchLog)), None)
+        if self.log is not None and self.log.active:
+            self.log.order = next((s for s in eng.sinks if hasattr(s, "ordered_before")), None)
+
+    @property
+    def last_error(self) -> np.ndarray:
+        """Each thread's last `cudaError_t` (what `cudaGetLastError` returns)."""
+        if self._last_error is None:
+            self._last_error = np.zeros(self.eng.geo.nthreads, dtype=np.int32)
+        return self._last_error
 
     def handler(self, dec, name: str, rets: list[str], args: list[str]):
         if name not in SUPPORTED:
@@ -242,15 +266,15 @@ class DeviceRuntime:
             values = np.ascontiguousarray(values)
             self.eng.state.param_buffer(ret)[idx, : values.itemsize] = values.view(np.uint8).reshape(len(idx), -1)
 
-    def _fail(self, idx: np.ndarray, error: int, ret: int | None, dtype=np.int32) -> None:
+    def _fail(self, idx: np.ndarray, error: int, ret: int | None) -> None:
         self.last_error[idx] = error
-        self._return(ret, idx, np.zeros(len(idx), dtype=dtype) if dtype is np.uint64 else np.full(len(idx), error, dtype=dtype))
+        self._return(ret, idx, np.full(len(idx), error, dtype=np.int32))
 
     def _buffer_address(self, dec, idx: np.ndarray, size: int) -> np.ndarray:
         """Room for `size` bytes of arguments above each thread's current frame, as a generic address."""
         state, eng = self.eng.state, self.eng
         frame = dec.program.functions[dec.fn].frame_size
-        start = np.array([align_up(int(b) + frame, 64) for b in state.frame_base[idx]], dtype=np.int64)
+        start = align_up(state.frame_base[idx] + frame, 64)
         top = int(start.max()) + max(size, 8)
         if top > MAX_LOCAL_BYTES_PER_THREAD:
             raise UserError(f"{dec.ins.where()}: a device launch's parameter buffer does not fit in the thread's local memory")
@@ -352,7 +376,6 @@ class DeviceRuntime:
         elif len(log.launches) >= MAX_PENDING_LAUNCHES:
             error = PENDING_COUNT_EXCEEDED
         if error != SUCCESS:
-            log.refused += log.active
             self._fail(idx, error, ret)
             return
         self._return(ret, idx, np.zeros(1, dtype=np.int32))
@@ -362,9 +385,10 @@ class DeviceRuntime:
         size = _params_size(dec.program.module.functions[kernel])
         params = eng.thread_bytes(g, buffer, size) if size else b""
         thread = g + eng.geo.thread_base
+        block_id = int(eng.geo.block_of[g]) + eng.geo.first_block
+        barriers, seen = log.launch_point(thread)
         log.launches.append(
-            DeviceLaunch(kernel, grid, block, shared, params, stream, dec.pc, thread, int(eng.geo.block_of[g]) + eng.geo.first_block,
-                         eng.last_seq, log.barriers_of(thread), dec.ins.loc)  # fmt: skip
+            DeviceLaunch(kernel, grid, block, shared, params, stream, dec.pc, thread, block_id, eng.last_seq, barriers, seen, dec.ins.loc)
         )
 
     def _GetLastError(self, dec, slots, ret):
