@@ -252,7 +252,14 @@ class DeviceRuntime:
         caller = dec.program.functions[dec.fn]
         slots = [caller.params[a] for a in args]
         ret = caller.params[rets[0]] if rets else None
-        return getattr(self, f"_{name}")(dec, slots, ret)
+        call = getattr(self, f"_{name}")(dec, slots, ret)
+        nxt = dec.pc + 1
+
+        def step(idx):
+            call(idx)
+            return nxt
+
+        return step
 
     # ------------------------------------------------------------------ helpers
 
@@ -293,8 +300,6 @@ class DeviceRuntime:
     # ------------------------------------------------------------------ the calls
 
     def _GetParameterBufferV2(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def get_buffer(idx):
             kernels = self._kernel_names(dec, idx, slots[0])
             grids, blocks = self._arg(slots[1], idx, np.uint32, 3), self._arg(slots[2], idx, np.uint32, 3)
@@ -307,35 +312,26 @@ class DeviceRuntime:
             addresses[bad] = 0
             self.last_error[idx[bad]] = INVALID_DEVICE_FUNCTION
             self._return(ret, idx, addresses)
-            return nxt
 
         return get_buffer
 
     def _GetParameterBuffer(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def get_buffer(idx):
             sizes = self._arg(slots[1], idx, np.uint64)
             self._return(ret, idx, self._buffer_address(dec, idx, int(sizes.max())))
-            return nxt
 
         return get_buffer
 
     def _LaunchDeviceV2(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def launch(idx):
             buffers = self._arg(slots[0], idx, np.uint64)
             streams = self._arg(slots[1], idx, np.uint64)
             for lane, g in enumerate(idx.tolist()):
                 self._launch_one(dec, g, int(buffers[lane]), int(streams[lane]), None, ret)
-            return nxt
 
         return launch
 
     def _LaunchDevice(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def launch(idx):
             kernels = self._kernel_names(dec, idx, slots[0])
             buffers = self._arg(slots[1], idx, np.uint64)
@@ -344,7 +340,6 @@ class DeviceRuntime:
             for lane, g in enumerate(idx.tolist()):
                 config = (kernels[lane], tuple(grids[lane].tolist()), tuple(blocks[lane].tolist()), int(shared[lane]))
                 self._launch_one(dec, g, int(buffers[lane]), int(streams[lane]), config, ret)
-            return nxt
 
         return launch
 
@@ -392,26 +387,19 @@ class DeviceRuntime:
         )
 
     def _GetLastError(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def get_last_error(idx):
             self._return(ret, idx, self.last_error[idx].copy())
             self.last_error[idx] = SUCCESS
-            return nxt
 
         return get_last_error
 
     def _PeekAtLastError(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def peek(idx):
             self._return(ret, idx, self.last_error[idx].copy())
-            return nxt
 
         return peek
 
     def _StreamCreateWithFlags(self, dec, slots, ret):
-        nxt = dec.pc + 1
         eng = self.eng
 
         def create(idx):
@@ -427,16 +415,12 @@ class DeviceRuntime:
                 eng.mem.store(acc, 8, handles[ok])
             self.last_error[idx[~ok]] = INVALID_VALUE
             self._return(ret, idx, np.where(ok, SUCCESS, INVALID_VALUE).astype(np.int32))
-            return nxt
 
         return create
 
     def _StreamDestroy(self, dec, slots, ret):
-        nxt = dec.pc + 1
-
         def destroy(idx):
             self._return(ret, idx, np.zeros(len(idx), dtype=np.int32))
-            return nxt
 
         return destroy
 
