@@ -374,6 +374,12 @@ def _compile_with_nvcc(
 # --------------------------------------------------------------------------
 
 # What NVRTC and nvcc say about CUDA that older toolkits accepted, and what the user should be told instead.
+DEVICE_SYNCHRONIZE_REMOVED = (
+    "cudaDeviceSynchronize in device code was removed in CUDA 12 (CUDA Dynamic Parallelism 2): a parent grid cannot "
+    "wait for its children; launch the work that needs their results into cudaStreamTailLaunch instead"
+)
+"""Why a kernel's `cudaDeviceSynchronize()` is refused (by nvcc, or in PTX built for the old CDP1)."""
+
 _REMOVED_FEATURES = (
     (
         re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): error: texture is not a template$", re.M),
@@ -382,8 +388,7 @@ _REMOVED_FEATURES = (
     (
         re.compile(r'^(?P<file>.+?)\((?P<line>\d+)\): error: calling a __host__ function\("cudaDeviceSynchronize"\) from a '
                    r"__global__ function", re.M),  # fmt: skip
-        "cudaDeviceSynchronize in device code was removed in CUDA 12 (CUDA Dynamic Parallelism 2): a parent grid "
-        "cannot wait for its children; launch the work that needs their results into cudaStreamTailLaunch instead",
+        DEVICE_SYNCHRONIZE_REMOVED,
     ),
     (
         re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): error: kernel launch from __device__ or __global__ functions "

@@ -44,7 +44,7 @@ from gpurace.detect.footprint import Footprint, LaunchFootprint
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame
 from gpurace.runtime.streams import DEVICE_WIDE
-from gpurace.sim.device_runtime import FIRE_AND_FORGET, NULL_STREAM, DeviceLaunch, DeviceLaunchLog, kernel_label, only_lanes
+from gpurace.sim.device_runtime import FIRE_AND_FORGET, NULL_STREAM, DeviceLaunch, DeviceLaunchLog, only_lanes
 from gpurace.sim.printf import DeviceOutput
 
 
@@ -61,8 +61,9 @@ class Grid:
         return f"kernel {self.launch['kernel']} (launched at {self.launch['host']})"
 
 
-def run_child_grids(device, module: int, parent: str, log: DeviceLaunchLog, sinks, run, device_log) -> int:
-    """Run the grids `log` recorded (`run` is `launch.run_launch`), check their ordering, and leave every grid of the
+def run_child_grids(device, module: int, parent: dict, log: DeviceLaunchLog, sinks, run, device_log) -> int:
+    """Run the grids `log` recorded in the run of launch `parent` (as findings name it; `run` is
+    `launch.run_launch`), check their ordering, and leave every grid of the
     tree below in `log.grids` (`device_log` is `launch.device_launch_log`); the worst `cudaError_t` of them (a fault in a child is the parent's too)."""
     log.grids = []
     if not log.launches:
@@ -75,7 +76,7 @@ def run_child_grids(device, module: int, parent: str, log: DeviceLaunchLog, sink
         footprint = LaunchFootprint(budget=device.limits.max_memory // 8)
         child_log = device_log(device, module, log.depth + 1)
         child_output = DeviceOutput()
-        site = HostFrame("kernel launch", kernel_label(parent), user_frame(launch.loc) if launch.loc is not None else None)
+        site = HostFrame("kernel launch", parent["kernel"], user_frame(launch.loc) if launch.loc is not None else None)
         device.launches += 1
         child_status, record = run(device, module, launch.kernel, launch.grid, launch.block, launch.shared_bytes,
                                    launch.params, site, sinks=[footprint, child_output, *([child_log] if child_log else [])])  # fmt: skip
@@ -85,15 +86,15 @@ def run_child_grids(device, module: int, parent: str, log: DeviceLaunchLog, sink
             status = child_status
         subtrees[id(launch)] = [Grid(record, footprint.footprint(), footprint.site), *(child_log.grids if child_log else [])]
     if log.ctx is not None:
-        _check_against_parent(device, log, subtrees)
+        _check_against_parent(device, parent["kernel"], log, subtrees)
     _check_siblings(device, log.launches, subtrees)
     log.grids = [grid for launch in ordered for grid in subtrees[id(launch)]]
     return status
 
 
-def _check_against_parent(device, log: DeviceLaunchLog, subtrees: dict[int, list[Grid]]) -> None:
-    """Races of each child's tree with what the parent grid did that the child is not ordered after."""
-    parent_kernel = log.ctx.program.kernel.name
+def _check_against_parent(device, parent: str, log: DeviceLaunchLog, subtrees: dict[int, list[Grid]]) -> None:
+    """Races of each child's tree with what the parent grid (kernel `parent`) did that the child is not ordered
+    after."""
     for index, launch in enumerate(log.launches):
         if launch.tail:
             continue
@@ -111,7 +112,7 @@ def _check_against_parent(device, log: DeviceLaunchLog, subtrees: dict[int, list
             if overlap is None:
                 continue
             cause = (
-                f"the parent grid ({kernel_label(parent_kernel)}) {_verb(overlap.first_writes)} these bytes and {grid.what} "
+                f"the parent grid ({parent}) {_verb(overlap.first_writes)} these bytes and {grid.what} "
                 f"{_verb(overlap.second_writes)} them, and nothing orders the two: a child grid sees only what happened "
                 "before its launch in the launching thread (its own accesses, and others' that a barrier or a "
                 "release and acquire ordered before it), and runs concurrently with the rest of the parent grid"

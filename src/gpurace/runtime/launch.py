@@ -157,7 +157,7 @@ def run_launch(
         device.on_launch(LaunchOutcome(launch, left_out_by, len(findings), replayed))
     log = next((s for s in sinks if isinstance(s, DeviceLaunchLog)), None)
     if log is not None:
-        children = run_child_grids(device, module, mangled, log, sinks, run_launch, device_launch_log)
+        children = run_child_grids(device, module, launch, log, sinks, run_launch, device_launch_log)
         status = status if status != CudaError.SUCCESS else children
     return status, launch
 

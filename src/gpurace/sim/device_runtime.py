@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gpurace.errors import UserError
-from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.compile import DEVICE_SYNCHRONIZE_REMOVED
 from gpurace.frontend.kernels import param_layout
 from gpurace.sim.events import AccessBatch, Event, SyncEvent
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
@@ -75,12 +75,6 @@ SUPPORTED = frozenset(
     }
 )
 
-_REMOVED_SYNC = (
-    "cudaDeviceSynchronize in device code was removed in CUDA 12 (CUDA Dynamic Parallelism 2): a parent grid cannot "
-    "wait for its children; launch the work that needs their results into cudaStreamTailLaunch instead"
-)
-
-
 def runtime_call(name: str) -> str | None:
     """The device runtime function a PTX callee names (`__cudaCDP2LaunchDeviceV2`, `cudaLaunchDeviceV2` ->
     `LaunchDeviceV2`), or None when it is none of them."""
@@ -94,7 +88,7 @@ def runtime_call(name: str) -> str | None:
 def refusal(name: str) -> str:
     """Why the device runtime call `name` (as `runtime_call` gives it) cannot be simulated."""
     if name == "DeviceSynchronize":
-        return _REMOVED_SYNC
+        return DEVICE_SYNCHRONIZE_REMOVED
     return f"device-side cuda{name} is not supported (device code may launch kernels, create and destroy streams and read the last error)"
 
 
@@ -111,7 +105,6 @@ class DeviceLaunch:
     shared_bytes: int
     params: bytes
     stream: int
-    pc: int
     thread: int
     block_id: int
     seq: int
@@ -383,7 +376,7 @@ class DeviceRuntime:
         block_id = int(eng.geo.block_of[g]) + eng.geo.first_block
         barriers, seen = log.launch_point(thread)
         log.launches.append(
-            DeviceLaunch(kernel, grid, block, shared, params, stream, dec.pc, thread, block_id, eng.last_seq, barriers, seen, dec.ins.loc)
+            DeviceLaunch(kernel, grid, block, shared, params, stream, thread, block_id, eng.last_seq, barriers, seen, dec.ins.loc)
         )
 
     def _GetLastError(self, dec, slots, ret):
@@ -451,7 +444,3 @@ def launches_kernels(module) -> bool:
 
 
 _LAUNCHES = ("LaunchDeviceV2", "LaunchDevice")
-
-
-def kernel_label(mangled: str) -> str:
-    return demangle_signature(mangled).name
