@@ -39,8 +39,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from gpurace.detect.findings import ERROR, Finding, Site
-from gpurace.frontend.ptx.debuginfo import user_frame
 from gpurace.detect.footprint import Footprint, LaunchFootprint
+from gpurace.frontend.ptx.debuginfo import user_frame
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame
 from gpurace.runtime.streams import DEVICE_WIDE
@@ -62,9 +62,10 @@ class Grid:
 
 
 def run_child_grids(device, module: int, parent: dict, log: DeviceLaunchLog, sinks, run, device_log) -> int:
-    """Run the grids `log` recorded in the run of launch `parent` (as findings name it; `run` is
-    `launch.run_launch`), check their ordering, and leave every grid of the
-    tree below in `log.grids` (`device_log` is `launch.device_launch_log`); the worst `cudaError_t` of them (a fault in a child is the parent's too)."""
+    """Run the grids `log` recorded in the run of launch `parent` (as findings name it), check their ordering,
+    and leave every grid of the tree below in `log.grids`; the worst `cudaError_t` of them (a fault in a child
+    is the parent's too). `run` is `launch.run_launch` and `device_log` `launch.device_launch_log`, which this
+    module, called from there, cannot import."""
     log.grids = []
     if not log.launches:
         return CudaError.SUCCESS
@@ -102,8 +103,8 @@ def _check_against_parent(device, parent: str, log: DeviceLaunchLog, subtrees: d
         earlier = [launch] + ([] if key is None else [e for e in log.launches[:index] if e.order_key() == key])
         unordered = LaunchFootprint(budget=device.limits.max_memory // 8)
         unordered.bind(log.ctx)
-        for index, (batch, _counts, _stamps) in enumerate(log.accesses):
-            rest = only_lanes(batch, ~log.before_launch(index, earlier))
+        for logged, (batch, _counts, _stamps) in enumerate(log.accesses):
+            rest = only_lanes(batch, ~log.before_launch(logged, earlier))
             if rest is not None:
                 unordered.on_event(rest)
         parent_footprint = unordered.footprint()
