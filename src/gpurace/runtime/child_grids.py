@@ -12,8 +12,9 @@ memory coherence and streams) decides which of their accesses race:
 * a child grid, and all its descendants, see what happened before the launch
   in the launching thread: its own accesses, and other threads' that a
   barrier, warp sync or release/acquire pattern orders before it (by the
-  happens-before detector's clocks; under the barrier-interval detector, the
-  block's accesses before a barrier the launching thread completed); they
+  happens-before detector's clocks; under the barrier-interval detector, of
+  kernels that synchronise by barriers alone, the block's accesses before a
+  barrier the launching thread completed); they
   also see what came before an earlier launch into the same stream (that
   grid ended before this one began).
   Everything else the parent grid did is unordered with them: the parent's
