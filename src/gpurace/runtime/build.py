@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import hip
-from gpurace.frontend.compile import DEFAULT_ARCH, check_define, removed_feature, check_include_dir, find_nvcc, normalize_arch, read_kernel_source
+from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source, removed_feature
 from gpurace.frontend.curand_headers import curand_include
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size

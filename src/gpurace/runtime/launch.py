@@ -43,13 +43,13 @@ from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
-from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.child_grids import run_child_grids
+from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
 from gpurace.sim.clusters import cluster_refusal, launch_cluster
-from gpurace.sim.device_runtime import DeviceLaunchLog, launches_kernels
 from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
+from gpurace.sim.device_runtime import DeviceLaunchLog, launches_kernels
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK, format_dims
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
