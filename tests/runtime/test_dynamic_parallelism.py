@@ -1,5 +1,5 @@
-"""CUDA Dynamic Parallelism: the pending launch limit, and what is refused, with the reason (the programs that run,
-and their races, are in tests/programs)."""
+"""CUDA Dynamic Parallelism and the device heap: the pending launch limit, and what is refused, with the reason (the
+programs that run, and their races, are in tests/programs)."""
 
 from __future__ import annotations
 
@@ -66,10 +66,10 @@ def test_linked_check_refuses_device_side_launches_by_name(tmp_path):
 
 
 def test_unsupported_device_runtime_calls_are_refused_by_name(tmp_path):
-    (tmp_path / "malloc.cu").write_text(CHILD_AND_PARENT % "int *p; cudaMalloc((void **)&p, 4);" + MAIN)
-    run = gpurace("exec", *CDP_FLAGS, "malloc.cu", cwd=tmp_path)
+    (tmp_path / "copy.cu").write_text(CHILD_AND_PARENT % "cudaMemcpyAsync(a + 1, a, 4, cudaMemcpyDeviceToDevice, 0);" + MAIN)
+    run = gpurace("exec", *CDP_FLAGS, "copy.cu", cwd=tmp_path)
     assert run.returncode == 2
-    assert "device-side cudaMalloc is not supported" in run.stderr, run.stderr
+    assert "device-side cudaMemcpyAsync is not supported" in run.stderr, run.stderr
 
 
 PENDING = """\
@@ -105,3 +105,38 @@ def test_a_launch_past_the_pending_launch_limit_fails_as_cuda_reports_it(tmp_pat
     # The third launch fails with cudaErrorLaunchPendingCountExceeded (69) and does not run.
     assert result.stdout.splitlines() == ["1 0", "2 0", "0 69"]
     assert result.launches == 3
+
+
+REUSE = """\
+__global__ void churn(int *out) {
+    for (int i = 0; i < 10; i++) {
+        int *p = (int *)malloc(1 << 20);
+        p[0] = i;
+        out[0] = p[0];
+        free(p);
+    }
+}
+int main() {
+    int *out;
+    cudaMalloc(&out, sizeof(int));
+    churn<<<1, 1>>>(out);
+    cudaDeviceSynchronize();
+    return 0;
+}
+"""
+
+
+def test_a_program_that_needs_freed_device_heap_memory_again_is_stopped(tmp_path):
+    (tmp_path / "churn.cu").write_text(REUSE)
+    run = gpurace("exec", "churn.cu", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "churn.cu:3: the device heap (8 MiB) has no room left for a 1048576-byte allocation, which would fit in " \
+        "the memory the program freed: gpurace does not reuse freed device heap memory" in run.stderr, run.stderr
+
+
+def test_device_heap_allocations_need_the_whole_program(tmp_path):
+    (tmp_path / "scratch.cu").write_text("__global__ void scratch(int *out) { int *p = (int *)malloc(4); *p = 1; *out = *p; }\n")
+    run = gpurace("check", "scratch.cu", "--grid", "1", "--block", "1", "--arg", "i32:1", cwd=tmp_path)
+    assert run.returncode == 2
+    assert "scratch.cu:1: the kernel allocates device heap memory (malloc or cudaMalloc in device code), which " \
+        "`gpurace check` cannot run on its own: run the whole program with `gpurace exec`" in run.stderr, run.stderr

@@ -49,7 +49,7 @@ from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
 from gpurace.sim.clusters import cluster_refusal, launch_cluster
 from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
-from gpurace.sim.device_runtime import DeviceLaunchLog, launches_kernels
+from gpurace.sim.device_runtime import DeviceLaunchLog, allocates_on_device, launches_kernels
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK, format_dims
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
@@ -163,11 +163,16 @@ def run_launch(
 
 
 def device_launch_log(device: Device, module: int, depth: int = 0) -> DeviceLaunchLog | None:
-    """The sink that records a grid's launches from device code, when kernels of `module` make any (None: they
-    make none, and the grid's accesses need not be kept)."""
-    if module not in device.launching_modules:
-        device.launching_modules[module] = launches_kernels(device.modules[module])
-    return DeviceLaunchLog(depth=depth) if device.launching_modules[module] else None
+    """The sink through which a grid uses the device runtime (`sim.device_runtime`): it records the launches
+    made from device code, when kernels of `module` make any, and gives the device heap, when they allocate;
+    None when they do neither."""
+    if module not in device.runtime_use:
+        code = device.modules[module]
+        device.runtime_use[module] = (launches_kernels(code), allocates_on_device(code))
+    launches, allocates = device.runtime_use[module]
+    if not (launches or allocates):
+        return None
+    return DeviceLaunchLog(depth=depth, heap=device.device_heap if allocates else None, records=launches)
 
 
 def _execute_or_replay(

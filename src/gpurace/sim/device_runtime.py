@@ -42,7 +42,7 @@ from gpurace.frontend.compile import DEVICE_SYNCHRONIZE_REMOVED
 from gpurace.frontend.kernels import param_layout
 from gpurace.sim.events import AccessBatch, Event, SyncEvent
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
-from gpurace.sim.memory.layout import LOCAL_WINDOW, MAX_LOCAL_BYTES_PER_THREAD, Space, align_up
+from gpurace.sim.memory.layout import LOCAL_WINDOW, MAX_LOCAL_BYTES_PER_THREAD, Allocation, Space, align_up
 
 CDP2_PREFIX = "__cudaCDP2"
 
@@ -58,7 +58,7 @@ NULL_STREAM, TAIL_LAUNCH, FIRE_AND_FORGET = 0, 3, 4
 FIRST_CREATED_STREAM = 0x100
 STREAM_NON_BLOCKING = 1
 
-SUCCESS, INVALID_VALUE, INVALID_CONFIGURATION = 0, 1, 9
+SUCCESS, INVALID_VALUE, MEMORY_ALLOCATION, INVALID_CONFIGURATION = 0, 1, 2, 9
 MAX_DEPTH_EXCEEDED, PENDING_COUNT_EXCEEDED, INVALID_DEVICE_FUNCTION = 65, 69, 98
 """`cudaError_t` values the device runtime returns."""
 
@@ -72,8 +72,19 @@ SUPPORTED = frozenset(
         "PeekAtLastError",
         "StreamCreateWithFlags",
         "StreamDestroy",
+        "Malloc",
+        "Free",
     }
 )
+HEAP_CALLS = frozenset({"malloc", "free", "Malloc", "Free"})
+"""Calls that allocate from (or give back to) the device heap: C's `malloc`/`free` and the runtime's."""
+
+DEVICE_HEAP_BYTES = 8 << 20
+"""`cudaLimitMallocHeapSize`'s default: the device heap kernels' `malloc` and `cudaMalloc` allocate from."""
+HEAP_HEADER_BYTES = 16
+"""The heap's first bytes: the offset of its next free byte and the bytes freed so far (u64 each). Kept in device
+memory, so that every schedule of a launch, which starts from the same memory, allocates the same addresses."""
+HEAP_ALIGN = 16
 
 def runtime_call(name: str) -> str | None:
     """The device runtime function a PTX callee names (`__cudaCDP2LaunchDeviceV2`, `cudaLaunchDeviceV2` ->
@@ -85,11 +96,19 @@ def runtime_call(name: str) -> str | None:
     return None
 
 
+def device_call(name: str) -> str | None:
+    """What `DeviceRuntime.handler` calls a PTX callee: its `runtime_call` name, or C's `malloc`/`free`."""
+    return name if name in ("malloc", "free") else runtime_call(name)
+
+
 def refusal(name: str) -> str:
     """Why the device runtime call `name` (as `runtime_call` gives it) cannot be simulated."""
     if name == "DeviceSynchronize":
         return DEVICE_SYNCHRONIZE_REMOVED
-    return f"device-side cuda{name} is not supported (device code may launch kernels, create and destroy streams and read the last error)"
+    return (
+        f"device-side cuda{name} is not supported (device code may launch kernels, create and destroy streams, "
+        "allocate and free device heap memory and read the last error)"
+    )
 
 
 @dataclass
@@ -131,6 +150,8 @@ class DeviceLaunchLog:
     threads make, and its global memory accesses with each thread's count of completed barriers."""
 
     depth: int = 0
+    heap: Allocation | None = None  # the device heap (`runtime.device`), when kernels of the program allocate
+    records: bool = True  # whether kernels of the program launch kernels: only then are accesses kept
     launches: list[DeviceLaunch] = field(default_factory=list)
     complete: bool = True  # every access was kept (see MAX_LOGGED_ACCESSES)
     name = "device-launches"
@@ -159,7 +180,7 @@ class DeviceLaunchLog:
         return self._barriers
 
     def on_event(self, ev: Event) -> None:
-        if not self.active:
+        if not (self.active and self.records):
             return
         if isinstance(ev, SyncEvent) and ev.kind == "barrier":
             self._counts(ev.threads)[ev.threads] += 1
@@ -240,12 +261,13 @@ class DeviceRuntime:
         return self._last_error
 
     def handler(self, dec, name: str, rets: list[str], args: list[str]):
-        if name not in SUPPORTED:
+        """The handler of a call of device runtime function `name` (`runtime_call`), or of C's `malloc`/`free`."""
+        if name not in SUPPORTED | HEAP_CALLS:
             raise UserError(f"{dec.ins.where()}: {refusal(name)}")
         caller = dec.program.functions[dec.fn]
         slots = [caller.params[a] for a in args]
         ret = caller.params[rets[0]] if rets else None
-        call = getattr(self, f"_{name}")(dec, slots, ret)
+        call = getattr(self, f"_c_{name}" if name in ("malloc", "free") else f"_{name}")(dec, slots, ret)
         nxt = dec.pc + 1
 
         def step(idx):
@@ -289,6 +311,65 @@ class DeviceRuntime:
             name = names.get(address)
             kernels.append(name if name is not None and dec.program.module.functions[name].is_entry else None)
         return kernels
+
+    def _store_u64(self, dec, idx: np.ndarray, pointers: np.ndarray, values: np.ndarray) -> None:
+        """Each thread stores a u64 where its generic pointer points (what a call returns through `T *out`)."""
+        if len(idx):
+            eng = self.eng
+            acc = eng.mem.resolve(Space.GENERIC, pointers, idx, eng.geo.block_of[idx], 8, write=True)
+            eng.report_access_errors(dec.pc, acc, idx, "write", 8)
+            eng.mem.store(acc, 8, values)
+
+    def _heap_words(self, dec, idx: np.ndarray):
+        """The device heap, its header (next free offset, bytes freed) as an access, and the header's values."""
+        heap = self.log.heap if self.log is not None else None
+        if heap is None:
+            raise UserError(
+                f"{dec.ins.where()}: the kernel allocates device heap memory (malloc or cudaMalloc in device code), "
+                "which `gpurace check` cannot run on its own: run the whole program with `gpurace exec`"
+            )
+        return (heap, *self._words(idx, np.array([heap.base, heap.base + 8], dtype=np.uint64)))
+
+    def _words(self, idx: np.ndarray, addresses: np.ndarray):
+        """The u64 words of global memory at `addresses` as one access (made by `idx`'s first thread: no event), and
+        their values."""
+        eng = self.eng
+        threads = np.repeat(idx[:1], len(addresses))
+        acc = eng.mem.resolve(Space.GLOBAL, addresses, threads, eng.geo.block_of[threads], 8, write=True)
+        return acc, eng.mem.load(acc, 8).astype(np.uint64)
+
+    def _allocate(self, dec, idx: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        """Device heap addresses of `sizes` bytes for each thread, in thread order (0 where the heap is full).
+
+        Each block is preceded by a 16-byte header holding its size, for `_free`. Freed memory is not reused: a
+        program whose allocation fails only because of that is stopped, with the reason, rather than given a
+        NULL that a GPU would not give."""
+        heap, acc, (top, freed) = self._heap_words(dec, idx)
+        blocks = align_up(sizes.astype(np.int64), HEAP_ALIGN) + HEAP_ALIGN
+        ends = int(top) + np.cumsum(blocks)
+        fits = (ends <= heap.size) & (sizes > 0)
+        fits &= np.cumsum(~fits) == 0  # after the first that does not fit, none is placed
+        short = np.flatnonzero(~fits & (sizes > 0))
+        if len(short) and int(ends[short[0]] - top) <= heap.size - int(top) + int(freed):
+            raise UserError(
+                f"{dec.ins.where()}: the device heap ({DEVICE_HEAP_BYTES >> 20} MiB) has no room left for a "
+                f"{int(sizes[short[0]])}-byte allocation, which would fit in the memory the program freed: gpurace "
+                "does not reuse freed device heap memory"
+            )
+        addresses = np.where(fits, heap.base + ends - blocks + HEAP_ALIGN, 0).astype(np.uint64)
+        if fits.any():
+            headers, _ = self._words(idx, addresses[fits] - np.uint64(HEAP_ALIGN))
+            self.eng.mem.store(headers, 8, blocks[fits].astype(np.uint64))
+            self.eng.mem.store(acc, 8, np.array([int(ends[fits][-1]), int(freed)], dtype=np.uint64))
+        return addresses
+
+    def _free(self, dec, idx: np.ndarray, pointers: np.ndarray) -> None:
+        """Count the bytes of the blocks at the non-null `pointers` as freed (`_allocate` says why)."""
+        given = pointers[pointers != 0]
+        if len(given):
+            _heap, acc, (top, freed) = self._heap_words(dec, idx)
+            _headers, blocks = self._words(idx, given - np.uint64(HEAP_ALIGN))
+            self.eng.mem.store(acc, 8, np.array([int(top), int(freed) + int(blocks.sum())], dtype=np.uint64))
 
     # ------------------------------------------------------------------ the calls
 
@@ -392,20 +473,43 @@ class DeviceRuntime:
 
         return peek
 
-    def _StreamCreateWithFlags(self, dec, slots, ret):
-        eng = self.eng
+    def _Malloc(self, dec, slots, ret):
+        def malloc(idx):
+            addresses = self._allocate(dec, idx, self._arg(slots[1], idx, np.uint64))
+            self._store_u64(dec, idx, self._arg(slots[0], idx, np.uint64), addresses)
+            errors = np.where(addresses != 0, SUCCESS, MEMORY_ALLOCATION).astype(np.int32)
+            self.last_error[idx[errors != SUCCESS]] = MEMORY_ALLOCATION
+            self._return(ret, idx, errors)
 
+        return malloc
+
+    def _c_malloc(self, dec, slots, ret):
+        def malloc(idx):
+            self._return(ret, idx, self._allocate(dec, idx, self._arg(slots[0], idx, np.uint64)))
+
+        return malloc
+
+    def _Free(self, dec, slots, ret):
+        def free(idx):
+            self._free(dec, idx, self._arg(slots[0], idx, np.uint64))
+            self._return(ret, idx, np.zeros(len(idx), dtype=np.int32))
+
+        return free
+
+    def _c_free(self, dec, slots, ret):
+        def free(idx):
+            self._free(dec, idx, self._arg(slots[0], idx, np.uint64))
+
+        return free
+
+    def _StreamCreateWithFlags(self, dec, slots, ret):
         def create(idx):
             pointers = self._arg(slots[0], idx, np.uint64)
             flags = self._arg(slots[1], idx, np.uint32)
             ok = (flags & STREAM_NON_BLOCKING) != 0
             handles = np.arange(self.next_stream, self.next_stream + len(idx), dtype=np.uint64)
             self.next_stream += len(idx)
-            good = idx[ok]
-            if len(good):
-                acc = eng.mem.resolve(Space.GENERIC, pointers[ok], good, eng.geo.block_of[good], 8, write=True)
-                eng.report_access_errors(dec.pc, acc, good, "write", 8)
-                eng.mem.store(acc, 8, handles[ok])
+            self._store_u64(dec, idx[ok], pointers[ok], handles[ok])
             self.last_error[idx[~ok]] = INVALID_VALUE
             self._return(ret, idx, np.where(ok, SUCCESS, INVALID_VALUE).astype(np.int32))
 
@@ -436,8 +540,18 @@ def _params_size(fn) -> int:
 
 def launches_kernels(module) -> bool:
     """Whether a function of `module` launches kernels from device code (its kernels then get a `DeviceLaunchLog`)."""
+    return _calls_any(module, _LAUNCHES)
+
+
+def allocates_on_device(module) -> bool:
+    """Whether a function of `module` calls `malloc`/`free` or `cudaMalloc`/`cudaFree` in device code (the program
+    then gets a device heap)."""
+    return _calls_any(module, HEAP_CALLS)
+
+
+def _calls_any(module, wanted) -> bool:
     return any(
-        ins.opcode == "call" and any(runtime_call(getattr(op, "name", "")) in _LAUNCHES for op in ins.operands)
+        ins.opcode == "call" and any(device_call(getattr(op, "name", "")) in wanted for op in ins.operands)
         for fn in module.functions.values()
         for ins in fn.body
     )

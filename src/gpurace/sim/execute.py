@@ -21,7 +21,7 @@ from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPa
 from gpurace.sim import annotations, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
-from gpurace.sim.device_runtime import runtime_call
+from gpurace.sim.device_runtime import device_call
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
@@ -1018,9 +1018,9 @@ class Decoder:
     def _builtin_call(self, callee: str, rets: list[str], args: list[str]) -> Handler:
         eng = self.eng
         pc = self.pc
-        device_call = runtime_call(callee)
-        if device_call is not None:
-            return eng.device_runtime.handler(self, device_call, rets, args)
+        runtime = device_call(callee)
+        if runtime is not None:
+            return eng.device_runtime.handler(self, runtime, rets, args)
         if callee == "vprintf":
             return printf_handler(self, args)
         if callee == SET_CONDITIONAL:
