@@ -136,7 +136,9 @@ class Device:
                 self._kernels.setdefault(fn.name, index)
         self._initial: list[tuple[Arena, Allocation, bytes | None]] = []  # what `reset` restores (from the start)
         self.variables = [self._place_variables(module) for module in self.modules]
-        self.device_heap = self._place_device_heap() if any(allocates_on_device(m) for m in self.modules) else None
+        self.device_heap: Allocation | None = None
+        for module in self.modules:
+            self._heap_for(module)
         # The arenas are mapped whole but cost only the pages written: the memory budget, this process's
         # address-space limit, counts the module variables and the program's live allocations (`Heap`), not
         # the mappings, so that a launch may use what the program's device memory leaves of the budget.
@@ -218,6 +220,7 @@ class Device:
         tops = sum(arena.table.top for arena in (self.global_arena, self.const_arena))
         self.modules.append(module)
         self.variables.append(self._place_variables(module))
+        self._heap_for(module)
         grown = sum(arena.table.top for arena in (self.global_arena, self.const_arena)) - tops
         shift_address_limit(-grown)  # the budget counts them from now on (see __init__)
         self._uncounted -= grown
@@ -320,8 +323,11 @@ class Device:
             placed[var.name] = alloc
         return placed
 
-    def _place_device_heap(self) -> Allocation:
-        """The device heap kernels allocate from (`sim.device_runtime`), empty; `reset` empties it again."""
+    def _heap_for(self, module: Module) -> None:
+        """Place the device heap kernels allocate from (`sim.device_runtime`), empty, if `module` is the first to
+        use it; `reset` empties it again."""
+        if self.device_heap is not None or not allocates_on_device(module):
+            return
         arena = self.global_arena
         try:
             heap = arena.table.place("device heap", DEVICE_HEAP_BYTES, PAGE_SIZE)
@@ -330,7 +336,7 @@ class Device:
         empty = np.array([HEAP_HEADER_BYTES, 0], dtype=np.uint64).tobytes()
         arena.view(heap.base, len(empty))[:] = np.frombuffer(empty, dtype=np.uint8)
         self._initial.append((arena, heap, empty))
-        return heap
+        self.device_heap = heap
 
     def _too_large(self, module: Module) -> str:
         return (

@@ -18,17 +18,25 @@ and where in the parent's run it happened. The child grids run after their
 parent's run has ended (`runtime.child_grids`), which also works out their
 ordering with the parent and with each other.
 
-The log also keeps the parent's global memory accesses with each thread's
-count of completed barriers, from which `before_launch` tells which of them
-a child is guaranteed to see: the launching thread's own earlier accesses,
-and those of its block that a `__syncthreads()` before the launch orders.
+The log also keeps the parent's global memory accesses, each with its
+thread's count of completed barriers and, when a happens-before detector
+watches the run, its clocks (`detect.hb`: `stamps`, `ordered_before`); from
+them `before_launch` tells which accesses a child is guaranteed to see: the
+launching thread's own earlier ones, and those that the detector orders
+before the launch (barriers, warp syncs, release and acquire patterns), or,
+without such a detector, those of its block that a barrier before the launch
+orders.
 
-`cudaGetLastError`/`cudaPeekAtLastError` return the thread's last launch
-error; `cudaStreamCreateWithFlags` (with `cudaStreamNonBlocking`, as CUDA
-requires in device code) and `cudaStreamDestroy` give and take stream
-handles. Every other device runtime call is refused by name. A kernel run
-without a log (`gpurace check`) refuses device-side launches: they need the
-whole program's memory, which `gpurace exec` has.
+`malloc`/`free` and `cudaMalloc`/`cudaFree` allocate from the device heap the
+log gives (`runtime.device` places it): a bump allocator whose state lies in
+the heap's first bytes, so that each schedule of a launch, starting from the
+same memory, allocates the same addresses. `cudaGetLastError` and
+`cudaPeekAtLastError` return the thread's last launch or allocation error;
+`cudaStreamCreateWithFlags` (with `cudaStreamNonBlocking`, as CUDA requires
+in device code) and `cudaStreamDestroy` give and take stream handles. Every
+other device runtime call is refused by name. A kernel run without a log
+(`gpurace check`) refuses device-side launches and allocations: they need
+the whole program, which `gpurace exec` has.
 """
 
 from __future__ import annotations
@@ -147,7 +155,7 @@ class DeviceLaunch:
 @dataclass
 class DeviceLaunchLog:
     """Watches one grid's run (the first schedule's, like `detect.footprint.LaunchFootprint`): the launches its
-    threads make, and its global memory accesses with each thread's count of completed barriers."""
+    threads make, and its global memory accesses (see the module docstring); and gives its threads the device heap."""
 
     depth: int = 0
     heap: Allocation | None = None  # the device heap (`runtime.device`), when kernels of the program allocate
