@@ -8,9 +8,10 @@ import sys
 import numpy as np
 import pytest
 
+from gpurace.frontend.kernels import param_layout
 from gpurace.frontend.ptx.parser import parse_ptx
 from gpurace.limits import Limits
-from gpurace.runtime.device import Device, param_layout
+from gpurace.runtime.device import Device
 from gpurace.runtime.protocol import MemoryKind, WireSite
 from gpurace.runtime.sites import SourceLines
 from gpurace.sim.memory.layout import CONST_BASE, GLOBAL_BASE, REDZONE

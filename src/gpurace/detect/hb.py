@@ -204,6 +204,17 @@ class HappensBeforeDetector:
     def finish(self) -> list[Finding]:
         return self.findings.sorted()
 
+    # ------------------------------------------------------------------ ordering asked from outside
+
+    def stamps(self, threads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each thread's clock and barrier phase now: what an access it just made is known by, for
+        `ordered_before` (a grid's device-side launches: `sim.device_runtime`)."""
+        return self.clock[threads].copy(), self.phase[threads].copy()
+
+    def ordered_before(self, t: int, threads: np.ndarray, clocks: np.ndarray, phases: np.ndarray) -> np.ndarray:
+        """Whether each access stamped (`stamps`) by another thread happens before thread t's current point."""
+        return self._ordered(np.full(len(threads), t, dtype=np.int64), threads, clocks, phases)
+
     # ------------------------------------------------------------------ synchronisation
 
     def _group_join(self, members: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -374,16 +374,34 @@ def _compile_with_nvcc(
 # --------------------------------------------------------------------------
 
 # What NVRTC and nvcc say about CUDA that older toolkits accepted, and what the user should be told instead.
+DEVICE_SYNCHRONIZE_REMOVED = (
+    "cudaDeviceSynchronize in device code was removed in CUDA 12 (CUDA Dynamic Parallelism 2): a parent grid cannot "
+    "wait for its children; launch the work that needs their results into cudaStreamTailLaunch instead"
+)
+"""Why a kernel's `cudaDeviceSynchronize()` is refused (by nvcc, or in PTX built for the old CDP1)."""
+
 _REMOVED_FEATURES = (
     (
         re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): error: texture is not a template$", re.M),
         "texture references (`texture<...>`) were removed in CUDA 12: use texture objects (cudaTextureObject_t)",
     ),
+    (
+        re.compile(r'^(?P<file>.+?)\((?P<line>\d+)\): error: calling a __host__ function\("cudaDeviceSynchronize"\) from a '
+                   r"__global__ function", re.M),  # fmt: skip
+        DEVICE_SYNCHRONIZE_REMOVED,
+    ),
+    (
+        re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): error: kernel launch from __device__ or __global__ functions "
+                   r"requires separate compilation mode", re.M),  # fmt: skip
+        "a kernel launch in device code (CUDA Dynamic Parallelism) needs the whole program: run it with `gpurace exec "
+        "--nvcc-flag=-rdc=true --nvcc-flag=-lcudadevrt PROGRAM.cu`, which runs the child grids after their parent",
+    ),
 )
 
 
 def removed_feature(log: str) -> str | None:
-    """`FILE:LINE: what` for the first diagnostic in a compiler's `log` that comes from a feature CUDA removed, or None.
+    """`FILE:LINE: what` for the first diagnostic in a compiler's `log` that comes from a feature CUDA removed (or
+    one only `gpurace exec` runs), or None.
 
     The compiler's own words ("texture is not a template") do not say that the
     code was valid CUDA once and how to write it now; this does.

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from gpurace.frontend.demangle import demangle_signature, pointer_to_array
 from gpurace.frontend.ptx.debuginfo import read_named_source, resolve_source
-from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Variable, Vec
+from gpurace.frontend.ptx.ir import Addr, Function, Instruction, Module, ParamList, SourceLoc, Sym, Variable, Vec, type_size
 from gpurace.frontend.source_params import parameter_names
 
 # Byte sizes of the C++ scalar types a buffer argument can hold (LP64, as nvcc
@@ -295,3 +295,21 @@ def _symbols(operands) -> list[str]:
         elif isinstance(op, Vec):
             out.extend(_symbols(op.elems))
     return out
+
+
+def param_layout(fn: Function) -> list[tuple[int, int]]:
+    """(offset, size) of each parameter of kernel `fn` in its parameter buffer.
+
+    Parameters are laid out in order, each at its alignment (its `.align`,
+    else its type's size): the rule the simulator places a kernel's parameters by
+    (`sim.program.build_program`), nvcc's host code packs arguments by, and
+    a device-side launch's parameter buffer holds them by.
+    """
+    layout = []
+    offset = 0
+    for p in fn.params:
+        align = p.align or type_size(p.ptx_type)
+        offset = -(-offset // align) * align
+        layout.append((offset, p.size))
+        offset += p.size
+    return layout

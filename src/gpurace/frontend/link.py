@@ -33,6 +33,7 @@ from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Addr, AddressOf, Function, Instruction, Module, ParamList, Sym, Variable, Vec
 from gpurace.limits import Limits
+from gpurace.sim.device_runtime import runtime_call
 
 _LINKED = ("visible", "weak", "common")
 """Linkages that make a definition visible to the other files."""
@@ -148,7 +149,8 @@ def _check_resolved(linked: Module, modules: list[Module], names: list[str]) -> 
     """
     missing_vars = {v.name for v in linked.variables if v.linkage == "extern" and v.space in ("global", "const")}
     missing_fns = {
-        name for name, fn in linked.functions.items() if fn.is_declaration and name not in _BUILTIN_DECLARATIONS
+        name for name, fn in linked.functions.items()
+        if fn.is_declaration and name not in _BUILTIN_DECLARATIONS and runtime_call(name) is None
     }
     if not missing_vars and not missing_fns:
         return

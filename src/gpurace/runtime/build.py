@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import hip
-from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source
+from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source, removed_feature
 from gpurace.frontend.curand_headers import curand_include
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
@@ -161,7 +161,7 @@ def build_program(
         if proc.returncode < 0 or "out of memory" in log.lower():
             log += f"\n(the compiler's memory budget is {format_size(limits.max_memory)}, --max-memory)"
         names = ", ".join(str(f) for f in files)
-        raise CompileError(f"{names}: nvcc could not build the program:\n{log}".rstrip())
+        raise CompileError(removed_feature(log) or f"{names}: nvcc could not build the program:\n{log}".rstrip())
     return executable
 
 

@@ -43,7 +43,8 @@ import numpy as np
 
 from gpurace.detect.findings import Address, FindingSet
 from gpurace.errors import UserError
-from gpurace.frontend.ptx.ir import Function, Module, type_size
+from gpurace.frontend.kernels import param_layout
+from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits, format_size, shift_address_limit
 from gpurace.runtime.arena import Arena
 from gpurace.runtime.filters import LaunchFilter
@@ -54,6 +55,7 @@ from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
 from gpurace.sim.budget import compute_capability
 from gpurace.sim.clusters import launch_cluster
+from gpurace.sim.device_runtime import DEVICE_HEAP_BYTES, HEAP_HEADER_BYTES, allocates_on_device
 from gpurace.sim.launch import place_module_variables
 from gpurace.sim.memory import Memory
 from gpurace.sim.memory.layout import (
@@ -121,6 +123,8 @@ class Device:
         self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
         self.findings = FindingSet()
         self.launches = 0
+        # module index -> whether its kernels launch kernels and whether they allocate (`sim.device_runtime`)
+        self.runtime_use: dict[int, tuple[bool, bool]] = {}
         self.checked_launches = 0
         self.simulated_seconds = 0.0  # the kernels' simulated time so far (SIMULATED_CLOCK_HZ)
         self.textures: dict[int, object] = {}  # live texture and surface objects by handle (`sim.textures`)
@@ -130,8 +134,11 @@ class Device:
         for index, module in enumerate(self.modules):
             for fn in module.kernels:
                 self._kernels.setdefault(fn.name, index)
-        self._initial: list[tuple[Arena, Allocation, bytes | None]] = []
+        self._initial: list[tuple[Arena, Allocation, bytes | None]] = []  # what `reset` restores (from the start)
         self.variables = [self._place_variables(module) for module in self.modules]
+        self.device_heap: Allocation | None = None
+        for module in self.modules:
+            self._heap_for(module)
         # The arenas are mapped whole but cost only the pages written: the memory budget, this process's
         # address-space limit, counts the module variables and the program's live allocations (`Heap`), not
         # the mappings, so that a launch may use what the program's device memory leaves of the budget.
@@ -213,6 +220,7 @@ class Device:
         tops = sum(arena.table.top for arena in (self.global_arena, self.const_arena))
         self.modules.append(module)
         self.variables.append(self._place_variables(module))
+        self._heap_for(module)
         grown = sum(arena.table.top for arena in (self.global_arena, self.const_arena)) - tops
         shift_address_limit(-grown)  # the budget counts them from now on (see __init__)
         self._uncounted -= grown
@@ -315,6 +323,21 @@ class Device:
             placed[var.name] = alloc
         return placed
 
+    def _heap_for(self, module: Module) -> None:
+        """Place the device heap kernels allocate from (`sim.device_runtime`), empty, if `module` is the first to
+        use it; `reset` empties it again."""
+        if self.device_heap is not None or not allocates_on_device(module):
+            return
+        arena = self.global_arena
+        try:
+            heap = arena.table.place("device heap", DEVICE_HEAP_BYTES, PAGE_SIZE)
+        except MemoryError:
+            raise UserError("the device heap (8 MiB) does not fit the simulated device's global memory") from None
+        empty = np.array([HEAP_HEADER_BYTES, 0], dtype=np.uint64).tobytes()
+        arena.view(heap.base, len(empty))[:] = np.frombuffer(empty, dtype=np.uint8)
+        self._initial.append((arena, heap, empty))
+        self.device_heap = heap
+
     def _too_large(self, module: Module) -> str:
         return (
             f"{module.source_path}: its __device__ and __constant__ variables do not fit the simulated device's "
@@ -331,26 +354,9 @@ class Device:
             view = arena.view(alloc.base, alloc.size)
             view[:] = 0
             if initial is not None:
-                view[:] = np.frombuffer(initial, dtype=np.uint8)
+                view[: len(initial)] = np.frombuffer(initial, dtype=np.uint8)
 
     def close(self) -> None:
         shift_address_limit(self.heap.live_bytes - self._uncounted)
         self.global_arena.close()
         self.const_arena.close()
-
-
-def param_layout(fn: Function) -> list[tuple[int, int]]:
-    """(offset, size) of each parameter of kernel `fn` in its parameter buffer.
-
-    Parameters are laid out in order, each at its alignment (its `.align`,
-    else its type's size): the rule `sim.program.build_program` places
-    `kernel_params` by, and the one nvcc's host code packs arguments by.
-    """
-    layout = []
-    offset = 0
-    for p in fn.params:
-        align = p.align or type_size(p.ptx_type)
-        offset = -(-offset // align) * align
-        layout.append((offset, p.size))
-        offset += p.size
-    return layout

@@ -43,11 +43,13 @@ from gpurace.detect.initcheck import GlobalInitCheck
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.report.model import format_launch
+from gpurace.runtime.child_grids import run_child_grids
 from gpurace.runtime.device import SIMULATED_CLOCK_HZ, Device
 from gpurace.runtime.protocol import CudaError
 from gpurace.runtime.sites import HostFrame, at_where
 from gpurace.sim.clusters import cluster_refusal, launch_cluster
 from gpurace.sim.cooperative import WORKSPACE_BYTES, WORKSPACE_NAME, too_large, workspace_bytes
+from gpurace.sim.device_runtime import DeviceLaunchLog, allocates_on_device, launches_kernels
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK, format_dims
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, simulate
@@ -153,7 +155,24 @@ def run_launch(
             device.findings.add(finding, finding.count)
     if device.on_launch is not None:
         device.on_launch(LaunchOutcome(launch, left_out_by, len(findings), replayed))
+    log = next((s for s in sinks if isinstance(s, DeviceLaunchLog)), None)
+    if log is not None:
+        children = run_child_grids(device, module, launch, log, sinks, run_launch, device_launch_log)
+        status = status if status != CudaError.SUCCESS else children
     return status, launch
+
+
+def device_launch_log(device: Device, module: int, depth: int = 0) -> DeviceLaunchLog | None:
+    """The sink through which a grid uses the device runtime (`sim.device_runtime`): it records the launches
+    made from device code, when kernels of `module` make any, and gives the device heap, when they allocate;
+    None when they do neither."""
+    if module not in device.runtime_use:
+        code = device.modules[module]
+        device.runtime_use[module] = (launches_kernels(code), allocates_on_device(code))
+    launches, allocates = device.runtime_use[module]
+    if not (launches or allocates):
+        return None
+    return DeviceLaunchLog(depth=depth, heap=device.device_heap if allocates else None, records=launches)
 
 
 def _execute_or_replay(
@@ -165,7 +184,7 @@ def _execute_or_replay(
     and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    once = cooperative or cluster is not None
+    once = cooperative or cluster is not None or any(isinstance(s, DeviceLaunchLog) for s in sinks)  # children: never replayed
     key = None if once else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)

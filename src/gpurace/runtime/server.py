@@ -31,7 +31,7 @@ from gpurace.runtime.device import Device
 from gpurace.runtime.graph_memory import Attribute, GraphMemory, GraphMemoryAction
 from gpurace.sim.graph_conditionals import CONDITION_BYTES
 from gpurace.runtime.host_checks import HostChecks
-from gpurace.runtime.launch import run_launch
+from gpurace.runtime.launch import device_launch_log, run_launch
 from gpurace.runtime.module_images import code_key, read_image
 from gpurace.runtime.protocol import (
     GRAPH_NODE_STREAM,
@@ -383,9 +383,10 @@ class DeviceServer:
         self.device.launches += 1
         footprint = LaunchFootprint(budget=self.device.limits.max_memory // 8)
         output = DeviceOutput()
+        log = device_launch_log(self.device, module)
         try:
             status, launch = run_launch(
-                self.device, module, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output],
+                self.device, module, name, grid, block, shared_bytes, params, frame, sinks=[footprint, output, *([log] if log else [])],
                 cooperative=LaunchFlag.COOPERATIVE in flags, cluster=cluster,
             )  # fmt: skip
         except UserError as e:
@@ -393,6 +394,8 @@ class DeviceServer:
             return encode_reply(STOP)
         what = f"kernel {launch['kernel']} (launched {at_where(launch['host'] or '')})"
         self._issue(stream, Operation(what, footprint.footprint(), footprint.site, launch=launch), blocking=False)
+        for grid in log.grids if log else ():  # the grids it launched: it completes when they have (`child_grids`)
+            self._issue(stream, Operation(grid.what, grid.footprint, grid.site, launch=grid.launch), blocking=False)
         self.partial_footprints += not footprint.complete
         printed = output.text().encode()
         if status in STICKY:

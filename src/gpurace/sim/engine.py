@@ -58,6 +58,7 @@ from gpurace.sim.mbarriers import Mbarriers
 from gpurace.sim.wgmma_ops import WgmmaState
 from gpurace.sim.proxy_fences import ProxyFences, reads_shared_async
 from gpurace.sim.clusters import ClusterBarrier
+from gpurace.sim.device_runtime import DeviceRuntime
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
 from gpurace.sim.calls import CallStack
 from gpurace.sim.geometry import Geometry
@@ -224,6 +225,7 @@ class Engine:
         self.proxy_fences = ProxyFences(self, reads_shared_async(program))  # unfenced generic writes (`sim.proxy_fences`)
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.assert_distance = assert_distance.watching(sinks, n)  # for the input search (`sim.assert_distance`)
+        self.device_runtime = DeviceRuntime(self)  # launches from device code and their errors (`sim.device_runtime`)
         self.handlers = decode_all(self)
 
     def _use_policy(self, policy: Policy) -> None:
@@ -250,6 +252,11 @@ class Engine:
                 self.progress_callback = None
 
     # ------------------------------------------------------------------ events
+
+    @property
+    def last_seq(self) -> int:
+        """The sequence number of the latest event."""
+        return self._seq
 
     def next_seq(self) -> int:
         self._seq += 1

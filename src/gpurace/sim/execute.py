@@ -21,6 +21,7 @@ from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPa
 from gpurace.sim import annotations, assert_distance, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
+from gpurace.sim.device_runtime import device_call
 from gpurace.sim.engine import WAIT_COLLECTIVE, WAIT_WARPSYNC, WARP
 from gpurace.sim.events import AccessBatch, AccessKind, FenceEvent, SyncEvent
 from gpurace.sim.forms import check_modifiers
@@ -973,7 +974,7 @@ class Decoder:
         if isinstance(callee, Reg):
             return indirect_call_handler(self, callee, rets, args)
         if is_builtin_function(callee) and callee not in self.program.functions:
-            return self._builtin_call(callee, args)
+            return self._builtin_call(callee, rets, args)
         self.check_signature(callee, rets, args)
         return call_handler(self, callee, rets, args)
 
@@ -1015,9 +1016,12 @@ class Decoder:
 
         return ret_handler(self)
 
-    def _builtin_call(self, callee: str, args: list[str]) -> Handler:
+    def _builtin_call(self, callee: str, rets: list[str], args: list[str]) -> Handler:
         eng = self.eng
         pc = self.pc
+        runtime = device_call(callee)
+        if runtime is not None:
+            return eng.device_runtime.handler(self, runtime, rets, args)
         if callee == "vprintf":
             return printf_handler(self, args)
         if callee == SET_CONDITIONAL:

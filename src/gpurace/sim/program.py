@@ -19,8 +19,10 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
+from gpurace.frontend.kernels import param_layout
 from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
+from gpurace.sim.device_runtime import runtime_call
 from gpurace.sim.memory.layout import function_addresses
 from gpurace.sim.register_slots import share_slots
 
@@ -49,7 +51,7 @@ VERIFIER_ONLY_PREFIX = "__gpurace_verifier_only_"
 
 def is_builtin_function(name: str) -> bool:
     """True for a function the simulator implements itself, whose body is not in the PTX."""
-    return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX)
+    return name in BUILTIN_FUNCTIONS or name.startswith(VERIFIER_ONLY_PREFIX) or runtime_call(name) is not None
 
 
 def reg_dtype(decl: RegDecl, function: str) -> np.dtype:
@@ -340,13 +342,9 @@ def build_program(module: Module, kernel_name: str) -> Program:
         elif var.space == "local":  # deprecated in PTX: per-thread storage outside any function
             raise UserError(f"module-scope .local variable {var.name} is not supported (PTX line {var.ptx_line})")
 
-    kernel_params: dict[str, int] = {}
-    offset = 0
-    for p in kernel.params:
-        a = p.align or type_size(p.ptx_type)
-        offset = _align(offset, a)
-        kernel_params[p.name] = offset
-        offset += p.size
+    layout = param_layout(kernel)
+    kernel_params = {p.name: at for p, (at, _size) in zip(kernel.params, layout)}
+    offset = sum(layout[-1]) if layout else 0
     if offset > MAX_KERNEL_PARAM_BYTES:
         raise UserError(
             f"the parameters of kernel {kernel_name} (PTX line {kernel.ptx_line}) take {offset:,} bytes, "
