@@ -44,7 +44,7 @@ def test_a_budget_too_small_gives_unknown_with_the_reason_never_race_free():
     (obj,) = json.loads(result.stdout)["kernels"][0]["objects"]
     assert obj["verdict"] == "unknown"
     assert obj["reason"].startswith("the solver spent its budget (1 million resource units, --query-budget) on ")
-    assert obj["reason"].endswith("strided_loop_any_launch.cu:10 against tests/kernels/verify/strided_loop_any_launch.cu:10")
+    assert obj["reason"].endswith("strided_loop_any_launch.cu:9 against tests/kernels/verify/strided_loop_any_launch.cu:9")
 
 
 def test_the_wall_clock_limit_is_off_by_default_and_states_itself_when_it_ends_a_question():

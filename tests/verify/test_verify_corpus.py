@@ -318,7 +318,7 @@ def test_small_witness_bounds_keep_a_fixed_launch_of_many_blocks(tmp_path):
     from gpurace.frontend.load import load_module
     from gpurace.verify.explore import Explorer
     from gpurace.verify.launch_scope import launch_scope
-    from gpurace.verify.queries import PairSolver
+    from gpurace.verify.queries import DEFAULT_QUERY_BUDGET, RLIMIT_UNIT, PairSolver
     from gpurace.verify.terms import Symbols
 
     kernel = tmp_path / "fill.cu"
@@ -332,7 +332,7 @@ def test_small_witness_bounds_keep_a_fixed_launch_of_many_blocks(tmp_path):
     sym = Symbols()
     out = Explorer(module, fn, describe_kernel(module, fn), dims, sym).run()
     assert out.loops
-    solver = PairSolver(out, sym, dims, 10_000)
+    solver = PairSolver(out, sym, dims, DEFAULT_QUERY_BUDGET * RLIMIT_UNIT)
     assert solver.solve(*solver.small_witness_bounds()).status == "sat"
 
 
