@@ -161,12 +161,10 @@ def _execute_or_replay(
     checked: bool, cooperative: bool, cluster: tuple[int, int, int] | None,
 ) -> tuple[list[Finding], int, bool]:
     """`_execute`, or the outcome of an earlier launch this one repeats exactly (`runtime.repeats`; a cooperative
-    launch never does: each has a grid workspace of its own; nor, unremembered, one with cluster dimensions);
-    and whether it was that."""
+    launch never does: each has a grid workspace of its own); and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    once = cooperative or cluster is not None
-    key = None if once else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
+    key = None if cooperative else repeats.key(device, module, mangled, grid, block, cluster, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)
         if replayed is not None:
