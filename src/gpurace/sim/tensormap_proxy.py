@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpurace.detect.findings import ERROR, Finding, describe_address, make_site
+from gpurace.sim.proxy_fences import last_writes
 
 UNFENCED = (
     "generic-proxy write of a tensor map not fenced before a TMA copy uses it: the copy reads the map through the "
@@ -83,9 +84,7 @@ class TensormapProxy:
 
     def _compact(self) -> None:
         """Keep the last write of each (thread, start, size): a loop that writes the same bytes again adds no rows."""
-        key = np.stack([self.thread.astype(np.uint64), self.start, self.size], axis=1)[::-1]
-        _, last = np.unique(key, axis=0, return_index=True)
-        rows = np.sort(len(self.thread) - 1 - last)
+        rows = last_writes(self.thread, self.start, self.size)
         self.thread, self.pc, self.start = self.thread[rows], self.pc[rows], self.start[rows]
         self.size, self.released, self.release_scope = self.size[rows], self.released[rows], self.release_scope[rows]
         self._compact_at = max(4096, 2 * len(self.thread))
