@@ -41,6 +41,9 @@
 // this thread's generic writes to tensor maps so far become visible to the tensormap proxy
 #define map_release() asm volatile("fence.proxy.tensormap::generic.release.gpu;" ::: "memory")
 
+// the same for the threads of this block only
+#define map_release_cta() asm volatile("fence.proxy.tensormap::generic.release.cta;" ::: "memory")
+
 // this thread's later TMA copies through the map at `map` (global memory) see the released edits
 #define map_acquire(map) asm volatile("fence.proxy.tensormap::generic.acquire.gpu [%0], 128;" ::"l"(map) : "memory")
 #else
@@ -50,5 +53,20 @@
 #define map_replace_stride_shared(map, ord, stride) __trap()
 #define map_copy_release(dst, src) __trap()
 #define map_release() __trap()
+#define map_release_cta() __trap()
 #define map_acquire(map) __trap()
 #endif
+
+// a flag another block waits for, set after this thread's earlier writes (st.release.gpu)
+__device__ __forceinline__ void flag_release(unsigned* flag)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], 1;" ::"l"(flag) : "memory");
+}
+
+// wait until `flag` is set, ordering this thread's later accesses after the writes before it was set
+__device__ __forceinline__ void flag_acquire(const unsigned* flag)
+{
+    unsigned seen = 0;
+    while (!seen)
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(seen) : "l"(flag) : "memory");
+}
