@@ -1,4 +1,5 @@
-"""Tensor maps as `cuTensorMapEncodeTiled` makes them under exec (`sim.tensor_maps.encode_tiled`)."""
+"""Tensor maps as `cuTensorMapEncodeTiled` makes them under exec (`sim.tensor_maps.encode_tiled`), and as a kernel's
+`tensormap.replace` edits them (`replace_field`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 from gpurace.errors import UserError
-from gpurace.sim.tensor_maps import CUDA_ERROR_INVALID_VALUE, TensorMap, encode_tiled
+from gpurace.sim.tensor_maps import CUDA_ERROR_INVALID_VALUE, TYPES, TensorMap, encode_tiled, enumerated_field, replace_field
 
 F32 = 7  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 
@@ -68,3 +69,79 @@ def test_valid_maps_the_simulator_cannot_follow_are_refused_by_name(change, fiel
 def test_a_swizzled_map_keeps_its_span(swizzle, span):
     box = (span // 4 or 32, 16)
     assert TensorMap.decode(tiled(swizzle=swizzle, box=box), "map").swizzle == span
+
+
+# ---------------------------------------------------------------- tensormap.replace's fields (`replace_field`)
+
+
+def edited(field, value, ordinal=0, base=None):
+    """The map `tiled()` makes (f32, extents 100x40, rows 448 bytes apart, box 32x16) after one field's edit."""
+    data = np.frombuffer(base or tiled(), dtype=np.uint8).copy().reshape(1, 128)
+    replace_field(data, field, ordinal, np.array([value], dtype=np.uint64), "edit")
+    return data[0].tobytes()
+
+
+def test_the_global_address_and_the_per_dimension_fields_land_in_their_slots():
+    tmap = TensorMap.decode(edited("global_address", 0x7F000), "map")
+    assert tmap.address == 0x7F000 and tmap.dims == (100, 40)
+    assert TensorMap.decode(edited("global_dim", 56, 0), "map").dims == (56, 40)
+    assert TensorMap.decode(edited("global_dim", 7, 1), "map").dims == (100, 7)
+    assert TensorMap.decode(edited("box_dim", 8, 1), "map").box == (32, 8)
+    # the stride of ordinal 0 is dimension 1's: the innermost dimension's is the element size
+    assert TensorMap.decode(edited("global_stride", 256, 0), "map").byte_strides() == (4, 256)
+
+
+def test_the_rank_field_holds_the_rank_minus_one_and_the_new_dimension_its_slots():
+    data = tiled()
+    for field, value in (("global_dim", 3), ("box_dim", 2), ("global_stride", 40 * 448), ("element_stride", 1)):
+        data = edited(field, value, 2 if field != "global_stride" else 1, data)
+    tmap = TensorMap.decode(edited("rank", 2, 0, data), "map")
+    assert (tmap.rank, tmap.dims, tmap.box, tmap.byte_strides()) == (3, (100, 40, 3), (32, 16, 2), (4, 448, 17920))
+
+
+@pytest.mark.parametrize(
+    "code, name", [(0, "u8"), (3, "i32"), (6, "f16"), (7, "f32"), (8, "f32.ftz"), (9, "f64"), (10, "bf16"), (12, "tf32.ftz")]
+)
+def test_element_types_take_the_ptx_isa_codes_not_the_drivers(code, name):
+    tmap = TensorMap.decode(edited("elemtype", code), "map")
+    assert (tmap.esize, tmap.code) == TYPES[name]
+
+
+@pytest.mark.parametrize("code, span", [(0, 0), (1, 32), (2, 64), (3, 128)])
+def test_swizzle_modes_are_spans(code, span):
+    base = tiled(box=(8, 16))  # 32-byte rows fit every span
+    assert TensorMap.decode(edited("swizzle_mode", code, base=base), "map").swizzle == span
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [("elemtype", 13, "packed"), ("elemtype", 16, "not a elemtype"), ("swizzle_mode", 4, "96-byte"),
+     ("interleave_layout", 1, "interleave 1"), ("fill_mode", 1, "oobFill 1"), ("fill_mode", 2, "not a fill_mode")],
+)  # fmt: skip
+def test_enumerated_values_outside_the_table_or_not_followed_are_refused_by_name(field, value, message):
+    with pytest.raises(UserError, match=message):
+        enumerated_field(field, value, "edit")
+
+
+@pytest.mark.parametrize(
+    "field, value, ordinal, message",
+    [("box_dim", 300, 0, "box extent"), ("global_stride", 440, 0, "multiple of 16"), ("global_dim", 0, 1, "extent is 0"),
+     ("elemtype", 0, 0, r"innermost row \(8 x 1 bytes\)"), ("global_address", 0x1008, 0, "16-byte aligned")],
+)  # fmt: skip
+def test_a_map_its_edits_left_invalid_is_refused_when_used(field, value, ordinal, message):
+    base = tiled(box=(8, 16)) if field == "elemtype" else None  # rows of 8 elements: 32 bytes of f32, 8 of u8
+    data = edited(field, value, ordinal, base)
+    with pytest.raises(UserError, match=message):
+        TensorMap.decode(data, "map")
+
+
+def test_element_strides_past_8_cannot_be_written_and_other_than_1_are_refused_by_name():
+    with pytest.raises(UserError, match="element stride of 9"):
+        edited("element_stride", 9)
+    with pytest.raises(UserError, match="element strides other than 1"):
+        TensorMap.decode(edited("element_stride", 2, 1), "map")
+
+
+def test_an_object_not_in_the_simulators_layout_is_refused():
+    with pytest.raises(UserError, match="not a tensor map gpurace made"):
+        TensorMap.decode(bytes(128), "map")

@@ -180,12 +180,12 @@ def _execute_or_replay(
     checked: bool, cooperative: bool, cluster: tuple[int, int, int] | None,
 ) -> tuple[list[Finding], int, bool]:
     """`_execute`, or the outcome of an earlier launch this one repeats exactly (`runtime.repeats`; a cooperative
-    launch never does: each has a grid workspace of its own; nor, unremembered, one with cluster dimensions);
-    and whether it was that."""
+    launch never does: each has a grid workspace of its own; nor one whose kernels launch kernels or allocate on the
+    device, `DeviceLaunchLog`); and whether it was that."""
     repeats = device.repeats
     footprint = next((s for s in sinks if isinstance(s, LaunchFootprint)), None)
-    once = cooperative or cluster is not None or any(isinstance(s, DeviceLaunchLog) for s in sinks)  # children: never replayed
-    key = None if once else repeats.key(device, module, mangled, grid, block, shared_bytes, params)
+    once = cooperative or any(isinstance(s, DeviceLaunchLog) for s in sinks)  # children: never replayed
+    key = None if once else repeats.key(device, module, mangled, grid, block, cluster, shared_bytes, params)
     if key is not None:
         replayed = repeats.replay(key, device, checked, footprint)
         if replayed is not None:

@@ -7,8 +7,8 @@ a function of its kernel, configuration and parameter bytes, the bytes of
 global and constant memory it reads, and nothing else that the runtime lets
 change between launches unnoticed: the simulator's schedules are fixed, its
 clock starts at zero, shared and local memory start zeroed. So when a launch
-has the same kernel, grid, block, dynamic shared memory and parameters as an
-earlier one, no allocation was freed since, the texture and surface objects
+has the same kernel, grid, block, cluster dimensions, dynamic shared memory
+and parameters (tensor maps passed by value included) as an earlier one, no allocation was freed since, the texture and surface objects
 are the same, every byte of global memory the earlier launch read and every
 byte of constant memory (whose reads the simulator does not record: no two
 threads race on memory no kernel writes) holds what it held then, its run
@@ -136,10 +136,12 @@ class RepeatedLaunches:
         self._seen: set[tuple] = set()  # the configurations launched so far
 
     @staticmethod
-    def key(device, module: int, mangled: str, grid, block, shared_bytes: int, params: bytes) -> tuple:
-        """What must be equal for a launch to repeat another, besides the memory it reads."""
+    def key(device, module: int, mangled: str, grid, block, cluster, shared_bytes: int, params: bytes) -> tuple:
+        """What must be equal for a launch to repeat another, besides the memory it reads; `cluster`: the launch's
+        cluster dimensions, None for the kernel's own (which its module fixes)."""
         textures = tuple(device.textures.items())
-        return (module, mangled, tuple(grid), tuple(block), shared_bytes, bytes(params), device.heap.frees, textures)
+        clusters = None if cluster is None else tuple(cluster)
+        return (module, mangled, tuple(grid), tuple(block), clusters, shared_bytes, bytes(params), device.heap.frees, textures)
 
     def watch(self, key: tuple, device, footprint: LaunchFootprint | None, checked: bool) -> Watch | None:
         """What a launch needs so that it can be remembered: the command's own footprint of a checked launch (it

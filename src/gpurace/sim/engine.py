@@ -57,6 +57,7 @@ from gpurace.sim.async_copies import AsyncCopies
 from gpurace.sim.mbarriers import Mbarriers
 from gpurace.sim.wgmma_ops import WgmmaState
 from gpurace.sim.proxy_fences import ProxyFences, reads_shared_async
+from gpurace.sim.tensormap_proxy import TensormapProxy, edits_tensor_maps
 from gpurace.sim.clusters import ClusterBarrier
 from gpurace.sim.device_runtime import DeviceRuntime
 from gpurace.sim.events import Event, EventSink, ExitEvent, SyncEvent
@@ -223,6 +224,7 @@ class Engine:
         self.mbarriers = Mbarriers(self)  # mbarrier objects and the threads blocked in their waits
         self.wgmma = WgmmaState(self)  # accumulators of wgmma products in flight (`sim.wgmma_ops`)
         self.proxy_fences = ProxyFences(self, reads_shared_async(program))  # unfenced generic writes (`sim.proxy_fences`)
+        self.tensormap_proxy = TensormapProxy(self, edits_tensor_maps(program))  # edited maps (`sim.tensormap_proxy`)
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.assert_distance = assert_distance.watching(sinks, n)  # for the input search (`sim.assert_distance`)
         self.device_runtime = DeviceRuntime(self)  # launches from device code and their errors (`sim.device_runtime`)

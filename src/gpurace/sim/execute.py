@@ -18,7 +18,10 @@ import numpy as np
 
 from gpurace.errors import UserError
 from gpurace.frontend.ptx.ir import STATE_SPACES, Addr, Imm, Instruction, PredPair, Reg, Sym, Vec, type_size
-from gpurace.sim import annotations, assert_distance, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops, texture_ops, wgmma_ops
+from gpurace.sim import (
+    annotations, assert_distance, bulk_copies, bulk_reductions, clusters, mbarrier_ops, native, tensor_copies, tensor_core_ops,
+    tensormap_ops, texture_ops, wgmma_ops,
+)  # fmt: skip
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.cooperative import trap_hint
 from gpurace.sim.device_runtime import device_call
@@ -499,6 +502,8 @@ class Decoder:
             shared = keep & (spaces == DETECTED_SPACES[1])
             if shared.any():
                 self.eng.proxy_fences.wrote(self.pc, idx[shared], acc.canonical[shared], size)
+        if self.eng.tensormap_proxy.active and kind != AccessKind.READ:  # generic writes a TMA's map may hold
+            self.eng.tensormap_proxy.wrote(self.pc, pick(idx), pick(acc.canonical), size)
         self.eng.emit(
             AccessBatch(
                 self.eng.next_seq(),
@@ -791,6 +796,9 @@ class Decoder:
 
     # ------------------------------------------------------------------ textures and surfaces (sim.texture_ops)
 
+    def op_tensormap(self) -> Handler:
+        return tensormap_ops.tensormap(self)
+
     def op_tex(self) -> Handler:
         return texture_ops.tex(self)
 
@@ -818,6 +826,8 @@ class Decoder:
         mods = self.ins.modifiers
         if "proxy" in mods and "async" in mods and "global" not in mods:
             return self._proxy_fence()
+        if "proxy" in mods and "tensormap::generic" in mods:
+            return tensormap_ops.proxy_fence(self)
         if "mbarrier_init" in mods:
             # `fence.mbarrier_init.release.cluster`: a release fence at cluster scope for the thread's earlier
             # mbarrier.init (CUTLASS's init; relaxed barrier.cluster.arrive; barrier.cluster.wait; remote arrive).

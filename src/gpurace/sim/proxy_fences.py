@@ -58,6 +58,13 @@ def reads_shared_async(program) -> bool:
     return False
 
 
+def last_writes(thread: np.ndarray, start: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The rows of a write log that are the last write of their (thread, start, size), in log order."""
+    key = np.stack([thread.astype(np.uint64), start, size], axis=1)[::-1]
+    _, last = np.unique(key, axis=0, return_index=True)
+    return np.sort(len(thread) - 1 - last)
+
+
 class ProxyFences:
     """The unfenced generic writes to shared memory of one launch (module docstring)."""
 
@@ -88,10 +95,7 @@ class ProxyFences:
 
     def _compact(self) -> None:
         """Keep the last write of each (thread, start, size): a loop that writes the same bytes again adds no rows."""
-        key = np.stack([self.thread.astype(np.uint64), self.start, self.size], axis=1)[::-1]
-        _, last = np.unique(key, axis=0, return_index=True)
-        keep = np.sort(len(self.thread) - 1 - last)
-        self._keep(keep)
+        self._keep(last_writes(self.thread, self.start, self.size))
         self._compact_at = max(4096, 2 * len(self.thread))
 
     def _keep(self, rows: np.ndarray) -> None:

@@ -48,6 +48,7 @@ from gpurace.sim.bulk_reductions import OPERATIONS, Reduction
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
 from gpurace.sim.tensor_maps import SIZE, TYPES, TensorMap, swizzled
+from gpurace.sim.tensormap_ops import emit_object
 
 _DIMS = {f"{n}d": n for n in range(1, 6)}
 _MODIFIERS = (
@@ -102,11 +103,20 @@ def _map_and_coords(dec, op, rank: int):
 
 
 def _maps(dec, idx, addrs, rank: int):
-    """(lanes, TensorMap) for each distinct tensor map the lanes name (read from its 128 bytes in memory)."""
+    """(lanes, TensorMap) for each distinct tensor map the lanes name (read from its 128 bytes in memory).
+
+    A map in global or shared memory is read by the copying thread (read events, piece by piece) through the
+    tensormap proxy (`sim.tensormap_proxy`); one passed as a kernel parameter is neither."""
     eng = dec.eng
     acc = eng.mem.resolve(Space.GENERIC, addrs, idx, eng.geo.block_of[idx], SIZE)
     ok = dec.check_access(acc, idx, "tensor map read", SIZE)
     data = eng.mem.load(acc, 1, SIZE).reshape(len(idx), SIZE)
+    in_memory = ok & ((acc.space == int(Space.GLOBAL)) | (acc.space == int(Space.SHARED)))
+    if in_memory.any():
+        emit_object(dec, AccessKind.READ, Space.GENERIC, addrs[in_memory], idx[in_memory])
+        if eng.tensormap_proxy.active:
+            shared = acc.space[in_memory] == int(Space.SHARED)
+            eng.tensormap_proxy.check_use(dec.pc, idx[in_memory], acc.canonical[in_memory], shared)
     out = []
     for a in np.unique(addrs[ok]).tolist():
         sel = np.flatnonzero(ok & (addrs == np.uint64(a)))

@@ -27,9 +27,12 @@ Swizzle<1|2|3, 4, 3>: address bits 4.. XORed with bits 7..). A swizzled copy's s
 aligned to that repeat (256, 512 or 1024 bytes), where the pattern depends only on the offset in the box.
 
 The simulator's layout (little-endian): bytes 0-7 the magic `gpurTMAP`, 8-15 the global address, 16 the element
-size, 17 the rank, 18 a type code, 19 the swizzle span in 16-byte chunks (0: none), 24-63 the extents (u64
-each, innermost first), 64-83 the box (u32 each, innermost first), 88-119 the byte strides of dimensions 1
-and up (u64 each; a dense tensor's follow from the extents).
+size, 17 the rank, 18 a type code, 19 the swizzle span in 16-byte chunks (0: none), 20 the interleave layout and
+21 the fill mode (`tensormap.replace`'s codes), 24-63 the extents (u64 each, innermost first), 64-83 the box (u32
+each, innermost first), 88-119 the byte strides of dimensions 1 and up (u64 each; a dense tensor's follow from
+the extents), 120-124 the element strides (u8 each). Every slot of the five dimensions is there whatever the
+rank, as in the hardware's object, so that a kernel can edit the map field by field (`replace_field`,
+`sim.tensormap_ops`); what only some fields together make invalid is found when a copy uses the map (`decode`).
 """
 
 from __future__ import annotations
@@ -55,6 +58,27 @@ TYPES = {
 which the PTX ISA has none of for them."""
 SWIZZLES = {"32B": 32, "64B": 64, "128B": 128}
 """Swizzle spans by name; `CUtensorMapSwizzle` 1, 2 and 3 in that order."""
+_DIMS, _BOX, _STRIDES, _ELEMENT_STRIDES = 24, 64, 88, 120
+"""Offsets in the layout (module docstring) of the five extents, box extents, strides and element strides."""
+
+
+def check_magic(data: bytes, what: str) -> None:
+    """Refuse 128 bytes that are not a map in the simulator's layout."""
+    if bytes(data[0:8]) != MAGIC:
+        raise UserError(
+            f"{what} is not a tensor map gpurace made (under exec: cuTensorMapEncodeTiled; under check and run: "
+            "--arg tensormap:TYPE:DIMS:BOX:ARG; in a kernel: a copy of one)"
+        )
+
+
+def refuse_unfollowable(what: str, interleave: int, fill: int, element_strides: tuple[int, ...]) -> None:
+    """Refuse by name the valid maps whose copies the simulator does not make: interleaved layouts, NaN fill for
+    elements outside the tensor, element strides other than 1."""
+    for field, value in (("interleave", interleave), ("oobFill", fill)):
+        if value:
+            raise UserError(f"{what}: tensor maps with {field} {value} are not supported (only 0, none)")
+    if any(e != 1 for e in element_strides):
+        raise UserError(f"{what}: tensor maps with element strides other than 1 are not supported ({element_strides})")
 
 
 def swizzled(offsets: np.ndarray, span: int) -> np.ndarray:
@@ -92,9 +116,10 @@ class TensorMap:
         out = bytearray(SIZE)
         out[0:8] = MAGIC
         struct.pack_into("<QBBBB", out, 8, self.address, self.esize, self.rank, self.code, self.swizzle // 16)
-        struct.pack_into(f"<{self.rank}Q", out, 24, *self.dims)
-        struct.pack_into(f"<{self.rank}I", out, 64, *self.box)
-        struct.pack_into(f"<{self.rank - 1}Q", out, 88, *self.byte_strides()[1:])
+        struct.pack_into(f"<{self.rank}Q", out, _DIMS, *self.dims)
+        struct.pack_into(f"<{self.rank}I", out, _BOX, *self.box)
+        struct.pack_into(f"<{self.rank - 1}Q", out, _STRIDES, *self.byte_strides()[1:])
+        out[_ELEMENT_STRIDES : _ELEMENT_STRIDES + MAX_RANK] = bytes([1] * MAX_RANK)
         return bytes(out)
 
     def byte_strides(self) -> tuple[int, ...]:
@@ -105,16 +130,30 @@ class TensorMap:
 
     @staticmethod
     def decode(data: bytes, what: str) -> TensorMap:
-        if data[0:8] != MAGIC:
-            raise UserError(f"{what} is not a tensor map gpurace made (give it with --arg tensormap:TYPE:DIMS:BOX:ARG)")
-        address, esize, rank, code, chunks = struct.unpack_from("<QBBBB", data, 8)
-        dims = struct.unpack_from(f"<{rank}Q", data, 24)
-        box = struct.unpack_from(f"<{rank}I", data, 64)
-        strides = struct.unpack_from(f"<{rank - 1}Q", data, 88)
-        return TensorMap(
-            address, esize, code, tuple(int(d) for d in dims), tuple(int(b) for b in box), tuple(int(v) for v in strides),
-            16 * chunks,
-        )
+        """The map in `data`; one that a kernel's edits (`replace_field`) left invalid, or that the simulator cannot
+        follow, is refused naming the field."""
+        check_magic(data, what)
+        address, esize, rank, code, chunks, interleave, fill = struct.unpack_from("<QBBBBBB", data, 8)
+        if not 1 <= rank <= MAX_RANK:
+            raise UserError(f"{what} has rank {rank}: 1 to {MAX_RANK}")
+        dims = tuple(int(d) for d in struct.unpack_from(f"<{rank}Q", data, _DIMS))
+        box = tuple(int(b) for b in struct.unpack_from(f"<{rank}I", data, _BOX))
+        strides = tuple(int(v) for v in struct.unpack_from(f"<{rank - 1}Q", data, _STRIDES))
+        refuse_unfollowable(what, interleave, fill, tuple(data[_ELEMENT_STRIDES : _ELEMENT_STRIDES + rank]))
+        span = 16 * chunks
+        problem = (
+            "its global address is not 16-byte aligned" if address % 16
+            else "an extent is 0 or past 2^32" if any(not 1 <= d <= 1 << 32 for d in dims)
+            else "a stride is not a multiple of 16 bytes or reaches 2^40" if any(v % 16 or v >= 1 << 40 for v in strides)
+            else f"a box extent is outside 1..{MAX_BOX}" if any(not 1 <= b <= MAX_BOX for b in box)
+            else f"the box's innermost row ({box[0]} x {esize} bytes) is not a multiple of 16 bytes" if box[0] * esize % 16
+            else f"the box's innermost row ({box[0]} x {esize} bytes) is longer than its {span}-byte swizzle"
+            if span and box[0] * esize > span
+            else None
+        )  # fmt: skip
+        if problem:
+            raise UserError(f"{what} is not a valid tensor map: {problem} (extents {dims}, box {box}, strides {strides})")
+        return TensorMap(address, esize, code, dims, box, strides, span)
 
     def elements(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(global addresses, in-bounds mask), each (lanes, box elements), of the boxes at `coords` (lanes, rank;
@@ -167,6 +206,61 @@ def parse_spec(rest: str, label: str) -> tuple[str, tuple[int, ...], tuple[int, 
     return type_, dims, box, arg, swizzle
 
 
+PTX_ELEMTYPES = ("u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f32.ftz", "f64", "bf16", "tf32", "tf32.ftz")
+"""`tensormap.replace.tile.elemtype`'s codes in order (the PTX ISA's; from 8 on they differ from
+`CUtensorMapDataType`'s). 13 to 15, the packed 4- and 6-bit types, have no NumPy counterpart."""
+PTX_SWIZZLES = (0, 32, 64, 128)
+"""`tensormap.replace.tile.swizzle_mode`'s codes 0 to 3 as spans in bytes; 4, the 96-byte swizzle, is sm_100's."""
+FIELD_VALUES = {"elemtype": 15, "interleave_layout": 2, "swizzle_mode": 4, "fill_mode": 1}
+"""The largest immediate each of `tensormap.replace`'s enumerated fields takes (the PTX ISA's table)."""
+ORDINALS = {"box_dim": 5, "global_dim": 5, "global_stride": 4, "element_stride": 5}
+"""How many ordinals (`ord`) each per-dimension field has: `global_stride`'s ordinal i is dimension i + 1 (the
+innermost dimension's stride is the element size)."""
+_U64 = {"global_address": 8, "global_dim": _DIMS, "global_stride": _STRIDES}
+"""The fields that are u64 in the layout, and the offset of their first slot."""
+
+
+def enumerated_field(field: str, value: int, what: str) -> None:
+    """Refuse an immediate of `tensormap.replace.tile.FIELD` outside the PTX ISA's table, or one the simulator
+    does not follow (packed types, the 96-byte swizzle, interleaved layouts, NaN fill), by name."""
+    if not 0 <= value <= FIELD_VALUES[field]:
+        raise UserError(f"{what}: {value} is not a {field} (0 to {FIELD_VALUES[field]})")
+    if field == "elemtype" and value >= len(PTX_ELEMTYPES):
+        raise UserError(f"{what}: element type {value} (a packed 4- or 6-bit type) is not supported")
+    if field == "swizzle_mode" and value == 4:
+        raise UserError(f"{what}: the 96-byte swizzle (sm_100) is not supported")
+    if field in ("interleave_layout", "fill_mode") and value:
+        refuse_unfollowable(what, value if field == "interleave_layout" else 0, value if field == "fill_mode" else 0, ())
+
+
+def replace_field(data: np.ndarray, field: str, ordinal: int, values: np.ndarray, what: str) -> None:
+    """`tensormap.replace.tile.FIELD`: write `values` (one per map) into `field` (slot `ordinal` of a per-dimension
+    field) of the maps `data` (maps, 128) holds, in the layout above. Enumerated fields take the PTX ISA's codes
+    (checked by `enumerated_field`); `rank` takes the rank minus one; an element stride must be 1 to 8."""
+    values = values.astype(np.uint64)
+    if field in _U64:
+        at = _U64[field] + 8 * ordinal
+        data[:, at : at + 8] = values.astype("<u8")[:, None].view(np.uint8)
+    elif field == "box_dim":
+        at = _BOX + 4 * ordinal
+        data[:, at : at + 4] = values.astype("<u4")[:, None].view(np.uint8)
+    elif field == "rank":
+        if (values > MAX_RANK - 1).any():
+            raise UserError(f"{what}: a rank field of {int(values.max())}: 0 to {MAX_RANK - 1} (the rank minus one)")
+        data[:, 17] = values + 1
+    elif field == "element_stride":
+        if ((values < 1) | (values > 8)).any():
+            raise UserError(f"{what}: an element stride of {int(values[(values < 1) | (values > 8)][0])}: 1 to 8")
+        data[:, _ELEMENT_STRIDES + ordinal] = values
+    elif field == "elemtype":
+        esize, code = TYPES[PTX_ELEMTYPES[int(values[0])]]
+        data[:, 16], data[:, 18] = esize, code
+    elif field == "swizzle_mode":
+        data[:, 19] = PTX_SWIZZLES[int(values[0])] // 16
+    else:  # interleave_layout, fill_mode: only 0 passes `enumerated_field`
+        data[:, 20 if field == "interleave_layout" else 21] = values
+
+
 DRIVER_TYPES = {
     0: "u8", 1: "u16", 2: "u32", 3: "i32", 4: "u64", 5: "i64", 6: "f16", 7: "f32", 8: "f64", 9: "bf16", 10: "f32.ftz",
     11: "tf32", 12: "tf32.ftz",
@@ -213,10 +307,6 @@ def encode_tiled(
         return CUDA_ERROR_INVALID_VALUE
     if swizzle > 3:
         raise UserError(f"tensor maps with swizzle {swizzle} (a 128B swizzle of 32- or 64-byte atoms) are not supported (0 to 3)")
-    for what, value in (("interleave", interleave), ("oobFill", oob_fill)):
-        if value:
-            raise UserError(f"tensor maps with {what} {value} are not supported (only 0, none)")
-    if any(e != 1 for e in element_strides):
-        raise UserError("tensor maps with element strides other than 1 are not supported")
+    refuse_unfollowable("cuTensorMapEncodeTiled", interleave, oob_fill, tuple(element_strides))
     span = 16 << swizzle if swizzle else 0
     return TensorMap(address, esize, code, tuple(dims), tuple(box), tuple(strides), span).encode()
