@@ -38,7 +38,11 @@ the CUDA samples at their usual sizes:
 - `copy_loop`: 64 blocks copy an array of 8-byte structs aligned to 4 bytes
   (two 4-byte loads and stores each) in a grid-stride loop, checked
   `COPY_LAUNCHES` times in one process (NVIDIA's alignedTypes sample: a small
-  grid that makes millions of accesses per thread block, launch after launch).
+  grid that makes millions of accesses per thread block, launch after launch);
+- `waves_update`: each of `WAVE_THREADS` threads adds a factor to its own
+  element five times, a launch four times the threads simulated at once, so
+  it runs in four waves and each wave's accesses are remembered for the next
+  (NVIDIA's simpleStreams sample at its usual size).
 """
 
 from __future__ import annotations
@@ -181,6 +185,14 @@ KERNELS = {
             base[threadIdx.x + 512] = s[threadIdx.x + 512];
         }
     """,
+    "waves_update": r"""
+        __global__ void waves_update(int* data, const int* factor)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            for (int k = 0; k < 5; k++)
+                data[i] += *factor;
+        }
+    """,
     "copy_loop": r"""
         struct pair { unsigned int l, a; };
         __global__ void copy_loop(pair* out, const pair* in, int n)
@@ -196,6 +208,7 @@ ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
 POINTS, DIMS = 65_000, 64
 HIST_WORDS, HIST_BLOCKS, SORT_BLOCKS = 1 << 21, 2048, 512
 COPY_PAIRS, COPY_LAUNCHES = 3 << 20, 3
+WAVE_THREADS = 4 << 20
 
 
 def launch(name: str) -> dict:
@@ -213,6 +226,8 @@ def launch(name: str) -> dict:
         return {"grid": HIST_BLOCKS, "block": 128, "args": args}
     if name == "bitonic":
         return {"grid": SORT_BLOCKS, "block": 512, "args": [f"u32:{SORT_BLOCKS * 1024}:rand"]}
+    if name == "waves_update":
+        return {"grid": WAVE_THREADS // 512, "block": 512, "args": [f"i32:{WAVE_THREADS}", "i32:1:ones"]}
     if name == "copy_loop":
         words = 2 * COPY_PAIRS
         return {"grid": 64, "block": 256, "args": [f"u32:{words}", f"u32:{words}:rand", str(COPY_PAIRS)], "launches": COPY_LAUNCHES}
