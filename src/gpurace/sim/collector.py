@@ -33,7 +33,7 @@ at 1.1 GB)."""
 COLLECT_AFTER_WORK = 4_000_000
 """Thread-instructions simulated since the last collection after which any launch collects first: a small grid
 that loops over a large buffer leaves detector buffers of hundreds of megabytes (NVIDIA's alignedTypes sample,
-64 blocks copying 50 MB twelve ways, kept three launches' buffers and reached 12.3 GB). A collection costs a few
+64 blocks copying 50 MB twelve ways, kept earlier launches' buffers and reached 12.3 GB). A collection costs a few
 milliseconds; that much simulation costs a second or more."""
 
 _lock = threading.Lock()
