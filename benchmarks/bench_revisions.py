@@ -6,8 +6,9 @@ folder and each measurement runs in its own interpreter with that `src/` or
 this tree's first on its path (`harness.measure`), so both columns come from
 one run on the same machine. Per kernel: CPU seconds (user + system, which a
 busy machine inflates less than wall time), wall seconds, the base's CPU
-seconds over this tree's (above 1: faster now), and whether the two reports
-agree (the same findings, kinds and counts, and the same thread-instructions).
+seconds over this tree's (above 1: faster now), the peak resident memory of
+each (its ratio likewise), and whether the two reports agree (the same
+findings, kinds and counts, and the same thread-instructions).
 
 The kernels have the shapes that dominate classic GPU benchmark programs and
 the CUDA samples at their usual sizes:
@@ -33,7 +34,15 @@ the CUDA samples at their usual sizes:
   accesses in one barrier interval), then writes its partial histogram;
 - `bitonic`: each block sorts 1,024 keys in shared memory by a bitonic
   network, 55 barrier phases each comparing and swapping pairs (a sorting
-  network's shared-memory stage: many small intervals).
+  network's shared-memory stage: many small intervals);
+- `copy_loop`: 64 blocks copy an array of 8-byte structs aligned to 4 bytes
+  (two 4-byte loads and stores each) in a grid-stride loop, checked
+  `COPY_LAUNCHES` times in one process (NVIDIA's alignedTypes sample: a small
+  grid that makes millions of accesses per thread block, launch after launch);
+- `waves_update`: each of `WAVE_THREADS` threads adds a factor to its own
+  element five times, a launch four times the threads simulated at once, so
+  it runs in four waves and each wave's accesses are remembered for the next
+  (NVIDIA's simpleStreams sample at its usual size).
 """
 
 from __future__ import annotations
@@ -176,11 +185,30 @@ KERNELS = {
             base[threadIdx.x + 512] = s[threadIdx.x + 512];
         }
     """,
+    "waves_update": r"""
+        __global__ void waves_update(int* data, const int* factor)
+        {
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            for (int k = 0; k < 5; k++)
+                data[i] += *factor;
+        }
+    """,
+    "copy_loop": r"""
+        struct pair { unsigned int l, a; };
+        __global__ void copy_loop(pair* out, const pair* in, int n)
+        {
+            int stride = blockDim.x * gridDim.x;
+            for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+                out[i] = in[i];
+        }
+    """,
 }
 
 ROWS, COLS, SUM_N, BOXES1D, PER_BOX = 502, 458, 229_888, 4, 128
 POINTS, DIMS = 65_000, 64
 HIST_WORDS, HIST_BLOCKS, SORT_BLOCKS = 1 << 21, 2048, 512
+COPY_PAIRS, COPY_LAUNCHES = 3 << 20, 3
+WAVE_THREADS = 4 << 20
 
 
 def launch(name: str) -> dict:
@@ -198,6 +226,11 @@ def launch(name: str) -> dict:
         return {"grid": HIST_BLOCKS, "block": 128, "args": args}
     if name == "bitonic":
         return {"grid": SORT_BLOCKS, "block": 512, "args": [f"u32:{SORT_BLOCKS * 1024}:rand"]}
+    if name == "waves_update":
+        return {"grid": WAVE_THREADS // 512, "block": 512, "args": [f"i32:{WAVE_THREADS}", "i32:1:ones"]}
+    if name == "copy_loop":
+        words = 2 * COPY_PAIRS
+        return {"grid": 64, "block": 256, "args": [f"u32:{words}", f"u32:{words}:rand", str(COPY_PAIRS)], "launches": COPY_LAUNCHES}
     if name == "distance":
         args = [f"buf:{POINTS * DIMS}:rand", f"buf:{POINTS}:rand", f"buf:{POINTS}", str(POINTS), str(DIMS), "7"]
         return {"grid": -(-POINTS // 512), "block": 512, "args": args}
@@ -212,14 +245,18 @@ def launch(name: str) -> dict:
 CHILD = r"""
 import json, resource, sys, time
 from gpurace.check import check
+from gpurace.frontend.load import load_module
 from gpurace.limits import Limits
 ptx, mode, launch = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 def cpu():  # the schedules forked from schedule 0's run (`sim.shared_prefix`) are children
     return sum(r.ru_utime + r.ru_stime for r in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)))
 limits = Limits(max_memory=64 << 30, timeout=10**6)
 wall, used = time.perf_counter(), cpu()
-report = check(ptx, grid=launch["grid"], block=launch["block"], args=launch["args"], limits=limits, max_steps=10**9)
+module = load_module(ptx)  # loaded once, as `gpurace exec` loads a program's modules
+for _ in range(launch.get("launches", 1)):
+    report = check(module, grid=launch["grid"], block=launch["block"], args=launch["args"], limits=limits, max_steps=10**9)
 print(json.dumps({"cpu": cpu() - used, "wall": time.perf_counter() - wall, "ti": report.stats["thread_instructions"],
+                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "findings": sorted((f.kind, f.count) for f in report.findings)}))
 """
 
@@ -244,7 +281,10 @@ def main() -> None:
         base = export(opts.base, Path(tmp))
         ptx = compile_all({n: KERNELS[n] for n in names}, Path(tmp))
         print(f"default check, base {opts.base} against this tree; best of {opts.repeat}")
-        print(f"{'kernel':<12}{'threads':>9}{'base cpu s':>12}{'cpu s':>8}{'base wall':>11}{'wall':>8}{'cpu ratio':>11}  same report")
+        print(
+            f"{'kernel':<12}{'threads':>9}{'base cpu s':>12}{'cpu s':>8}{'base wall':>11}{'wall':>8}{'cpu ratio':>11}"
+            f"{'base peak MB':>14}{'peak MB':>9}{'peak ratio':>12}  same report"
+        )
         for name in names:
             spec = launch(name)
             rows = {}
@@ -256,7 +296,8 @@ def main() -> None:
             same = b["findings"] == t["findings"] and b["ti"] == t["ti"]
             print(
                 f"{name:<12}{spec['grid'] * spec['block']:>9}{b['cpu']:>12.2f}{t['cpu']:>8.2f}{b['wall']:>11.2f}"
-                f"{t['wall']:>8.2f}{b['cpu'] / t['cpu']:>11.2f}  {'yes' if same else 'NO'}",
+                f"{t['wall']:>8.2f}{b['cpu'] / t['cpu']:>11.2f}{b['peak'] / 1e6:>14.0f}{t['peak'] / 1e6:>9.0f}"
+                f"{b['peak'] / t['peak']:>12.2f}  {'yes' if same else 'NO'}",
                 flush=True,
             )
 

@@ -675,6 +675,33 @@ def test_runs_give_back_the_rows_they_encode():
     assert rows[8].all() and np.array_equal(rows[7], coalesced[7])  # the same bytes stored twice stay known
 
 
+@pytest.mark.parametrize("ascending", [True, False])
+def test_runs_are_ordered_by_instruction_size_and_start(ascending):
+    """Rows of several instructions and sizes, interleaved by address as a close gives them (or, for the general
+    sort, in descending address order), encode to runs ordered by (pc, size, start) that decode to the rows in that
+    order; two instructions' numbers that do not fit 16 bits take the general sort too."""
+    from gpurace.detect.interval_summary import SMALL_KEYS, RunTier
+
+    rng = np.random.default_rng(7)
+    for far_pc in (300, SMALL_KEYS):
+        start = np.repeat(np.arange(0x1000, 0x1000 + 8 * 400, 8, dtype=np.uint64), 3)
+        size = np.tile(np.array([8, 4, 8], np.uint64), 400)
+        pc = np.tile(np.array([3, 3, far_pc], np.int64), 400)
+        n = rng.integers(1, 3, len(start))
+        tmin = rng.integers(0, 1000, len(start))
+        rows = (start, size, pc, n, tmin, tmin + 1, n * 10, rng.integers(0, 4, len(start)).astype(np.uint64), n == 1)
+        if not ascending:
+            rows = tuple(c[::-1] for c in rows)
+        tier = RunTier.encode(rows)
+        order = np.lexsort((rows[0], rows[1], rows[2]))
+        decoded = tier.decode(np.arange(len(tier.runs["start"])))
+        for got, want, column in zip(decoded, rows, range(9)):
+            want = want[order]
+            if column == 7:  # bytes are kept only where known
+                got, want = got[rows[8][order]], want[rows[8][order]]
+            assert np.array_equal(got, want)
+
+
 # ---------------------------------------------------------------- instructions whose ranges meet no conflict
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import threading
+import weakref
 
 import pytest
 
@@ -69,3 +70,43 @@ def test_the_last_of_overlapping_launches_restores_the_thresholds(thresholds):
     leave.set()
     thread.join()
     assert gc.get_threshold() == (700, 10, 10)
+
+
+class Watched:
+    """An event sink that a weak reference can watch: it lives as long as the launch's engine that holds it."""
+
+    def on_event(self, event) -> None:
+        pass
+
+
+def _sink_of_a_finished_launch(source, n: int) -> weakref.ref:
+    sink = Watched()
+    simulate(source, grid=1, block=32, args=[f"buf:{n}", n], sinks=[sink])
+    return weakref.ref(sink)
+
+
+@pytest.fixture
+def collector_off():
+    """The automatic collector off, so that only `collector.before_launch` collects; the work count from zero."""
+    was = gc.isenabled()
+    gc.disable()
+    collector.before_launch(collector.COLLECT_BEFORE_THREADS)  # collects now, and counts work from here
+    yield
+    if was:
+        gc.enable()
+
+
+LOOP = "__global__ void k(int* out, int n) { for (int i = threadIdx.x; i < n; i += 32) out[i] = i; }\n"
+
+
+@pytest.mark.parametrize("work_limit, collected", [(10_000, True), (10_000_000, False)])
+def test_a_launch_collects_first_after_much_work_by_a_small_grid(collector_off, monkeypatch, tmp_path, work_limit, collected):
+    # one block looping over a buffer: few threads, many thread-instructions; its engine is a reference cycle
+    # that holds the sinks until something collects it
+    monkeypatch.setattr(collector, "COLLECT_AFTER_WORK", work_limit)
+    source = tmp_path / "k.cu"
+    source.write_text(LOOP)
+    earlier = _sink_of_a_finished_launch(source, 32 * 1024)
+    assert earlier() is not None  # left in its engine's cycle
+    simulate(source, grid=1, block=32, args=["buf:32", 32])
+    assert (earlier() is None) == collected

@@ -80,7 +80,7 @@ class RunTier:
         start, size, pc, n, tmin, tmax, seq, val, uni = rows
         if len(start) == 0:
             return RunTier.encode_empty()
-        o = lexsort((start, size, pc))
+        o = _instruction_order(start, size, pc)
         start, size, pc, n, tmin, tmax, seq, val, uni = (c[o] for c in (start, size, pc, n, tmin, tmax, seq, val, uni))
         val = np.where(uni, val, np.uint64(0))
         span = tmax - tmin
@@ -191,6 +191,26 @@ class RunTier:
         hit = before > 0
         hit[hit] = reach[before[hit] - 1] > r_start[hit]
         return np.flatnonzero(hit)
+
+
+SMALL_KEYS = 1 << 15
+"""`_instruction_order` sorts (pc, size) numbers below this as 16-bit keys, which NumPy sorts stably by radix."""
+
+
+def _instruction_order(start: np.ndarray, size: np.ndarray, pc: np.ndarray) -> np.ndarray:
+    """`lexsort((start, size, pc))` of rows with distinct keys.
+
+    The rows come in ascending `start` (the detector's items and `merge_rows` sort them by (start, size, pc)),
+    so a stable sort of their few (pc, size) pairs alone leaves each pair's rows in ascending `start`: a radix
+    sort of 16-bit numbers, where sorting the three keys took a comparison sort of 64-bit ones (a tenth of the
+    CPU time of NVIDIA's simpleStreams sample, whose 16M-thread launches run in waves, each remembered).
+    """
+    if len(start) > 1 and (start[1:] >= start[:-1]).all():
+        sizes = int(size.max()) + 1
+        key = pc.astype(np.int64) * sizes + size.astype(np.int64)
+        if int(key.max()) < SMALL_KEYS:
+            return np.argsort(key.astype(np.int16), kind="stable")
+    return lexsort((start, size, pc))
 
 
 def concat_tiers(*tiers: RunTier) -> RunTier:

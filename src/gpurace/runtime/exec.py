@@ -272,7 +272,7 @@ def _run(
             program = Program(executable, args, _environment(device, fds, shim), fds, capture)
         errors = []
         # What lives now (gpurace's modules, the device) lives through the run: out of the collector's sight,
-        # the collection before each large launch (`COLLECT_BEFORE_THREADS`) does not traverse it every time.
+        # the collection before a large launch (`sim.collector.before_launch`) does not traverse it every time.
         gc.collect()
         gc.freeze()
         try:

@@ -10,7 +10,6 @@ their reservation is far larger than any kernel needs.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -27,6 +26,7 @@ from gpurace.frontend.load import load_module
 from gpurace.frontend.ptx.ir import Module
 from gpurace.limits import Limits
 from gpurace.frontend.type_probe import TypeProbe
+from gpurace.sim import collector
 from gpurace.sim.arg_values import AutoBuffer, AutoScalar, Buffer, Launch, StructArg, TensorMapArg, TextureArg
 from gpurace.sim.args import AUTO, Resolver, copy_arg
 from gpurace.sim.engine import POLICIES, Engine, Policy, RunStats
@@ -186,13 +186,6 @@ def place_module_variables(mem: Memory, module: Module, isolated: bool = True) -
     return {var.name: alloc for var, alloc in allocs}
 
 
-COLLECT_BEFORE_THREADS = 65_536
-"""A launch of this many threads first collects garbage: the engine and detectors of the launches and schedules
-before it are reference cycles that hold arrays of one element per thread, and Python's collector, which counts
-objects and not bytes, may leave them for many launches (a program launching a 2M-thread kernel eight times grew
-from 1.1 to 3.2 GB; with a collection before each launch it stays at 1.1 GB)."""
-
-
 def simulate(
     source: str | os.PathLike | Module,
     *,
@@ -292,8 +285,7 @@ def simulate(
     elif isinstance(args, DeviceArgs) and args.grid_workspace:
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
-    if nthreads >= COLLECT_BEFORE_THREADS:
-        gc.collect()
+    collector.before_launch(nthreads)
     geometry = Geometry.create(grid, block, cluster, explicit_cluster)
     per_wave = resident if resident < geometry.nblocks else None
     mem = Memory(
@@ -332,6 +324,7 @@ def simulate(
             prefix=prefix,
         )  # fmt: skip
 
+    collector.after_launch(stats.thread_instructions)
     usage = tracker.usage() if tracker else []
     if launch is not None:
         copy_back(mem, launch, allocations)
