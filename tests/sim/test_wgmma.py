@@ -102,13 +102,13 @@ def test_the_d_fragment_is_the_isa_layout():
     assert frag.registers == 8
 
 
-HEADER = """\
+PROLOGUE = """\
 .version 8.0
 .target sm_90a
 .address_size 64
 
 .visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
-{{
+{
     .reg .b32 %t, %lane, %warp, %r<16>, %a<4>;
     .reg .f32 %d<4>;
     .reg .b64 %ga, %gb, %gout, %rd<8>, %descb;
@@ -118,6 +118,29 @@ HEADER = """\
     ld.param.u64 %ga, [pa];
     ld.param.u64 %gb, [pb];
     ld.param.u64 %gout, [pout];
+"""
+"""The start of the m64n8 test kernels: parameters a, b and out, the registers, and B's shared tile."""
+
+STORE_D = """\
+    // D: register i of lane (g, t) of warp w is row 16w + g + 8 (i / 2), column 2t + i % 2
+    shr.u32 %r1, %lane, 2;
+    add.u32 %r1, %r1, %r3;
+    shl.b32 %r1, %r1, 3;
+    and.b32 %r2, %lane, 3;
+    shl.b32 %r2, %r2, 1;
+    add.u32 %r1, %r1, %r2;
+    mul.wide.u32 %rd3, %r1, 4;
+    add.s64 %rd3, %gout, %rd3;
+    st.global.f32 [%rd3], %d0;
+    st.global.f32 [%rd3+4], %d1;
+    st.global.f32 [%rd3+256], %d2;
+    st.global.f32 [%rd3+260], %d3;
+    ret;
+}
+"""
+"""Their end: each lane's four f32 elements of D to out (64 x 8, row-major)."""
+
+HEADER = PROLOGUE.replace("{", "{{") + """\
     // B (8 rows of 16 halves) to shared memory, core matrices as the corpus lays them out: thread t < 128
     // copies half k = t % 16 of row n = t / 16
     shr.u32 %r1, %t, 4;
@@ -166,22 +189,7 @@ HEADER = """\
     wgmma.mma_async.sync.aligned.m64n8k16.f32.{etype}.{etype} {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, %descb, %p, 1, {scale_b}, 0;
     wgmma.commit_group.sync.aligned;
     wgmma.wait_group.sync.aligned 0;
-    // D: register i of lane (g, t) of warp w is row 16w + g + 8 (i / 2), column 2t + i % 2
-    shr.u32 %r1, %lane, 2;
-    add.u32 %r1, %r1, %r3;
-    shl.b32 %r1, %r1, 3;
-    and.b32 %r2, %lane, 3;
-    shl.b32 %r2, %r2, 1;
-    add.u32 %r1, %r1, %r2;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd3, %gout, %rd3;
-    st.global.f32 [%rd3], %d0;
-    st.global.f32 [%rd3+4], %d1;
-    st.global.f32 [%rd3+256], %d2;
-    st.global.f32 [%rd3+260], %d3;
-    ret;
-}}
-"""
+""" + STORE_D.replace("}", "}}")
 DESC_BITS = (128 >> 4) << 16 | (256 >> 4) << 32
 
 
@@ -365,22 +373,7 @@ def test_the_8bit_float_tables_follow_the_formats():
     assert list(e5m2[[0x7C, 0xFC]]) == [np.inf, -np.inf] and np.isnan(e5m2[[0x7D, 0x7F, 0xFE]]).all()
 
 
-TF32_REGISTER_A = """\
-.version 8.0
-.target sm_90a
-.address_size 64
-
-.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pout)
-{
-    .reg .b32 %t, %lane, %warp, %r<16>, %a<4>;
-    .reg .f32 %d<4>;
-    .reg .b64 %ga, %gb, %gout, %rd<8>, %descb;
-    .reg .pred %p;
-    .shared .align 128 .b8 sb[256];
-    mov.u32 %t, %tid.x;
-    ld.param.u64 %ga, [pa];
-    ld.param.u64 %gb, [pb];
-    ld.param.u64 %gout, [pout];
+TF32_REGISTER_A = (PROLOGUE + """\
     // B (8 rows of 8 tf32, row n = column n of B) to shared memory, K-major: thread t < 64 copies k = t % 8 of
     // row n = t / 8 to (k / 4) * 128 + n * 16 + (k % 4) * 4 (LBO 128)
     setp.ge.u32 %p, %t, 64;
@@ -432,22 +425,7 @@ LOADED:
     wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%d0, %d1, %d2, %d3}, {%a0, %a1, %a2, %a3}, %descb, %p, 1, 1;
     wgmma.commit_group.sync.aligned;
     wgmma.wait_group.sync.aligned 0;
-    // D: register i of lane (g, t) of warp w is row 16w + g + 8 (i / 2), column 2t + i % 2
-    shr.u32 %r1, %lane, 2;
-    add.u32 %r1, %r1, %r3;
-    shl.b32 %r1, %r1, 3;
-    and.b32 %r2, %lane, 3;
-    shl.b32 %r2, %r2, 1;
-    add.u32 %r1, %r1, %r2;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.s64 %rd3, %gout, %rd3;
-    st.global.f32 [%rd3], %d0;
-    st.global.f32 [%rd3+4], %d1;
-    st.global.f32 [%rd3+256], %d2;
-    st.global.f32 [%rd3+260], %d3;
-    ret;
-}
-""".replace("DESC", str((128 >> 4) << 16 | (256 >> 4) << 32))
+""" + STORE_D).replace("DESC", str((128 >> 4) << 16 | (256 >> 4) << 32))
 
 
 def test_tf32_a_from_registers_is_mma_m16n8k8_s_a_layout():
