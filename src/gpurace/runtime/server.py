@@ -304,8 +304,12 @@ class DeviceServer:
             kind = block.kind
         if kind is None:
             return encode_reply(CudaError.SUCCESS, struct.pack("<IQQ", MEMORY_UNREGISTERED, 0, 0))
-        host = address if kind is not MemoryKind.REGISTERED else block.host + (address - block.allocation.base)
-        host = 0 if kind is MemoryKind.DEVICE else host
+        if kind is MemoryKind.DEVICE:
+            host = 0
+        elif kind is MemoryKind.REGISTERED:  # the program's own address of the byte
+            host = block.host + (address - block.allocation.base)
+        else:  # managed and page-locked memory have one address
+            host = address
         return encode_reply(CudaError.SUCCESS, struct.pack("<IQQ", POINTER_TYPES[kind], address, host))
 
     def _memcpy(self, r: Reader) -> bytes:

@@ -55,7 +55,7 @@ from gpurace.search.candidates import Candidate, LaunchInput, SearchSpace, requi
 from gpurace.search.fitness import Fitness, FitnessSink
 from gpurace.search.union import FindingUnion
 from gpurace.sim.args import copy_arg
-from gpurace.sim.device_vars import automatic_pointers, cpp_name, fillable_arrays
+from gpurace.sim.device_vars import automatic_pointers, cpp_name, fillable_arrays, is_named
 from gpurace.sim.launch import as_dims, select_kernel
 from gpurace.sim.program import build_program
 from gpurace.words import plural
@@ -208,8 +208,7 @@ def search(
     fn = module.functions[mangled]
     info = describe_kernel(module, fn)
     types = TypeProbe(module, limits)
-    given = {name.strip().removeprefix("::") for name in global_vars or {}}
-    arrays = [(v, p) for v, p in fillable_arrays(module, fn, types) if not given & {v.name, cpp_name(v)}]
+    arrays = [(v, p) for v, p in fillable_arrays(module, fn, types) if not any(is_named(v, n) for n in global_vars or {})]
     space = SearchSpace.build(
         module,
         fn,

@@ -26,6 +26,8 @@ from gpurace.sim.state import operand_reader
 ASSERT = "__gpurace_assert"
 _UNSIGNED_ORDER = {"lo": "lt", "ls": "le", "hi": "gt", "hs": "ge"}
 _UNORDERED = {"equ": "eq", "neu": "ne", "ltu": "lt", "leu": "le", "gtu": "gt", "geu": "ge"}
+_MEASURED = frozenset({"eq", "ne", "lt", "le", "gt", "ge", *_UNSIGNED_ORDER, *_UNORDERED})
+"""The comparisons with a distance (`num` and `nan` have none)."""
 _FLOATS = {"f32": np.float32, "f64": np.float64}
 
 
@@ -85,15 +87,14 @@ def _assertion_comparisons(program) -> list[int]:
 
 def _distance(state, fn: str, ins: Instruction):
     """idx -> each thread's distance from the comparison's other outcome, or None for a form not measured."""
-    ops = [m for m in ins.modifiers if m not in ins.types]
-    op = next((m for m in ops if m in ("eq", "ne", "lt", "le", "gt", "ge", *_UNSIGNED_ORDER, *_UNORDERED)), None)
-    (t,) = ins.types[:1] or (None,)
+    op = next((m for m in ins.modifiers if m in _MEASURED), None)
+    t = ins.types[0] if ins.types else None
     sources = ins.operands[1:3]
     if op is None or t is None or len(sources) != 2 or any(isinstance(s, Sym) for s in sources):
         return None
-    if not (t in _FLOATS or (is_int(t) and not t.startswith(("f", "bf")))):
+    if not (t in _FLOATS or is_int(t)):
         return None
-    signed = op not in _UNSIGNED_ORDER
+    as_typed = op not in _UNSIGNED_ORDER  # `lo`, `ls`, `hi`, `hs` compare unsigned whatever the type
     op = _UNSIGNED_ORDER.get(op, _UNORDERED.get(op, op))
     readers = [operand_reader(state, fn, ins, s, t) for s in sources]
     step = 0.0 if t in _FLOATS else 1.0  # the least change that flips a strict comparison
@@ -102,7 +103,7 @@ def _distance(state, fn: str, ins: Instruction):
         raw = reader(idx)
         if t in _FLOATS:
             return raw.view(_FLOATS[t]).astype(np.float64)
-        return (int_view(raw, t) if signed else raw).astype(np.float64)
+        return (int_view(raw, t) if as_typed else raw).astype(np.float64)
 
     def distance(idx):
         x, y = values(idx, readers[0]), values(idx, readers[1])

@@ -108,10 +108,15 @@ def automatic_pointers(module: Module, kernel: Function, types: TypeProbe) -> li
     return [(v, p) for v, p in params if p.type is not None and is_pointer(p)]
 
 
+def is_named(var: Variable, name: str) -> bool:
+    """Whether `--global` NAME (its C++ name, `::`-qualified or not, or its PTX name) names `var`."""
+    return name.strip().removeprefix("::") in (var.name, cpp_name(var))
+
+
 def _lookup(variables: list[Variable], name: str, module: Module) -> Variable:
     wanted = name.strip().removeprefix("::")
     for var in variables:
-        if wanted in (var.name, cpp_name(var)):
+        if is_named(var, name):
             return var
     listing = ", ".join(cpp_name(v) for v in variables) or "none"
     raise UserError(

@@ -49,11 +49,15 @@ static cudaError_t get_event(const struct node *node, int type, void **event_out
     return cudaSuccess;
 }
 
-static cudaError_t set_event(struct node *node, int type, void *event) {
-    if (!node || node->type != type) return record(cudaErrorInvalidValue);
-    if (!event) return record(cudaErrorInvalidResourceHandle);
+static cudaError_t assign_event(struct node *node, void *event) {
+    if (!event) return cudaErrorInvalidResourceHandle;
     node->event = event;
     return cudaSuccess;
+}
+
+static cudaError_t set_event(struct node *node, int type, void *event) {
+    if (!node || node->type != type) return record(cudaErrorInvalidValue);
+    return record(assign_event(node, event));
 }
 
 EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(struct node *node, void **event_out) {
@@ -154,10 +158,7 @@ static cudaError_t set_params(struct node *node, struct graph_node_params *p, co
     case NODE_MEMSET: return set_memset(node, &p->memset);
     case NODE_HOST: return set_host(node, &p->host);
     case NODE_EVENT_RECORD:
-    case NODE_WAIT_EVENT:
-        if (!p->event.event) return cudaErrorInvalidResourceHandle;
-        node->event = p->event.event;
-        return cudaSuccess;
+    case NODE_WAIT_EVENT: return assign_event(node, p->event.event);
     case NODE_EMPTY: return cudaSuccess;
     default: return refuse_params(p->type, call);
     }
