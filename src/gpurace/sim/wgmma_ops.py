@@ -202,11 +202,10 @@ def _types(ins) -> tuple[int, str, str, str]:
     shape = _SHAPES[shapes[0]] if len(shapes) == 1 else None
     if not unknown and shape is not None and len(types) == 3:
         dtype, atype, btype = types
-        same = atype == btype or any({atype, btype} <= kinds for kinds in wg.MIXED)
-        integer = atype in tc.INTEGER_TYPES
-        if same and dtype in wg.ACCUMULATORS.get(atype, ()) and shape[1] == wg.K_OF[atype]:
-            if "satfinite" not in ins.modifiers or integer:
-                return shape[0], dtype, atype, btype
+        paired = atype == btype or any({atype, btype} <= kinds for kinds in wg.MIXED)
+        saturation = "satfinite" not in ins.modifiers or atype in tc.INTEGER_TYPES  # integer sums only
+        if paired and saturation and dtype in wg.ACCUMULATORS.get(atype, ()) and shape[1] == wg.K_OF[atype]:
+            return shape[0], dtype, atype, btype
     listed = ", ".join("." + m for m in unknown)
     why = f"modifier(s) {listed}" if unknown else (
         "only m64nNk16 with f16 or bf16 inputs (.f32 accumulators, or .f16 for f16), m64nNk8 with tf32 inputs, "
