@@ -188,6 +188,18 @@ def test_tensor_core_matmul_on_hopper_is_clean(kernels) -> None:
     assert products and all(i.operands[-1].value == 1 for i in products)  # B transposed
 
 
+def test_tensor_descriptors_made_on_a_hopper_device_move_tiles_with_tma(kernels) -> None:
+    """At cc=90 tl.make_tensor_descriptor builds each tensor map in the kernel, from zeroed shared memory edited
+    field by field (tensormap.replace), and the tiles move with TMA: the clipped transposed tiles are exact."""
+    import gpurace.triton
+
+    x = np.random.default_rng(5).standard_normal((48, 80)).astype(np.float32)
+    out = np.zeros((80, 48), np.float32)
+    report = gpurace.triton.check(kernels["descriptor_tiles"].transpose_add, (2, 3), x, out, 48, 80, BM=32, BN=32, cc=90)
+    assert sites(report) == expected("descriptor_tiles") == []
+    np.testing.assert_array_equal(out, x.T + 1)
+
+
 def test_an_int8_matmul_on_hopper_runs_integer_wgmma_exactly(kernels) -> None:
     """tl.dot of int8 tiles at cc=90 is wgmma.mma_async m64nNk32.s32.s8.s8 on K-major tiles: exact."""
     import gpurace.triton

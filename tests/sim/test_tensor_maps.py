@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from gpurace.errors import UserError
-from gpurace.sim.tensor_maps import CUDA_ERROR_INVALID_VALUE, TYPES, TensorMap, encode_tiled, enumerated_field, replace_field
+from gpurace.sim.tensor_maps import (
+    CUDA_ERROR_INVALID_VALUE,
+    TYPES,
+    ZERO_MAP,
+    TensorMap,
+    encode_tiled,
+    enumerated_field,
+    replace_field,
+)
 
 F32 = 7  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 
@@ -145,3 +153,15 @@ def test_element_strides_past_8_cannot_be_written_and_other_than_1_are_refused_b
 def test_an_object_not_in_the_simulators_layout_is_refused():
     with pytest.raises(UserError, match="not a tensor map gpurace made"):
         TensorMap.decode(bytes(128), "map")
+
+
+def test_zeroed_bytes_are_the_map_of_zero_fields_and_filling_every_field_makes_a_valid_one():
+    data = ZERO_MAP
+    with pytest.raises(UserError, match="not a valid tensor map"):
+        TensorMap.decode(data, "map")
+    for field, value, ordinal in (("global_address", 0x7F000, 0), ("rank", 1, 0), ("global_dim", 100, 0),
+                                  ("global_dim", 40, 1), ("global_stride", 400, 0), ("box_dim", 32, 0),
+                                  ("box_dim", 16, 1), ("element_stride", 1, 0), ("element_stride", 1, 1),
+                                  ("elemtype", 7, 0)):  # fmt: skip
+        data = edited(field, value, ordinal, data)
+    assert TensorMap.decode(data, "map") == TensorMap(0x7F000, 4, TYPES["f32"][1], (100, 40), (32, 16), (400,))

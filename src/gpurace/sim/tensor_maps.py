@@ -33,6 +33,10 @@ each, innermost first), 88-119 the byte strides of dimensions 1 and up (u64 each
 the extents), 120-124 the element strides (u8 each). Every slot of the five dimensions is there whatever the
 rank, as in the hardware's object, so that a kernel can edit the map field by field (`replace_field`,
 `sim.tensormap_ops`); what only some fields together make invalid is found when a copy uses the map (`decode`).
+A kernel may also build a map from nothing, as Triton's device-side tensor descriptors do at sm_90: it zeroes
+128 bytes and replaces every field it needs. Zeroed bytes are the map whose every field is zero (`ZERO_MAP` in
+this layout: rank 1, element type `u8`, no swizzle, extents and box 0), which `decode` refuses until the kernel
+has filled in valid extents and box.
 """
 
 from __future__ import annotations
@@ -62,12 +66,23 @@ _DIMS, _BOX, _STRIDES, _ELEMENT_STRIDES = 24, 64, 88, 120
 """Offsets in the layout (module docstring) of the five extents, box extents, strides and element strides."""
 
 
+def _zero_map() -> bytes:
+    out = bytearray(SIZE)
+    out[0:8] = MAGIC
+    out[16], out[17] = TYPES["u8"][0], 1  # elemtype 0 (u8), rank field 0 (rank 1); everything else is 0
+    return bytes(out)
+
+
+ZERO_MAP = _zero_map()
+"""The map whose every `tensormap.replace` field is zero, in the simulator's layout: what 128 zeroed bytes are."""
+
+
 def check_magic(data: bytes, what: str) -> None:
     """Refuse 128 bytes that are not a map in the simulator's layout."""
     if bytes(data[0:8]) != MAGIC:
         raise UserError(
             f"{what} is not a tensor map gpurace made (under exec: cuTensorMapEncodeTiled; under check and run: "
-            "--arg tensormap:TYPE:DIMS:BOX:ARG; in a kernel: a copy of one)"
+            "--arg tensormap:TYPE:DIMS:BOX:ARG; in a kernel: a copy of one, or 128 zeroed bytes edited field by field)"
         )
 
 
@@ -139,10 +154,11 @@ class TensorMap:
         dims = tuple(int(d) for d in struct.unpack_from(f"<{rank}Q", data, _DIMS))
         box = tuple(int(b) for b in struct.unpack_from(f"<{rank}I", data, _BOX))
         strides = tuple(int(v) for v in struct.unpack_from(f"<{rank - 1}Q", data, _STRIDES))
-        refuse_unfollowable(what, interleave, fill, tuple(data[_ELEMENT_STRIDES : _ELEMENT_STRIDES + rank]))
+        element_strides = tuple(int(e) for e in data[_ELEMENT_STRIDES : _ELEMENT_STRIDES + rank])
         span = 16 * chunks
         problem = (
             "its global address is not 16-byte aligned" if address % 16
+            else "an element stride is outside 1..8" if any(not 1 <= e <= 8 for e in element_strides)
             else "an extent is 0 or past 2^32" if any(not 1 <= d <= 1 << 32 for d in dims)
             else "a stride is not a multiple of 16 bytes or reaches 2^40" if any(v % 16 or v >= 1 << 40 for v in strides)
             else f"a box extent is outside 1..{MAX_BOX}" if any(not 1 <= b <= MAX_BOX for b in box)
@@ -153,6 +169,7 @@ class TensorMap:
         )  # fmt: skip
         if problem:
             raise UserError(f"{what} is not a valid tensor map: {problem} (extents {dims}, box {box}, strides {strides})")
+        refuse_unfollowable(what, interleave, fill, element_strides)
         return TensorMap(address, esize, code, dims, box, strides, span)
 
     def elements(self, coords: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

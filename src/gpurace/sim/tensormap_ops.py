@@ -20,7 +20,9 @@ Forms simulated, as the PTX ISA writes them:
   the two halves of the proxy fence (`sim.tensormap_proxy`); they order nothing between threads, and the
   acquire's address is not accessed (one that holds no map acquires nothing).
 
-A map that is not in the simulator's layout (`sim.tensor_maps`) is refused when an instruction edits it.
+A map that is not in the simulator's layout (`sim.tensor_maps`) is refused when an instruction edits it, except
+128 zeroed bytes, which are the map whose every field is zero (`tensor_maps.ZERO_MAP`): Triton builds the maps
+of its device-side tensor descriptors that way, zeroing a shared-memory object and replacing each field.
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ from gpurace.frontend.ptx.ir import Imm
 from gpurace.sim.bulk_copies import emit_by_piece, lanes, number_within
 from gpurace.sim.events import AccessKind
 from gpurace.sim.memory import Space
-from gpurace.sim.tensor_maps import FIELD_VALUES, MAGIC, ORDINALS, SIZE, check_magic, enumerated_field, replace_field
+from gpurace.sim.tensor_maps import (
+    FIELD_VALUES,
+    MAGIC,
+    ORDINALS,
+    SIZE,
+    ZERO_MAP,
+    check_magic,
+    enumerated_field,
+    replace_field,
+)
 
 _SCOPES = ("cta", "cluster", "gpu", "sys")
 _PIECE = 16
@@ -123,6 +134,8 @@ def _replace(dec):
             return nxt
         t, a, acc = idx[ok], addrs[ok], lanes(acc, ok)
         data = eng.mem.load(acc, 1, SIZE).reshape(len(t), SIZE)
+        zeroed = ~data.any(axis=1)
+        data[zeroed] = np.frombuffer(ZERO_MAP, dtype=np.uint8)
         foreign = (data[:, : len(MAGIC)] != np.frombuffer(MAGIC, dtype=np.uint8)).any(axis=1)
         if foreign.any():
             check_magic(data[foreign][0], f"{what}: the object at its address")

@@ -31,6 +31,28 @@
                  ::"r"(smem(map)), "l"((unsigned long long)(stride))                                           \
                  : "memory")
 
+// the rank minus one of the map at `map` (shared memory)
+#define map_replace_rank_shared(map, rank_minus_one)                                                           \
+    asm volatile("tensormap.replace.tile.rank.shared::cta.b1024.b32 [%0], " #rank_minus_one ";" ::"r"(smem(map)) \
+                 : "memory")
+
+// box extent `ord` (0: innermost) of the map at `map` (shared memory)
+#define map_replace_box_shared(map, ord, extent)                                                               \
+    asm volatile("tensormap.replace.tile.box_dim.shared::cta.b1024.b32 [%0], " #ord ", %1;" ::"r"(smem(map)), \
+                 "r"(unsigned(extent))                                                                         \
+                 : "memory")
+
+// element stride `ord` of the map at `map` (shared memory)
+#define map_replace_element_stride_shared(map, ord, stride)                                                    \
+    asm volatile("tensormap.replace.tile.element_stride.shared::cta.b1024.b32 [%0], " #ord ", %1;"             \
+                 ::"r"(smem(map)), "r"(unsigned(stride))                                                       \
+                 : "memory")
+
+// the element type of the map at `map` (shared memory), a code of the PTX ISA's table (7: f32)
+#define map_replace_elemtype_shared(map, code)                                                                 \
+    asm volatile("tensormap.replace.tile.elemtype.shared::cta.b1024.b32 [%0], " #code ";" ::"r"(smem(map))   \
+                 : "memory")
+
 // copy the map at `src` (shared memory) to `dst` (global memory) and release it to the tensormap proxy; the
 // whole warp executes it
 #define map_copy_release(dst, src)                                                                             \
@@ -51,6 +73,10 @@
 #define map_replace_address_shared(map, ptr) __trap()
 #define map_replace_dim_shared(map, ord, extent) __trap()
 #define map_replace_stride_shared(map, ord, stride) __trap()
+#define map_replace_rank_shared(map, rank_minus_one) __trap()
+#define map_replace_box_shared(map, ord, extent) __trap()
+#define map_replace_element_stride_shared(map, ord, stride) __trap()
+#define map_replace_elemtype_shared(map, code) __trap()
 #define map_copy_release(dst, src) __trap()
 #define map_release() __trap()
 #define map_release_cta() __trap()
