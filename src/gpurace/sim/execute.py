@@ -540,9 +540,12 @@ class Decoder:
         mem = eng.mem
         block_of = eng.geo.block_of
         size = esize * count
+        uniform = self._uniform_ld(space, src, addr, writers, esize, count)
 
         def ld(idx):
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size)
+            if uniform is not None and uniform(idx):
+                return nxt
+            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, owned=True)
             ok = self.check_access(acc, idx, "read", size)
             vals = mem.load(acc, esize, count)
             if eng.watching:
@@ -558,6 +561,37 @@ class Decoder:
         return ld
 
     op_ldu = op_ld
+
+    def _uniform_ld(self, space: Space, src, addr, writers, esize: int, count: int):
+        """For a load every thread makes at one read-only address (a kernel parameter or a `.const` variable named
+        by its symbol): idx -> whether it loaded the value once and gave it to every thread of `idx`, or None
+        when the load is not of that kind.
+
+        Such a load emits no event (neither space is checked for races) and its value is the same for all, so one
+        lane's access stands for the batch. When that lane's access fails, or threads are being watched for
+        parking, it answers False and the general load runs, reporting as before."""
+        if space not in (Space.PARAM, Space.CONST) or not isinstance(src.base, Sym) or esize > 8:
+            return None
+        if src.base.name in self.program.functions[self.fn].frame:  # a per-thread local address
+            return None
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        size = esize * count
+
+        def uniform(idx):
+            if eng.watching or not len(idx):
+                return False
+            one = idx[:1]
+            acc = mem.resolve(space, addr(one), one, block_of[one], size)
+            if not acc.all_ok:
+                return False
+            vals = mem.load(acc, esize, count)
+            for i, w in enumerate(writers):
+                w(idx, np.broadcast_to(vals[0] if count == 1 else vals[0, i], (len(idx),)))
+            return True
+
+        return uniform
 
     def _ld_param(self, pslot, writers, t, esize) -> Handler:
         slot, off = pslot
@@ -594,7 +628,7 @@ class Decoder:
         size = esize * count
 
         def st(idx):
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, write=True)
+            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, write=True, owned=True)
             ok = self.check_access(acc, idx, "write", size)
             if count == 1:
                 vals = readers[0](idx)
