@@ -439,14 +439,29 @@ class Decoder:
         if isinstance(op.base, Reg):
             slot = self.state.slot(self.fn, op.base)
             regs = self.state.regs
-            if self.program.reg_types[slot].itemsize <= 4:
-                mask = np.uint64(0xFFFFFFFF)
-                return lambda idx: (regs[slot][idx].astype(np.uint64) + off) & mask
-            return lambda idx: regs[slot][idx].astype(np.uint64) + off
+            state = self.state
+            wrap = self.program.reg_types[slot].itemsize <= 4
+            mask = np.uint64(0xFFFFFFFF)
+
+            def from_register(idx):
+                # a group of consecutive threads (`ThreadState.use_group`): a slice, not a gather
+                base = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
+                addrs = base.astype(np.uint64)
+                addrs += off
+                if wrap:
+                    addrs &= mask
+                return addrs
+
+            return from_register
         if isinstance(op.base, Sym):
             sym = self.symbol_value(op.base.name)
             return lambda idx: sym(idx) + off
         return lambda idx: np.full(len(idx), off, dtype=np.uint64)
+
+    def blocks_of(self, idx: np.ndarray) -> np.ndarray:
+        """The block of each thread of `idx` (a slice for the engine's group of consecutive threads)."""
+        state = self.state
+        return self.eng.geo.block_of[state.span] if idx is state.span_group else self.eng.geo.block_of[idx]
 
     def param_slot(self, op, nbytes: int) -> tuple[int, int] | None:
         """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`.
@@ -488,11 +503,16 @@ class Decoder:
 
     def emit_access(self, kind: AccessKind, idx, acc, ok, size, values=None, stored=None, atomic_op=None, compare=None) -> None:
         spaces = acc.space
-        keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
-        if not keep.any():
-            return
+        if acc.uniform_space is not None and acc.all_ok:  # one space for every lane: all kept or none
+            if int(acc.uniform_space) not in DETECTED_SPACES:
+                return
+            keep, all_kept = ok, True
+        else:
+            keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
+            if not keep.any():
+                return
+            all_kept = keep.all()
         strong, scope, sem = self._strength
-        all_kept = keep.all()
         pick = (lambda a: a) if all_kept else (lambda a: None if a is None else a[keep])
         if self.eng.async_copies.pending:  # races with copies in flight (`sim.async_copies`)
             self.eng.async_copies.check(self.pc, kind, pick(idx), pick(acc.canonical), size)
@@ -538,14 +558,13 @@ class Decoder:
         self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
-        block_of = eng.geo.block_of
         size = esize * count
         uniform = self._uniform_ld(space, src, addr, writers, esize, count)
 
         def ld(idx):
             if uniform is not None and uniform(idx):
                 return nxt
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, owned=True)
+            acc = mem.resolve(space, addr(idx), idx, self.blocks_of(idx), size, owned=True)
             ok = self.check_access(acc, idx, "read", size)
             vals = mem.load(acc, esize, count)
             if eng.watching:
@@ -624,11 +643,10 @@ class Decoder:
         self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
-        block_of = eng.geo.block_of
         size = esize * count
 
         def st(idx):
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, write=True, owned=True)
+            acc = mem.resolve(space, addr(idx), idx, self.blocks_of(idx), size, write=True, owned=True)
             ok = self.check_access(acc, idx, "write", size)
             if count == 1:
                 vals = readers[0](idx)
