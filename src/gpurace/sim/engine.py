@@ -55,7 +55,6 @@ from gpurace.words import plural
 from gpurace.sim import assert_distance, collector
 from gpurace.sim.async_copies import AsyncCopies
 from gpurace.sim.mbarriers import Mbarriers
-from gpurace.sim.native.look_hash import PC_FACTOR, SLOT_PRIME
 from gpurace.sim.wgmma_ops import WgmmaState
 from gpurace.sim.proxy_fences import ProxyFences, reads_shared_async
 from gpurace.sim.tensormap_proxy import TensormapProxy, edits_tensor_maps
@@ -237,8 +236,6 @@ class Engine:
         self.cluster_barrier = ClusterBarrier(self)  # `barrier.cluster` phases and their waiters (`sim.clusters`)
         self.assert_distance = assert_distance.watching(sinks, n)  # for the input search (`sim.assert_distance`)
         self.device_runtime = DeviceRuntime(self)  # launches from device code and their errors (`sim.device_runtime`)
-        # The compiled hash of `_look` (`sim.native.look_hash`), which the native executor installs; None: NumPy's.
-        self.look_hash: Callable | None = None
         self.handlers = decode_all(self)
 
     def _use_policy(self, policy: Policy) -> None:
@@ -512,13 +509,11 @@ class Engine:
     def _look_hashes(self, idx: np.ndarray, pcs: np.ndarray, slots: tuple[int, ...]) -> np.ndarray:
         """Per thread of `idx` (at `pcs`), a 64-bit hash of its pc and its registers in `slots`."""
         state = self.state
-        if self.look_hash is not None:
-            return self.look_hash(self.pc, None if len(idx) == len(self.pc) else idx, [state.regs[s] for s in slots])
         # A thread's hash depends on its own registers only: when most threads run, hashing every thread's
         # registers whole and keeping those of `idx` costs less than gathering each register for them.
         dense = 2 * len(idx) >= len(self.pc)
-        h = np.multiply((self.pc if dense else pcs).view(np.uint64), np.uint64(PC_FACTOR))
-        prime = np.uint64(SLOT_PRIME)
+        h = np.multiply((self.pc if dense else pcs).view(np.uint64), np.uint64(0x9E3779B97F4A7C15))
+        prime = np.uint64(0x100000001B3)
         for slot in slots:
             reg = state.regs[slot]
             np.bitwise_xor(h, reg if dense else reg[idx], out=h)

@@ -52,14 +52,8 @@ def _llvmlite_available() -> bool:
 
 
 def install(eng, handlers: list) -> None:
-    """Put fused handlers at the first pc of every compilable run of `eng`'s program (in place), and give the
-    engine the compiled hash of its livelock looks (`look_hash`, exact under every schedule)."""
-    if chosen_executor(eng.geo.nthreads) != "native":
-        return
-    from gpurace.sim.native.look_hash import look_hash
-
-    eng.look_hash = look_hash
-    if eng.schedule is not None:
+    """Put fused handlers at the first pc of every compilable run of `eng`'s program (in place)."""
+    if eng.schedule is not None or chosen_executor(eng.geo.nthreads) != "native":
         return
     if eng.wgmma.slots:  # a fused run would skip the checks on accumulators in flight (`sim.wgmma_ops`)
         return
