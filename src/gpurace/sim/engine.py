@@ -339,7 +339,13 @@ class Engine:
         while True:
             if group is None:
                 live = self._live
-                live = np.flatnonzero((status == RUN) & ~yielded) if live is None else live[(status[live] == RUN) & ~yielded[live]]
+                if live is None:
+                    live = np.flatnonzero((status == RUN) & ~yielded)
+                else:
+                    # every thread (a converged launch between rounds): the masks themselves, no gathers
+                    eligible = (status == RUN) & ~yielded if len(live) == len(status) else (status[live] == RUN) & ~yielded[live]
+                    if not eligible.all():
+                        live = live[eligible]
                 self._live = live
                 ncand = len(live)
                 if ncand == 0:

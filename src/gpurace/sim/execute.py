@@ -104,9 +104,10 @@ def _guarded(eng, pc: int, fn: str, ins: Instruction, body: Handler) -> Handler:
     negated = ins.guard.negated
     pcs = eng.pc
     nxt = pc + 1
+    state = eng.state
 
     def guarded(idx):
-        m = regs[slot][idx]
+        m = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
         if negated:
             m = ~m
         if m.all():
@@ -941,10 +942,12 @@ class Decoder:
         yielded = self.eng.yielded
         pcs = self.eng.pc
         log = self.eng.yield_log
+        state = self.state
 
         def backward(idx):
-            pcs[idx] = target
-            yielded[idx] = True
+            where = state.span if idx is state.span_group else idx  # consecutive threads: slices, not scatters
+            pcs[where] = target
+            yielded[where] = True
             log.append(idx)
             return None
 
