@@ -136,6 +136,97 @@ def test_corpus_kernel_is_identical_under_both_executors(monkeypatch, path, laun
     assert native[4] == reference[4] and native[5] == reference[5]  # memory
 
 
+# ---------------------------------------------------------------- launches large enough for `auto`
+
+# A converged loop with uniform kernel-parameter and `__constant__` loads; a tree reduction whose missing
+# barrier after the first level makes its shared reads race with the next level's writes.
+LARGE_KERNELS = {
+    "saxpy_const": r"""
+__constant__ float scale[4] = {0.5f, 1.5f, 2.5f, 3.5f};
+__global__ void saxpy_const(float a, const float* x, float* y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        float v = x[i], acc = y[i];
+#pragma unroll 1
+        for (int k = 0; k < 4; ++k)
+            acc = a * v + acc * scale[2];
+        y[i] = acc;
+    }
+}
+""",
+    "reduce_racy": r"""
+__global__ void reduce_racy(const float* in, float* out)
+{
+    __shared__ float partial[256];
+    unsigned tid = threadIdx.x;
+    partial[tid] = in[blockIdx.x * blockDim.x + tid];
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (tid < s)
+            partial[tid] += partial[tid + s];
+        if (s < 128)
+            __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = partial[0];
+}
+""",
+}
+LARGE_ARGS = {"saxpy_const": ["2.0", "f32:65536:iota", "f32:65536:ones", "65000"], "reduce_racy": ["f32:65536:iota", "f32:256"]}
+
+
+class CompactRecorder(Recorder):
+    """Every event with its arrays as bytes: a large launch's stream, small enough to keep twice."""
+
+    def on_event(self, event):
+        fields = []
+        for f in dataclasses.fields(event):
+            v = getattr(event, f.name)
+            fields.append((f.name, (v.dtype.str, v.tobytes()) if isinstance(v, np.ndarray) else v))
+        self.events.append((type(event).__name__, fields))
+
+
+@pytest.mark.parametrize("name", sorted(LARGE_KERNELS))
+def test_a_launch_auto_compiles_is_identical_to_the_interpreters(monkeypatch, tmp_path, name):
+    from gpurace.sim import native
+
+    path = tmp_path / f"{name}.cu"
+    path.write_text(LARGE_KERNELS[name])
+    module = load_module(path)
+    launch = {"grid": (256,), "block": (256,), "args": LARGE_ARGS[name]}
+    assert native.chosen_executor(256 * 256) == "native"  # under the default, auto
+    results = []
+    for executor in ("interpreter", None):
+        if executor is None:
+            monkeypatch.delenv("GPURACE_EXECUTOR", raising=False)
+        else:
+            monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        rec = CompactRecorder()
+        report = check(module, schedules=1, sinks=[rec], **launch)
+        memory = rec.context.memory
+        results.append(
+            (
+                report.stats["steps"],
+                report.stats["thread_instructions"],
+                [repr(f) for f in report.findings],
+                rec.events,
+                [(a.name, memory.read(a)) for a in memory.global_allocations()],
+            )
+        )
+    interpreted, compiled = results
+    assert compiled[:3] == interpreted[:3]  # steps, thread-instructions, findings
+    assert compiled[3] == interpreted[3]  # events
+    assert compiled[4] == interpreted[4]  # memory
+    if name == "reduce_racy":  # the write of one level against the read of the next, both at the `+=` (line 10)
+        races = [f for f in report.findings if f.kind == "data-race"]
+        assert [(f.space, sorted((s.op, s.loc.line) for s in f.sites)) for f in races] == [
+            ("shared", [("read", 10), ("write", 10)])
+        ]
+    else:
+        assert not report.findings
+
+
 # ---------------------------------------------------------------- op families, edge values
 
 INT_EDGES = [0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
@@ -509,7 +600,8 @@ def test_auto_compiles_only_large_launches(monkeypatch):
     from gpurace.sim import native
 
     monkeypatch.delenv("GPURACE_EXECUTOR", raising=False)
-    assert native.chosen_executor(1 << 24) == "interpreter"  # the default
+    assert native.chosen_executor(native.AUTO_MIN_THREADS - 1) == "interpreter"  # the default is auto
+    assert native.chosen_executor(native.AUTO_MIN_THREADS) == "native"
     monkeypatch.setenv("GPURACE_EXECUTOR", "auto")
     assert native.chosen_executor(native.AUTO_MIN_THREADS - 1) == "interpreter"
     assert native.chosen_executor(native.AUTO_MIN_THREADS) == "native"
