@@ -710,7 +710,7 @@ class Engine:
 
     # ------------------------------------------------------------------ warp syncs
 
-    def lane_bits(self, idx: np.ndarray) -> np.ndarray:
+    def lane_bits(self, idx: np.ndarray | slice) -> np.ndarray:
         return np.left_shift(np.uint32(1), self.geo.lane[idx]).astype(np.uint32)
 
     def warp_or(self, warps: np.ndarray, bits: np.ndarray) -> np.ndarray:
@@ -767,9 +767,11 @@ class Engine:
     def exit_threads(self, idx: np.ndarray, pc: int) -> None:
         if self.async_copies.pending:
             self.async_copies.exit(idx)  # their copies complete last in their program order (`sim.async_copies`)
-        self.status[idx] = DONE
-        self.exit_pc[idx] = pc
-        self.exited_lanes |= self.warp_or(self.geo.warp_of[idx], self.lane_bits(idx))
+        state = self.state
+        where = state.span if idx is state.span_group else idx  # consecutive threads: slices, not scatters
+        self.status[where] = DONE
+        self.exit_pc[where] = pc
+        self.exited_lanes |= self.warp_or(self.geo.warp_of[where], self.lane_bits(where))
         self.progress = True
         self.emit(ExitEvent(self.next_seq(), pc, idx))
         if (self.status == WARP).any() and (self.status[self.warp_mates(idx)] == WARP).any():
