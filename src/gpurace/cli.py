@@ -520,7 +520,8 @@ executor_option = click.option(
     expose_value=False,
     callback=_set_executor,
     help="How instructions run: the interpreter; native (straight-line register-only code compiled with LLVM); or auto "
-    "(native for launches of 65536 threads or more). Default: $GPURACE_EXECUTOR, else interpreter. See \"Native execution\".",
+    "(native for launches of 65536 threads or more, when llvmlite is installed). Default: $GPURACE_EXECUTOR, else auto. "
+    "See \"Native execution\".",
 )
 
 

@@ -44,6 +44,14 @@ def test_a_group_of_consecutive_threads_runs_through_register_slices(monkeypatch
     assert (0, 1000) in spans and (0, 1024) in spans
 
 
+def test_loads_at_one_read_only_address_give_every_thread_the_value():
+    """Kernel parameters and a `__constant__` element read by symbol: one lane's load stands for the group."""
+    out = run("uniform_loads.cu").args[0]
+    i = np.arange(288)
+    expected = np.where(i < 200, 30 + 7 + (i & 1) * 40 * 7 + i, 0)
+    np.testing.assert_array_equal(out, expected)
+
+
 def test_saxpy_double():
     res = run("saxpy_double.cu")
     y = res.args[2]

@@ -92,6 +92,22 @@ def test_params_are_read_through_symbols_and_generic_addresses():
     assert list(w.error) == [ErrorKind.WRITE_TO_CONST] * 2
 
 
+def test_an_owned_address_array_is_kept_and_failed_lanes_leave_it_as_computed():
+    # Param addresses are their own store indices: zeroing the index of a failed lane must not change the
+    # address the report names, even when the Access keeps the caller's array instead of a copy.
+    mem = Memory(1, 3)
+    mem.set_params(struct.pack("<3I", 11, 22, 33), {"a": 0, "b": 4, "c": 8})
+    t, b = lanes(3)
+    addrs = np.array([8, 6, 20], np.uint64)
+    acc = mem.resolve(Space.PARAM, addrs, t, b, 4, owned=True)
+    assert acc.address is addrs
+    assert list(acc.error) == [ErrorKind.OK, ErrorKind.MISALIGNED, ErrorKind.OUT_OF_BOUNDS]
+    assert list(acc.index) == [8, 0, 0] and list(addrs) == [8, 6, 20]
+    assert list(mem.load(acc, 4)) == [33, 0, 0]
+    copied = mem.resolve(Space.PARAM, addrs, t, b, 4)
+    assert copied.address is not addrs and list(copied.address) == [8, 6, 20]
+
+
 def test_shared_memory_is_per_block():
     nblocks, bs = 3, 4
     mem = Memory(nblocks, bs)

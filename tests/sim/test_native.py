@@ -136,6 +136,64 @@ def test_corpus_kernel_is_identical_under_both_executors(monkeypatch, path, laun
     assert native[4] == reference[4] and native[5] == reference[5]  # memory
 
 
+# ---------------------------------------------------------------- launches large enough for `auto`
+
+# Corpus kernels at 65,536 threads: uniform kernel-parameter and `__constant__` loads under a tail guard; a
+# tree reduction with barriers and an atomic; and overruns beside a race on global memory.
+LARGE_LAUNCHES = {
+    "sim/uniform_loads.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536", "7", "65000"]},
+    "reduce_shared.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536:iota", "buf:1", "65536"]},
+    "sim/overrun_beside_a_race.cu": {"grid": (1024,), "block": (64,), "args": ["buf:64", "buf:64"]},
+}
+
+
+class CompactRecorder(Recorder):
+    """Every event with its arrays as bytes: a large launch's stream, small enough to keep twice."""
+
+    def on_event(self, event):
+        fields = []
+        for f in dataclasses.fields(event):
+            v = getattr(event, f.name)
+            fields.append((f.name, (v.dtype.str, v.tobytes()) if isinstance(v, np.ndarray) else v))
+        self.events.append((type(event).__name__, fields))
+
+
+@pytest.mark.parametrize("name", sorted(LARGE_LAUNCHES))
+def test_a_launch_auto_compiles_is_identical_to_the_interpreters(monkeypatch, name):
+    from gpurace.sim import native
+
+    module = load_module(ROOT / "tests/kernels" / name)
+    launch = LARGE_LAUNCHES[name]
+    assert native.chosen_executor(65536) == "native"  # under the default, auto
+    results = []
+    for executor in ("interpreter", None):
+        if executor is None:
+            monkeypatch.delenv("GPURACE_EXECUTOR", raising=False)
+        else:
+            monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        rec = CompactRecorder()
+        report = check(module, schedules=1, sinks=[rec], **launch)
+        memory = rec.context.memory
+        results.append(
+            (
+                report.stats["steps"],
+                report.stats["thread_instructions"],
+                [repr(f) for f in report.findings],
+                rec.events,
+                [(a.name, memory.read(a)) for a in memory.global_allocations()],
+            )
+        )
+    interpreted, compiled = results
+    assert compiled[:3] == interpreted[:3]  # steps, thread-instructions, findings
+    assert compiled[3] == interpreted[3]  # events
+    assert compiled[4] == interpreted[4]  # memory
+    found = sorted((f.kind, f.space, tuple(sorted(s.loc.line for s in f.sites))) for f in report.findings)
+    if name == "sim/overrun_beside_a_race.cu":  # its header's findings, among those of more blocks
+        assert {("data-race", "global", (11, 12)), ("data-race", "global", (12, 12)), ("out-of-bounds", "global", (13,))} <= set(found)
+    else:
+        assert found == []
+
+
 # ---------------------------------------------------------------- op families, edge values
 
 INT_EDGES = [0, 1, 2, 3, 31, 32, 33, 63, 64, 65, 0x7FFF, 0x8000, 0xFFFF, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF,
@@ -509,7 +567,8 @@ def test_auto_compiles_only_large_launches(monkeypatch):
     from gpurace.sim import native
 
     monkeypatch.delenv("GPURACE_EXECUTOR", raising=False)
-    assert native.chosen_executor(1 << 24) == "interpreter"  # the default
+    assert native.chosen_executor(native.AUTO_MIN_THREADS - 1) == "interpreter"  # the default is auto
+    assert native.chosen_executor(native.AUTO_MIN_THREADS) == "native"
     monkeypatch.setenv("GPURACE_EXECUTOR", "auto")
     assert native.chosen_executor(native.AUTO_MIN_THREADS - 1) == "interpreter"
     assert native.chosen_executor(native.AUTO_MIN_THREADS) == "native"

@@ -34,6 +34,8 @@ by phase (`phase_key`).
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 
 from gpurace.errors import UserError
@@ -176,14 +178,32 @@ class ClusterBarrier:
 
     def __init__(self, eng) -> None:
         self.eng = eng
-        geo = eng.geo
-        n = geo.nthreads
-        self.cluster_of = geo.block_cluster[geo.block_of]  # per thread
-        self.members = geo.cluster_size * geo.block_size
-        self.arrivals = np.zeros(n, dtype=np.int64)  # arrivals each thread has made
-        self.arrive_pc = np.full(n, -1, dtype=np.int64)  # where its last arrival was
-        self.fenced = np.zeros(n, dtype=np.bool_)  # ran a fence of cluster scope or wider
+        self.members = eng.geo.cluster_size * eng.geo.block_size
         self.count: dict[int, int] = {}  # phase key -> arrivals on that phase so far
+
+    # Per-thread state, made on first use: most kernels have no cluster barrier, and a launch of a million
+    # threads would pay for these arrays before its first instruction.
+
+    @cached_property
+    def cluster_of(self) -> np.ndarray:
+        """The cluster of each thread."""
+        geo = self.eng.geo
+        return geo.block_cluster[geo.block_of]
+
+    @cached_property
+    def arrivals(self) -> np.ndarray:
+        """The arrivals each thread has made."""
+        return np.zeros(self.eng.geo.nthreads, dtype=np.int64)
+
+    @cached_property
+    def arrive_pc(self) -> np.ndarray:
+        """Where each thread's last arrival was (-1: none awaiting its wait)."""
+        return np.full(self.eng.geo.nthreads, -1, dtype=np.int64)
+
+    @cached_property
+    def fenced(self) -> np.ndarray:
+        """Whether each thread ran a fence of cluster scope or wider."""
+        return np.zeros(self.eng.geo.nthreads, dtype=np.bool_)
 
     def fence(self, idx: np.ndarray) -> None:
         """Threads `idx` ran a fence of cluster scope or wider: their later relaxed arrives release."""

@@ -1,4 +1,4 @@
-"""CPython's cyclic garbage collector held back while a launch runs (`Engine.run`).
+"""CPython's cyclic garbage collector held back while a launch is set up and runs (`simulate`, `Engine.run`).
 
 A launch checked with detectors allocates objects by the hundred thousand that live until it ends (the
 knowledge objects of `detect.knowledge`, critical sections, releases, findings in the making). At its default

@@ -104,9 +104,10 @@ def _guarded(eng, pc: int, fn: str, ins: Instruction, body: Handler) -> Handler:
     negated = ins.guard.negated
     pcs = eng.pc
     nxt = pc + 1
+    state = eng.state
 
     def guarded(idx):
-        m = regs[slot][idx]
+        m = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
         if negated:
             m = ~m
         if m.all():
@@ -439,14 +440,29 @@ class Decoder:
         if isinstance(op.base, Reg):
             slot = self.state.slot(self.fn, op.base)
             regs = self.state.regs
-            if self.program.reg_types[slot].itemsize <= 4:
-                mask = np.uint64(0xFFFFFFFF)
-                return lambda idx: (regs[slot][idx].astype(np.uint64) + off) & mask
-            return lambda idx: regs[slot][idx].astype(np.uint64) + off
+            state = self.state
+            wrap = self.program.reg_types[slot].itemsize <= 4
+            mask = np.uint64(0xFFFFFFFF)
+
+            def from_register(idx):
+                # a group of consecutive threads (`ThreadState.use_group`): a slice, not a gather
+                base = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
+                addrs = base.astype(np.uint64)
+                addrs += off
+                if wrap:
+                    addrs &= mask
+                return addrs
+
+            return from_register
         if isinstance(op.base, Sym):
             sym = self.symbol_value(op.base.name)
             return lambda idx: sym(idx) + off
         return lambda idx: np.full(len(idx), off, dtype=np.uint64)
+
+    def blocks_of(self, idx: np.ndarray) -> np.ndarray:
+        """The block of each thread of `idx` (a slice for the engine's group of consecutive threads)."""
+        state = self.state
+        return self.eng.geo.block_of[state.span] if idx is state.span_group else self.eng.geo.block_of[idx]
 
     def param_slot(self, op, nbytes: int) -> tuple[int, int] | None:
         """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`.
@@ -488,11 +504,16 @@ class Decoder:
 
     def emit_access(self, kind: AccessKind, idx, acc, ok, size, values=None, stored=None, atomic_op=None, compare=None) -> None:
         spaces = acc.space
-        keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
-        if not keep.any():
-            return
+        if acc.uniform_space is not None and acc.all_ok:  # one space for every lane: all kept or none
+            if int(acc.uniform_space) not in DETECTED_SPACES:
+                return
+            keep, all_kept = ok, True
+        else:
+            keep = ok & ((spaces == DETECTED_SPACES[0]) | (spaces == DETECTED_SPACES[1]))
+            if not keep.any():
+                return
+            all_kept = keep.all()
         strong, scope, sem = self._strength
-        all_kept = keep.all()
         pick = (lambda a: a) if all_kept else (lambda a: None if a is None else a[keep])
         if self.eng.async_copies.pending:  # races with copies in flight (`sim.async_copies`)
             self.eng.async_copies.check(self.pc, kind, pick(idx), pick(acc.canonical), size)
@@ -538,11 +559,13 @@ class Decoder:
         self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
-        block_of = eng.geo.block_of
         size = esize * count
+        uniform = self._uniform_ld(space, src, addr, writers, esize, count)
 
         def ld(idx):
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size)
+            if uniform is not None and uniform(idx):
+                return nxt
+            acc = mem.resolve(space, addr(idx), idx, self.blocks_of(idx), size, owned=True)
             ok = self.check_access(acc, idx, "read", size)
             vals = mem.load(acc, esize, count)
             if eng.watching:
@@ -558,6 +581,37 @@ class Decoder:
         return ld
 
     op_ldu = op_ld
+
+    def _uniform_ld(self, space: Space, src, addr, writers, esize: int, count: int):
+        """For a load every thread makes at one read-only address (a kernel parameter or a `.const` variable named
+        by its symbol): idx -> whether it loaded the value once and gave it to every thread of `idx`, or None
+        when the load is not of that kind.
+
+        Such a load emits no event (neither space is checked for races) and its value is the same for all, so one
+        lane's access stands for the batch. When that lane's access fails, or threads are being watched for
+        parking, it answers False and the general load runs, reporting as before."""
+        if space not in (Space.PARAM, Space.CONST) or not isinstance(src.base, Sym) or esize > 8:
+            return None
+        if src.base.name in self.program.functions[self.fn].frame:  # a per-thread local address
+            return None
+        eng = self.eng
+        mem = eng.mem
+        block_of = eng.geo.block_of
+        size = esize * count
+
+        def uniform(idx):
+            if eng.watching or not len(idx):
+                return False
+            one = idx[:1]
+            acc = mem.resolve(space, addr(one), one, block_of[one], size)
+            if not acc.all_ok:
+                return False
+            vals = mem.load(acc, esize, count)
+            for i, w in enumerate(writers):
+                w(idx, np.broadcast_to(vals[0] if count == 1 else vals[0, i], (len(idx),)))
+            return True
+
+        return uniform
 
     def _ld_param(self, pslot, writers, t, esize) -> Handler:
         slot, off = pslot
@@ -590,11 +644,10 @@ class Decoder:
         self._strength = self.strength()
         eng = self.eng
         mem = eng.mem
-        block_of = eng.geo.block_of
         size = esize * count
 
         def st(idx):
-            acc = mem.resolve(space, addr(idx), idx, block_of[idx], size, write=True)
+            acc = mem.resolve(space, addr(idx), idx, self.blocks_of(idx), size, write=True, owned=True)
             ok = self.check_access(acc, idx, "write", size)
             if count == 1:
                 vals = readers[0](idx)
@@ -889,10 +942,12 @@ class Decoder:
         yielded = self.eng.yielded
         pcs = self.eng.pc
         log = self.eng.yield_log
+        state = self.state
 
         def backward(idx):
-            pcs[idx] = target
-            yielded[idx] = True
+            where = state.span if idx is state.span_group else idx  # consecutive threads: slices, not scatters
+            pcs[where] = target
+            yielded[where] = True
             log.append(idx)
             return None
 

@@ -286,43 +286,44 @@ def simulate(
         raise RuntimeError("a grid workspace was given to a launch that is not cooperative")
 
     collector.before_launch(nthreads)
-    geometry = Geometry.create(grid, block, cluster, explicit_cluster)
-    per_wave = resident if resident < geometry.nblocks else None
-    mem = Memory(
-        per_wave or geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
-        rank_block=None if per_wave else geometry.rank_block,
-    )
-    variables = place_module_variables(mem, module) if device is None else {}
-    workspace = 0
-    if cooperative:
-        workspace = args.grid_workspace if device is not None else _place_workspace(mem)
-        if not workspace:
-            raise RuntimeError("a cooperative launch on a device's memory needs the grid workspace the runtime placed")
-    mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
-    if program.entry.frame_size:
-        mem.ensure_local(program.entry.frame_size)
-    if device is None:
-        placed = place_inputs(mem, fn, program, launch, variables)
-    else:
-        placed = Placement(_device_params(program, info.name, args.params), {}, [])
-    mem.set_params(placed.params, program.kernel_params)
-    allocations, auto_allocs = placed.allocations, placed.automatic
+    with collector.held_back():  # the setup allocates per-thread objects too (`sim.collector`)
+        geometry = Geometry.create(grid, block, cluster, explicit_cluster)
+        per_wave = resident if resident < geometry.nblocks else None
+        mem = Memory(
+            per_wave or geometry.nblocks, geometry.block_size, dynamic_shared_bytes=shared_bytes, limits=limits, device=device,
+            rank_block=None if per_wave else geometry.rank_block,
+        )
+        variables = place_module_variables(mem, module) if device is None else {}
+        workspace = 0
+        if cooperative:
+            workspace = args.grid_workspace if device is not None else _place_workspace(mem)
+            if not workspace:
+                raise RuntimeError("a cooperative launch on a device's memory needs the grid workspace the runtime placed")
+        mem.define_shared([(v.name, v.size, v.align or v.elem_size) for v in program.shared_vars])
+        if program.entry.frame_size:
+            mem.ensure_local(program.entry.frame_size)
+        if device is None:
+            placed = place_inputs(mem, fn, program, launch, variables)
+        else:
+            placed = Placement(_device_params(program, info.name, args.params), {}, [])
+        mem.set_params(placed.params, program.kernel_params)
+        allocations, auto_allocs = placed.allocations, placed.automatic
 
-    tracker = UsageTracker(auto_allocs) if auto_allocs else None
-    all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
-    policy = policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0)
-    if per_wave is None:
-        engine = Engine(
-            program, geometry, mem, all_sinks, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
-            grid_workspace=workspace, prefix=prefix,
-        )  # fmt: skip
-        engine.run()
-        findings, stats = engine.findings.sorted(), engine.stats
-    else:
-        findings, stats = run_waves(
-            program, geometry, mem, all_sinks, per_wave, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
-            prefix=prefix,
-        )  # fmt: skip
+        tracker = UsageTracker(auto_allocs) if auto_allocs else None
+        all_sinks = list(sinks) + ([tracker] if tracker else []) + (sink_factory(program, geometry, mem) if sink_factory else [])
+        policy = policy if isinstance(policy, Policy) else Policy(policy, seed if policy == "random" else 0)
+        if per_wave is None:
+            engine = Engine(
+                program, geometry, mem, all_sinks, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
+                grid_workspace=workspace, prefix=prefix,
+            )  # fmt: skip
+            engine.run()
+            findings, stats = engine.findings.sorted(), engine.stats
+        else:
+            findings, stats = run_waves(
+                program, geometry, mem, all_sinks, per_wave, policy=policy, max_steps=max_steps, progress=progress, limits=limits,
+                prefix=prefix,
+            )  # fmt: skip
 
     collector.after_launch(stats.thread_instructions)
     usage = tracker.usage() if tracker else []

@@ -152,12 +152,15 @@ class ThreadState:
         sp.update(cluster_registers(geo, n))
         return sp
 
-    def special(self, op: SpecialReg, idx: np.ndarray) -> np.ndarray:
+    def special(self, op: SpecialReg, idx: np.ndarray | slice) -> np.ndarray:
+        """`op`'s value for threads `idx` (indices, or a slice of consecutive threads)."""
         key = (op.name, op.component)
         if key in self._special:
             return self._special[key][idx]
         if op.name in LANE_MASKS:
             return LANE_MASKS[op.name][self._special[("laneid", None)][idx]]
+        if isinstance(idx, slice):
+            idx = np.arange(idx.start, idx.stop)
         clock = self.clock
         if op.name in ("clock", "clock_hi"):
             return np.full(len(idx), clock & 0xFFFFFFFF, dtype=np.uint32)
@@ -256,6 +259,10 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
         state.special(op, np.zeros(0, dtype=np.int64))  # unsupported specials fail at decode time
 
         def read_special(idx):
+            # a group of consecutive threads (`use_group`): a copy of a slice, not a gather (a copy all the same:
+            # the operand must not be a view of the launch's table)
+            if idx is state.span_group:
+                return convert_width(state.special(op, state.span).copy(), dt, signed)
             return convert_width(state.special(op, idx), dt, signed)
 
         return read_special

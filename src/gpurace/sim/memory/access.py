@@ -157,9 +157,16 @@ def resolve(
     size: int,
     write: bool,
     lim: SpaceLimits,
+    owned: bool = False,
 ) -> Access:
-    """Resolve one instruction's addresses; see `Memory.resolve`."""
-    addrs = np.asarray(addrs).astype(np.uint64)  # a copy: the Access must not change with the caller's registers
+    """Resolve one instruction's addresses; see `Memory.resolve`.
+
+    The common batch (one space, every lane in bounds and aligned) is resolved without a pass that it does not
+    need: the space's own arrays are used as they come, and the error codes are filled only where a test fails."""
+    if owned and isinstance(addrs, np.ndarray) and addrs.dtype == np.uint64:
+        pass  # made for this call: nobody else changes it
+    else:
+        addrs = np.asarray(addrs).astype(np.uint64)  # a copy: the Access must not change with the caller's registers
     threads = np.asarray(threads, dtype=np.int64)
     blocks = np.asarray(blocks, dtype=np.int64)
     n = len(addrs)
@@ -178,17 +185,17 @@ def resolve(
     else:
         a = addrs
         spaces = np.full(n, int(space), dtype=np.int8)
-        if space is Space.GLOBAL:
+        if space is Space.GLOBAL and n and int(addrs.max()) >= CONST_BASE and int(addrs.min()) < CONST_LIMIT:
             # ld.global of a const address reads the const data, as on hardware
             spaces[(addrs >= np.uint64(CONST_BASE)) & (addrs < np.uint64(CONST_LIMIT))] = _CONST
 
-    index = np.zeros(n, dtype=np.int64)
-    canonical = np.empty(n, dtype=np.uint64)
-    inb = np.empty(n, dtype=np.bool_)
     present = _present(spaces)
     if len(present) == 1:
-        inb[:], index[:], canonical[:] = _resolve_space(present[0], a, threads, blocks, size, lim, cluster)
+        inb, index, canonical = _resolve_space(present[0], a, threads, blocks, size, lim, cluster)
     else:
+        index = np.zeros(n, dtype=np.int64)
+        canonical = np.empty(n, dtype=np.uint64)
+        inb = np.empty(n, dtype=np.bool_)
         for s in present:
             sel = np.flatnonzero(spaces == int(s))
             inb[sel], index[sel], canonical[sel] = _resolve_space(s, a[sel], threads[sel], blocks[sel], size, lim, cluster)
@@ -197,11 +204,13 @@ def resolve(
     if write:
         read_only = (spaces == _CONST) | (spaces == _PARAM)
         error[read_only] = _WRITE_TO_CONST
-    error[~inb] = _OUT_OF_BOUNDS
-    error[(addrs & np.uint64(size - 1)) != 0] = _MISALIGNED
-    bad = error != _OK
-    if bad.any():
-        index[bad] = 0
+    if not inb.all():
+        error[~inb] = _OUT_OF_BOUNDS
+    if size > 1:
+        error[(addrs & np.uint64(size - 1)) != 0] = _MISALIGNED
+    if error.any():
+        bad = error != _OK
+        index = np.where(bad, 0, index)  # a new array: `index` may share memory with the addresses
         ok_spaces = _present(spaces[~bad])
         uniform = ok_spaces[0] if len(ok_spaces) == 1 else None
     else:

@@ -378,13 +378,16 @@ class Memory:
         size: int,
         *,
         write: bool = False,
+        owned: bool = False,
     ) -> Access:
         """Resolve the addresses of one memory instruction (see `Access`).
 
         `space` is the instruction's state space; `threads` the global linear
         ids and `blocks` the block index of each lane; `size` the access size
         in bytes (element size x vector width); `write` marks stores and
-        atomics, which fail on const and param memory.
+        atomics, which fail on const and param memory; `owned` says that
+        `addrs` is a uint64 array made for this call, which the `Access` may
+        keep instead of a copy.
         """
         lim = SpaceLimits(
             self._tables[Space.GLOBAL],
@@ -398,7 +401,7 @@ class Memory:
             self.block_base,
             self.thread_base,
         )
-        return resolve(space, addrs, threads, blocks, size, write, lim)
+        return resolve(space, addrs, threads, blocks, size, write, lim, owned)
 
     def _lanes_by_space(self, acc: Access):
         """(space, lanes) for the ok lanes of an access; lanes is None when it means all lanes."""
@@ -583,11 +586,11 @@ def _last_writers(ei: np.ndarray) -> np.ndarray | None:
     """
     if len(ei) < 2:
         return None
-    d = np.diff(ei)
-    if (d > 0).all():
+    before, after = ei[:-1], ei[1:]
+    if (after > before).all():  # a comparison, not a difference: a byte per lane instead of eight
         return None
-    if (d >= 0).all():
-        return np.flatnonzero(np.append(d != 0, True))
+    if (after >= before).all():
+        return np.flatnonzero(np.append(after != before, True))
     order = np.argsort(ei, kind="stable")
     s = ei[order]
     last = np.append(s[1:] != s[:-1], True)

@@ -9,13 +9,13 @@ form not in `semantics` stay with the interpreter, which remains the
 reference: both give the same registers, memory, events and findings.
 
 Which executor runs a launch: `GPURACE_EXECUTOR` (or `--executor`) is
-`interpreter` (the default), `native` or `auto`. `auto` compiles only launches
+`auto` (the default), `interpreter` or `native`. `auto` compiles only launches
 of at least `AUTO_MIN_THREADS` threads, where the compile (or cache load) can
-pay for itself, and only when llvmlite is installed. The interpreter is the
-default because compiled register-only runs do not yet make whole launches
-faster: on converged code the interpreter's whole-array NumPy operations are
-as fast as the compiled loop over the group's thread ids
-(`benchmarks/bench_sim.py`).
+pay for itself, and only when llvmlite is installed; smaller launches are
+interpreted. Large launches gain because a compiled run replaces several
+whole-array NumPy passes per instruction by one loop over the group
+(`benchmarks/bench_sim.py`: the converged saxpy and a 4096-block tree
+reduction).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ AUTO_MIN_THREADS = 65536
 
 def chosen_executor(nthreads: int) -> str:
     """`interpreter` or `native`, for a launch of `nthreads` threads."""
-    choice = os.environ.get("GPURACE_EXECUTOR", "interpreter").strip().lower() or "interpreter"
+    choice = os.environ.get("GPURACE_EXECUTOR", "auto").strip().lower() or "auto"
     if choice not in EXECUTORS:
         raise UserError(f"GPURACE_EXECUTOR={choice!r} is not one of {', '.join(EXECUTORS)}")
     if choice == "auto":
