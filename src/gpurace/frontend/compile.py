@@ -56,6 +56,12 @@ from gpurace.frontend.gpuverify import COMPAT_INCLUDE_DIR, library_macros, uses_
 from gpurace.frontend.sandbox import CompilerDir, c_string, call_limited, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
 
+CUDA12_COMPAT_DIR = Path(__file__).resolve().parent / "include" / "cuda12_compat"
+CUDA12_COMPAT_HEADER = "gpurace_cuda12.h"
+"""Pre-included wherever nvcc compiles a CUDA source: it gives back the calls and cudaDeviceProp fields CUDA 13
+removed that programs written for CUDA 12 use (its comment says what it holds); found by name on the include
+path, from `CUDA12_COMPAT_DIR`."""
+
 DEFAULT_ARCH = "compute_75"
 
 _ARCH_RE = re.compile(r"^(?:sm|compute)_(\d+[a-z]?)$")
@@ -168,12 +174,13 @@ def compile_to_ptx(
     code = original + (f'\n#line 1 "<gpurace type probe>"\n{appendix}' if appendix else "")
     # NVRTC has no cuda.h, so gpurace's compatibility header can always be found there; under nvcc
     # it would shadow the toolkit's cuda.h (which it includes), so only files written for GPUVerify get it.
-    nvcc_includes = [*includes, str(COMPAT_INCLUDE_DIR)] if gpuverify else includes
+    nvcc_includes = [*includes, *([str(COMPAT_INCLUDE_DIR)] if gpuverify else []), str(CUDA12_COMPAT_DIR)]
     debug = (["-G"] if device_debug or gpuverify else []) + (["-rdc=true"] if relocatable else [])
     # GPUVerify's own front end includes its cuda.h in every kernel and takes namespace-scope variables
     # as device variables, so kernels of its suites often do neither themselves.
     # (nvcc finds it by name, through the include path, so that its #include_next reaches the toolkit's)
     nvcc_extra = [*debug, "-include", "cuda.h", *flags] if gpuverify else [*debug, *flags]
+    nvcc_extra[:0] = ["-include", CUDA12_COMPAT_HEADER]
     if flags or has_host_code(original, gpuverify=gpuverify):
         return _compile_with_nvcc(source, code, nvcc_includes, macros, virtual_arch, nvcc_extra, limits, host_code=True)
     nvrtc_extra = [*debug, f"--pre-include={COMPAT_INCLUDE_DIR / 'cuda.h'}", "-default-device"] if gpuverify else debug

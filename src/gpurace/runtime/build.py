@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gpurace.errors import CompileError, UserError
 from gpurace.frontend import hip
-from gpurace.frontend.compile import DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source, removed_feature
+from gpurace.frontend.compile import CUDA12_COMPAT_DIR, CUDA12_COMPAT_HEADER, DEFAULT_ARCH, check_define, check_include_dir, find_nvcc, normalize_arch, read_kernel_source, removed_feature
 from gpurace.frontend.curand_headers import curand_include
 from gpurace.frontend.sandbox import CompilerDir, c_string, defines_header, run_limited, shell_safe
 from gpurace.limits import Limits, format_size
@@ -132,6 +132,9 @@ def build_program(
         macros[:0] = hip.PLATFORM_MACROS
         includes += [workdir.reach(d) for d in hip.compiler_include_dirs(include_dir)]
         pre_includes = ["-include", hip.COMPAT_HEADER]
+    else:
+        includes.append(workdir.reach(CUDA12_COMPAT_DIR))
+        pre_includes = ["-include", CUDA12_COMPAT_HEADER]
     inputs = []
     for i, path in enumerate(files):
         suffix = path.suffix.lower()

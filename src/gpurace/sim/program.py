@@ -20,7 +20,9 @@ import numpy as np
 from gpurace.errors import UserError
 from gpurace.frontend.demangle import demangle_signature
 from gpurace.frontend.kernels import param_layout
-from gpurace.frontend.ptx.ir import AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, type_size
+from gpurace.frontend.ptx.ir import (
+    Addr, AddressOf, Function, Instruction, Module, ParamList, Reg, RegDecl, Sym, Variable, Vec, type_size,
+)
 from gpurace.limits import MAX_REGISTERS_PER_KERNEL
 from gpurace.sim.device_runtime import runtime_call
 from gpurace.sim.memory.layout import function_addresses
@@ -195,6 +197,21 @@ def _address_taken(module: Module, fn: Function) -> set[str]:
     return out
 
 
+def _symbols_named(fn: Function) -> set[str]:
+    """The symbols `fn`'s instructions name, as values (`mov.u64 %rd, smem;`) or as addresses (`[smem+8]`)."""
+    out: set[str] = set()
+    pending = [op for ins in fn.body for op in ins.operands]
+    while pending:
+        op = pending.pop()
+        if isinstance(op, Sym):
+            out.add(op.name)
+        elif isinstance(op, Addr) and isinstance(op.base, Sym):
+            out.add(op.base.name)
+        elif isinstance(op, (Vec, ParamList)):
+            pending.extend(op.elems if isinstance(op, Vec) else op.items)
+    return out
+
+
 def _initializer_functions(module: Module) -> set[str]:
     """Functions whose address a device variable holds from the start (virtual function tables)."""
     return {
@@ -336,8 +353,11 @@ def build_program(module: Module, kernel_name: str) -> Program:
         owner.extend([name] * len(body))
         functions[name] = info
 
+    # Module-scope shared variables (what nvcc emits for a kernel's `__shared__` variables with relocatable device
+    # code) belong to a block only when the program names them: the others are other kernels' own.
+    named = set().union(*(_symbols_named(module.functions[name]) for name in order))
     for var in module.variables:
-        if var.space == "shared":
+        if var.space == "shared" and var.name in named:
             shared.setdefault(var.name, var)
         elif var.space == "local":  # deprecated in PTX: per-thread storage outside any function
             raise UserError(f"module-scope .local variable {var.name} is not supported (PTX line {var.ptx_line})")
