@@ -159,11 +159,12 @@ class HappensBeforeDetector:
         self.fence_pc = np.zeros(n, dtype=np.int32)
         # A strong read of a released location waiting for the acquire fence that completes the pattern:
         # the release read (per thread, as an object array so releases are freed when no longer pending),
-        # the location it was read from, and the pc of the read.
+        # the location it was read from, and (pc, release) of each read whose releases it joins, so that a
+        # report names the flag read that carried the racing access.
         self.pend = np.full(n, None, dtype=object)
         self.pend_has = np.zeros(n, dtype=np.bool_)
         self.pend_loc = np.zeros(n, dtype=np.uint64)
-        self.pend_pc = np.zeros(n, dtype=np.int32)
+        self.pend_reads = np.full(n, None, dtype=object)
         # Released locations: canonical address -> the merged releases of its release sequence,
         # one per scope class (None: gpu/sys scope; a block id: cta-scoped releases from that block).
         self.released: dict[int, dict[int | None, Release]] = {}
@@ -533,11 +534,23 @@ class HappensBeforeDetector:
         other = self.pend_has[gs] & (self.pend_loc[gs] != addrs)
         for g, rel in zip(gs[other].tolist(), rels[other].tolist()):
             self.pend[g] = rel.including(self.pend[g])
+            self.pend_reads[g] = [*self.pend_reads[g], (pc, rel)]
         fresh = ~other
         self.pend[gs[fresh]] = rels[fresh]
+        for g, rel in zip(gs[fresh].tolist(), rels[fresh].tolist()):
+            self.pend_reads[g] = [(pc, rel)]
         self.pend_has[gs] = True
         self.pend_loc[gs] = addrs
-        self.pend_pc[gs] = pc
+
+    def _flag_read_pc(self, t: int, u: int, earlier: tuple[int, int] | None) -> int:
+        """The pc of t's pending flag read whose release carries u's access made at `earlier` (clock, phase);
+        the latest pending read when none is known to."""
+        reads = self.pend_reads[t]
+        if earlier is not None:
+            for pc, rel in reads:
+                if self._carries(rel, u, *earlier):
+                    return pc
+        return reads[-1][0]
 
     def _is_cas(self, pc: int) -> bool:
         """Whether the read at `pc` is an `atomicCAS`: one that takes a lock wants its fence under ScoRD's rules
@@ -858,7 +871,7 @@ class HappensBeforeDetector:
         space_name = "shared" if space == Space.SHARED else "global"
         if same:
             severity = WARNING
-        elif unacquired and not self._is_cas(int(self.pend_pc[t])):
+        elif unacquired and not self._is_cas(self._flag_read_pc(t, u, earlier)):
             _, atomic, volatile, _ = batch_flags(ev)
             strong = bool(fu.atomic[0] or fu.volatile[0]) and (atomic or volatile)
             severity = unacquired_severity(cause, strong, self.model)
@@ -879,7 +892,7 @@ class HappensBeforeDetector:
             return cause_message(cause)
         notes = [] if earlier is None else [(text, acq) for text, rel, acq in self.missed.get(t, ()) if self._carries(rel, u, *earlier)]
         if unacquired:
-            return next((text for text, acq in notes if acq), None) or self._missing_fence_text(int(self.pend_pc[t]))
+            return next((text for text, acq in notes if acq), None) or self._missing_fence_text(self._flag_read_pc(t, u, earlier))
         if notes:
             return notes[0][0]
         if cause == Cause.INSUFFICIENT_SCOPE:
