@@ -52,8 +52,8 @@ def test_the_missing_consumer_fence_is_named(detector: str, model: str, severity
 @pytest.mark.parametrize("detector", DETECTORS)
 def test_the_flag_read_named_is_the_one_whose_release_carried_the_write(detector: str) -> None:
     found = findings(SCORD / "two_flags_unfenced.cu", "--detector", detector)
-    assert [lines for lines, _, _ in found] == [(18, 27)]
-    assert found[0][2].startswith("missing fence after the flag read at tests/kernels/scord/two_flags_unfenced.cu:23:")
+    assert [lines for lines, _, _ in found] == [(20, 29)]
+    assert found[0][2].startswith("missing fence after the flag read at tests/kernels/scord/two_flags_unfenced.cu:25:")
 
 
 @pytest.mark.parametrize("detector", DETECTORS)
