@@ -66,6 +66,7 @@ from gpurace.sim.cooperative import reads_grid_workspace
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
+from gpurace.sim.order_paths import order_independent_paths
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.schedule import order_free, register_uses, synchronises
 from gpurace.sim.shared_prefix import FORKED_POLICIES, SharedPrefix, shareable
@@ -262,6 +263,7 @@ def _check_schedules(
     runs = []
     totals = {"steps": 0, "thread_instructions": 0, "events": 0}
     watch = Contention() if stop_at_livelock else None  # the default check learns schedule 0's lock winners
+    detectors: list = []  # schedule 0's race detector, asked whether other orders can race (`_orders_covered`)
 
     def policies():
         for index in range(schedules):
@@ -290,7 +292,8 @@ def _check_schedules(
                 try:
                     report = _check_schedule(
                         module, Policy() if follows else policy, args=run_args, global_vars=run_vars, seed=seed,
-                        redundant_barriers=redundant_barriers, kernel=kernel, prefix=run_prefix, **run_options,
+                        redundant_barriers=redundant_barriers, kernel=kernel, prefix=run_prefix,
+                        detectors=detectors if index == 0 else None, **run_options,
                     )  # fmt: skip
                 except BaseException as error:
                     if prefix is not None and prefix.role == "worker":
@@ -313,6 +316,8 @@ def _check_schedules(
                 ended_by = "timeout"
             elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
                 ended_by = "livelock"
+            elif stop_at_livelock and index == 0 and _orders_covered(detectors, module, kernel, options["sinks"]):
+                ended_by = "locks"
             if ended_by is not None:
                 break
     finally:
@@ -334,6 +339,18 @@ def _check_schedules(
         findings=union.findings(program),
         stats=stats,
     )
+
+
+def _orders_covered(detectors: list, module: Module, kernel, sinks) -> bool:
+    """Whether schedule 0's run shows what every other schedule would: every access sat inside a critical
+    section of one lock (`detect.lock_confinement`, asked of `gwcp`), and no value another lock order lets a
+    thread read can change its path or addresses (`sim.order_paths`). Event sinks that watch every schedule
+    (`sim.shared_prefix.shareable`) keep their schedules."""
+    if len(detectors) != 1 or not isinstance(detectors[0], GwcpDetector) or not detectors[0].confined():
+        return False
+    if not all(getattr(s, "first_run_only", False) for s in sinks):
+        return False
+    return order_independent_paths(build_program(module, select_kernel(module, kernel)))
 
 
 def _check_schedule(
@@ -358,9 +375,10 @@ def _check_schedule(
     cooperative,
     cluster=None,
     prefix=None,
+    detectors: list | None = None,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
-    memory always: it costs little beside a race detector)."""
+    memory always: it costs little beside a race detector); `detectors`, when given, receives the race detectors."""
     chosen: list = []
     barrier_checks: list[RedundantBarrierDetector] = []
     init_checks: list[SharedInitCheck] = []
@@ -400,6 +418,8 @@ def _check_schedule(
         prefix=prefix,
     )
     det = chosen[0]
+    if detectors is not None:
+        detectors.extend(chosen)
     extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]
     report = build_report(
         result,

@@ -1,0 +1,144 @@
+"""Whether a kernel's control flow and addresses can depend on the order in which its warps run.
+
+The default check explores several schedules because another order can let a
+thread read another value, and so take another path or touch another address.
+`order_independent_paths` answers, from the PTX alone, whether that can happen
+beyond spinning on a lock: it follows every register that a value from memory
+can reach (data flow, flow-insensitive, to a fixed point) and answers False
+when such a register decides a branch, guards an instruction or forms an
+address. Registers read from memory by a compare-and-swap or exchange (a lock
+taken or released) get a weaker mark, *spin*: they may decide branches (how
+long a thread spins on the lock), and then every register written where that
+branch can lead is marked spin too (it may count spins); spin registers may
+not form addresses. So, when it answers True, each thread touches the same
+addresses along the same path in every schedule in which its spins succeed,
+in more or fewer spin rounds; which thread wins a lock first changes only the
+values it reads and stores (`check._check_schedules` uses this).
+
+Conservative by construction: a kernel that calls functions, or uses an
+instruction whose result depends on other lanes or on time (votes, shuffles,
+`%clock`, ...), is answered False.
+"""
+
+from __future__ import annotations
+
+from gpurace.frontend.ptx.ir import Addr, Instruction, Negated, PredPair, Reg, SpecialReg, Sym, Vec
+from gpurace.sim.program import Program
+
+SPIN, MEMORY = 1, 2
+"""Marks of a register: a value a lock operation read (and what depends on it), a value read from memory."""
+
+_LANE_OR_TIME = frozenset({"vote", "shfl", "match", "redux", "activemask", "elect", "mbarrier", "tex", "tld4", "suld", "txq", "suq"})
+"""Opcodes whose result depends on other lanes, on memory or on time: marked as memory."""
+
+_TIME_REGISTERS = frozenset({"clock", "clock64", "globaltimer", "globaltimer_lo", "globaltimer_hi", "smid", "nsmid", "warpid", "nwarpid"})
+"""Special registers whose value can differ between schedules."""
+
+_NO_DESTINATION = frozenset({"st", "red", "bra", "bar", "barrier", "membar", "fence", "ret", "exit", "trap", "call"})
+
+
+def order_independent_paths(program: Program) -> bool:
+    """Whether no value from memory other than a lock operation's decides a branch, a guard or an address, and no
+    lock operation's value (or a register written after a branch on one) forms an address (module docstring)."""
+    if len(program.functions) > 1 or any(ins.opcode == "brx" for ins in program.instructions):
+        return False
+    code = program.instructions
+    marks: dict[str, int] = {}
+    changed = True
+    while changed:
+        changed = False
+        for pc, ins in enumerate(code):
+            mark = max([_seed(ins), *(marks.get(r, 0) for r in _sources(ins))])
+            for r in _destinations(ins):
+                if marks.get(r, 0) < mark:
+                    marks[r] = mark
+                    changed = True
+            decided = _guard_mark(ins, marks)
+            if decided == SPIN:
+                for later in _reachable(program, pc):
+                    for r in _destinations(code[later]):
+                        if marks.get(r, 0) < SPIN:
+                            marks[r] = SPIN
+                            changed = True
+    for ins in code:
+        if _guard_mark(ins, marks) == MEMORY:
+            return False
+        if any(marks.get(r, 0) for r in _address_registers(ins)):
+            return False
+        if ins.opcode in ("bar", "barrier") and any(marks.get(r, 0) for r in _sources(ins)):
+            return False
+    return True
+
+
+def _seed(ins: Instruction) -> int:
+    """The mark an instruction's result gets from where it reads: memory, a lock operation, or neither."""
+    if ins.opcode in _LANE_OR_TIME or any(isinstance(op, SpecialReg) and op.name in _TIME_REGISTERS for op in ins.operands):
+        return MEMORY
+    if ins.opcode == "atom":
+        return SPIN if any(m in ("cas", "exch") for m in ins.modifiers) else MEMORY
+    if any(isinstance(op, Addr) for op in ins.operands) and _destinations(ins):
+        return 0 if ins.space in ("param", "const") else MEMORY
+    return 0
+
+
+def _guard_mark(ins: Instruction, marks: dict[str, int]) -> int:
+    return marks.get(ins.guard.reg.name, 0) if ins.guard is not None else 0
+
+
+def _destinations(ins: Instruction) -> list[str]:
+    if ins.opcode in _NO_DESTINATION or not ins.operands:
+        return []
+    return _registers(ins.operands[0])
+
+
+def _sources(ins: Instruction) -> list[str]:
+    first = 0 if ins.opcode in _NO_DESTINATION else 1
+    names = [r for op in ins.operands[first:] for r in _registers(op)]
+    if first and ins.operands and isinstance(ins.operands[0], Addr):
+        names += _registers(ins.operands[0])
+    return names + ([ins.guard.reg.name] if ins.guard is not None else [])
+
+
+def _address_registers(ins: Instruction) -> list[str]:
+    return [op.base.name for op in ins.operands if isinstance(op, Addr) and isinstance(op.base, Reg)]
+
+
+def _registers(op) -> list[str]:
+    if isinstance(op, Reg):
+        return [op.name]
+    if isinstance(op, Addr):
+        return [op.base.name] if isinstance(op.base, Reg) else []
+    if isinstance(op, Negated):
+        return [op.reg.name]
+    if isinstance(op, PredPair):
+        return [op.first.name, op.second.name]
+    if isinstance(op, Vec):
+        return [r for e in op.elems for r in _registers(e)]
+    return []
+
+
+def _reachable(program: Program, start: int) -> set[int]:
+    """The pcs control can reach from `start` (a branch), its targets and the fall-through, back edges included."""
+    function = program.owner[start]
+    end = program.functions[function].end
+    seen: set[int] = set()
+    todo = _successors(program, start, end)
+    while todo:
+        pc = todo.pop()
+        if pc in seen or pc >= end:
+            continue
+        seen.add(pc)
+        todo.extend(_successors(program, pc, end))
+    return seen
+
+
+def _successors(program: Program, pc: int, end: int) -> list[int]:
+    ins = program.instructions[pc]
+    after = [pc + 1] if pc + 1 < end else []
+    if ins.opcode in ("ret", "exit", "trap") and ins.guard is None:
+        return []
+    if ins.opcode == "bra":
+        function = program.owner[pc]
+        targets = [program.labels[(function, op.name)] for op in ins.operands if isinstance(op, Sym) and (function, op.name) in program.labels]
+        return targets + (after if ins.guard is not None else [])
+    return after
