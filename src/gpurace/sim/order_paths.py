@@ -9,8 +9,11 @@ when such a register decides a branch, guards an instruction or forms an
 address. Registers read from memory by a compare-and-swap or exchange (a lock
 taken or released) get a weaker mark, *spin*: they may decide branches (how
 long a thread spins on the lock), and then every register written where that
-branch can lead is marked spin too (it may count spins); spin registers may
-not form addresses. So, when it answers True, each thread touches the same
+branch can lead whose value can carry over from one pass to the next (written
+at more than one pc, as a loop counter or a flag set on one path, or
+depending on itself) is marked spin too; spin registers may not form
+addresses. A register written once from unmarked values holds the same value
+whenever the thread gets there, however long it spun before. So, when it answers True, each thread touches the same
 addresses along the same path in every schedule in which its spins succeed,
 in more or fewer spin rounds; which thread wins a lock first changes only the
 values it reads and stores (`check._check_schedules` uses this).
@@ -43,6 +46,7 @@ def order_independent_paths(program: Program) -> bool:
     if len(program.functions) > 1 or any(ins.opcode == "brx" for ins in program.instructions):
         return False
     code = program.instructions
+    carried = _carried(code)
     marks: dict[str, int] = {}
     changed = True
     while changed:
@@ -57,7 +61,7 @@ def order_independent_paths(program: Program) -> bool:
             if decided == SPIN:
                 for later in _reachable(program, pc):
                     for r in _destinations(code[later]):
-                        if marks.get(r, 0) < SPIN:
+                        if r in carried and marks.get(r, 0) < SPIN:
                             marks[r] = SPIN
                             changed = True
     for ins in code:
@@ -68,6 +72,29 @@ def order_independent_paths(program: Program) -> bool:
         if ins.opcode in ("bar", "barrier") and any(marks.get(r, 0) for r in _sources(ins)):
             return False
     return True
+
+
+def _carried(code: list[Instruction]) -> set[str]:
+    """Registers whose value can carry over from one pass of a loop to the next: written at more than one pc, or
+    depending on themselves through the registers their writes read."""
+    writes: dict[str, int] = {}
+    reads: dict[str, set[str]] = {}
+    for ins in code:
+        for r in _destinations(ins):
+            writes[r] = writes.get(r, 0) + 1
+            reads.setdefault(r, set()).update(_sources(ins))
+    carried = {r for r, n in writes.items() if n > 1}
+    for r in writes:
+        seen, todo = set(), list(reads[r])
+        while todo:
+            u = todo.pop()
+            if u == r:
+                carried.add(r)
+                break
+            if u not in seen:
+                seen.add(u)
+                todo.extend(reads.get(u, ()))
+    return carried
 
 
 def _seed(ins: Instruction) -> int:
