@@ -28,7 +28,9 @@ contender wins each contest (`sim.contention`): the default combination of
 detectors and schedules.
 `reverse` and `flip` pick as schedule 0 does until it first runs an instruction
 whose order matters, so they fork from schedule 0's run there instead of
-running from the start (`sim.shared_prefix`).
+running from the start (`sim.shared_prefix`). When every access of schedule 0 sat inside a critical section
+of one lock and no value another lock order lets a thread read can change its path or addresses, no other
+schedule can show anything more, and schedule 0 is the only one (`_orders_covered`).
 
 With `prove`, verify first judges the kernel for the launch's grid and block
 (`verify.launch_proof`); a kernel proved race-free with uniform barriers then
@@ -245,8 +247,10 @@ def _check_schedules(
     With `stop_at_livelock` (the default number of schedules, not one asked for), schedule 0 is watched for
     contended atomics (`sim.contention`) and, when it had any, a `flip` schedule follows the others, in
     which the runner-up of each contest wins it; and a schedule that ends in a
-    livelock ends the exploration: the run spent its whole step budget, and so would the next ones. A
-    schedule that ends in a timeout always ends it: the time budget is the whole check's."""
+    livelock ends the exploration: the run spent its whole step budget, and so would the next ones; so does a
+    schedule 0 that no other order can add to (`_orders_covered`: every access inside a critical section of
+    one lock, on a path no lock order changes). A schedule that ends in a timeout always ends it: the time
+    budget is the whole check's."""
     from gpurace.search.union import FindingUnion  # gpurace.search imports this module
 
     start = time.perf_counter()
@@ -316,7 +320,7 @@ def _check_schedules(
                 ended_by = "timeout"
             elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
                 ended_by = "livelock"
-            elif stop_at_livelock and index == 0 and _orders_covered(detectors, module, kernel, options["sinks"]):
+            elif stop_at_livelock and index == 0 and not redundant_barriers and _orders_covered(detectors, module, kernel, options["sinks"]):
                 ended_by = "locks"
             if ended_by is not None:
                 break
@@ -345,7 +349,8 @@ def _orders_covered(detectors: list, module: Module, kernel, sinks) -> bool:
     """Whether schedule 0's run shows what every other schedule would: every access sat inside a critical
     section of one lock (`detect.lock_confinement`, asked of `gwcp`), and no value another lock order lets a
     thread read can change its path or addresses (`sim.order_paths`). Event sinks that watch every schedule
-    (`sim.shared_prefix.shareable`) keep their schedules."""
+    (`sim.shared_prefix.shareable`) keep their schedules (under `exec`, the uninitialised-read check of device
+    memory), and so does `--redundant-barriers` (a barrier is redundant when no schedule needed it)."""
     if len(detectors) != 1 or not isinstance(detectors[0], GwcpDetector) or not detectors[0].confined():
         return False
     if not all(getattr(s, "first_run_only", False) for s in sinks):
