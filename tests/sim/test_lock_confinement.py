@@ -45,7 +45,7 @@ def test_a_value_read_inside_that_decides_a_branch_keeps_the_other_orders():
     wins, which reverse shows."""
     report = check(KERNELS / "schedules" / "lock_first_taker_writes_outside.cu", grid=2, block=1, args=["buf:1"])
     found = sorted((f.kind, f.space, lines(f), f.schedule["policy"]) for f in report.findings)
-    assert found == [("data-race", "global", (16, 21), "reverse"), ("data-race", "global", (17, 21), "reverse")]
+    assert found == [("data-race", "global", (17, 22), "reverse"), ("data-race", "global", (18, 22), "reverse")]
     assert "ended_by" not in report.launch["schedules"]
 
 

@@ -1,5 +1,6 @@
 // @launch --grid 2 --block 1 --arg buf:1
-// @expect data-race global 21 26
+// @expect data-race global 17 22
+// @expect data-race global 18 22
 // Found by: the default check's reverse schedule (block 1 takes the lock first).
 // Both blocks take a device-wide spin lock and count themselves in `total`
 // inside it; the block that counted first writes `total` again after its
