@@ -26,7 +26,7 @@ instruction whose result depends on other lanes or on time (votes, shuffles,
 from __future__ import annotations
 
 from gpurace.frontend.ptx.ir import Addr, Instruction, Negated, PredPair, Reg, SpecialReg, Sym, Vec
-from gpurace.sim.program import Program
+from gpurace.sim.program import Program, on_cycles
 
 SPIN, MEMORY = 1, 2
 """Marks of a register: a value a lock operation read (and what depends on it), a value read from memory."""
@@ -83,18 +83,7 @@ def _carried(code: list[Instruction]) -> set[str]:
         for r in _destinations(ins):
             writes[r] = writes.get(r, 0) + 1
             reads.setdefault(r, set()).update(_sources(ins))
-    carried = {r for r, n in writes.items() if n > 1}
-    for r in writes:
-        seen, todo = set(), list(reads[r])
-        while todo:
-            u = todo.pop()
-            if u == r:
-                carried.add(r)
-                break
-            if u not in seen:
-                seen.add(u)
-                todo.extend(reads.get(u, ()))
-    return carried
+    return {r for r, n in writes.items() if n > 1} | on_cycles(reads)
 
 
 def _seed(ins: Instruction) -> int:
