@@ -145,3 +145,8 @@ __global__ void k(int* total)
     report = check(path, grid=1, block=64, args=["buf:1"])
     assert report.findings == []
     assert "ended_by" not in report.launch["schedules"] and len(report.stats["schedules"]) > 1
+
+
+def test_a_block_wide_count_of_predicates_depends_on_what_they_read(tmp_path):
+    """`__syncthreads_count` of a value read inside the section: the count is a value from memory."""
+    assert not independent(tmp_path, LOCKED % ("", "", "if (__syncthreads_count(out[0] > 0) > 1) other[0] = 1;"))

@@ -88,7 +88,7 @@ def _carried(code: list[Instruction]) -> set[str]:
 
 def _seed(ins: Instruction) -> int:
     """The mark an instruction's result gets from where it reads: memory, a lock operation, or neither."""
-    if ins.opcode in _LANE_OR_TIME or any(isinstance(op, SpecialReg) and op.name in _TIME_REGISTERS for op in ins.operands):
+    if ins.opcode in _LANE_OR_TIME or _reduces_across_threads(ins) or any(isinstance(op, SpecialReg) and op.name in _TIME_REGISTERS for op in ins.operands):
         return MEMORY
     if ins.opcode == "atom":
         return SPIN if any(m in ("cas", "exch") for m in ins.modifiers) else MEMORY
@@ -97,11 +97,18 @@ def _seed(ins: Instruction) -> int:
     return 0
 
 
+def _reduces_across_threads(ins: Instruction) -> bool:
+    """`bar.red`/`barrier.red`: a barrier whose result counts or combines the predicates of the whole block."""
+    return ins.opcode in ("bar", "barrier") and "red" in ins.modifiers and bool(ins.operands)
+
+
 def _guard_mark(ins: Instruction, marks: dict[str, int]) -> int:
     return marks.get(ins.guard.reg.name, 0) if ins.guard is not None else 0
 
 
 def _destinations(ins: Instruction) -> list[str]:
+    if _reduces_across_threads(ins):
+        return _registers(ins.operands[0])
     if ins.opcode in _NO_DESTINATION or not ins.operands:
         return []
     return _registers(ins.operands[0])
