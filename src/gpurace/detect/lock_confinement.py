@@ -57,7 +57,7 @@ class LockConfinement:
         seen = self.scopes.get(lock)
         if seen is None:
             self.scopes[lock] = (block, not wide)
-        else:
+        elif seen[0] != block or (not wide and not seen[1]):  # most releases change nothing: no new tuple
             self.scopes[lock] = (seen[0] if seen[0] == block else -1, seen[1] or not wide)
 
     def confined(self, locks) -> bool:
