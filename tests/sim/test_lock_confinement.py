@@ -8,8 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from gpurace.check import check
+from gpurace.cli import cli
 from gpurace.frontend.load import load_module
 from gpurace.sim.launch import select_kernel
 from gpurace.sim.order_paths import order_independent_paths
@@ -38,6 +40,12 @@ def test_a_launch_whose_accesses_all_sit_inside_one_lock_runs_schedule_0_only():
     assert [r["policy"] for r in default.stats["schedules"]] == ["min-pc"]
     asked = check(path, grid=4, block=32, args=["buf:1", "buf:4"], schedules=3)
     assert asked.findings == [] and asked.launch["schedules"] == {"count": 3, "seed": 0}
+    text = CliRunner().invoke(cli, ["check", str(path), "--grid", "4", "--block", "32", "--arg", "buf:1", "--arg", "buf:4"])
+    assert text.exit_code == 0
+    assert (
+        "1 of 3 schedules per launch (seed 0; every access inside a critical section of one lock, on a path no lock "
+        "order changes, ended the exploration)"
+    ) in " ".join(text.output.split())
 
 
 def test_a_value_read_inside_that_decides_a_branch_keeps_the_other_orders():
