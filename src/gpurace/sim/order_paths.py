@@ -48,6 +48,7 @@ def order_independent_paths(program: Program) -> bool:
     code = program.instructions
     carried = _carried(code)
     marks: dict[str, int] = {}
+    reach: dict[int, set[int]] = {}  # per branch on a spin value, the pcs it can lead to
     changed = True
     while changed:
         changed = False
@@ -59,7 +60,9 @@ def order_independent_paths(program: Program) -> bool:
                     changed = True
             decided = _guard_mark(ins, marks)
             if decided == SPIN:
-                for later in _reachable(program, pc):
+                if pc not in reach:
+                    reach[pc] = _reachable(program, pc)
+                for later in reach[pc]:
                     for r in _destinations(code[later]):
                         if r in carried and marks.get(r, 0) < SPIN:
                             marks[r] = SPIN
@@ -88,7 +91,9 @@ def _carried(code: list[Instruction]) -> set[str]:
 
 def _seed(ins: Instruction) -> int:
     """The mark an instruction's result gets from where it reads: memory, a lock operation, or neither."""
-    if ins.opcode in _LANE_OR_TIME or _reduces_across_threads(ins) or any(isinstance(op, SpecialReg) and op.name in _TIME_REGISTERS for op in ins.operands):
+    if ins.opcode in _LANE_OR_TIME or _reduces_across_threads(ins):
+        return MEMORY
+    if any(isinstance(op, SpecialReg) and op.name in _TIME_REGISTERS for op in ins.operands):
         return MEMORY
     if ins.opcode == "atom":
         return SPIN if any(m in ("cas", "exch") for m in ins.modifiers) else MEMORY
