@@ -158,3 +158,35 @@ __global__ void k(int* total)
 def test_a_block_wide_count_of_predicates_depends_on_what_they_read(tmp_path):
     """`__syncthreads_count` of a value read inside the section: the count is a value from memory."""
     assert not independent(tmp_path, LOCKED % ("", "", "if (__syncthreads_count(out[0] > 0) > 1) other[0] = 1;"))
+
+
+def test_a_section_released_without_the_release_pattern_keeps_the_schedules(tmp_path):
+    """Block 0 computes first, so under min-pc it takes the lock last; it releases without a fence before the
+    store, which orders nothing after it. In this run nothing follows it, but in an order where block 0 goes
+    first, the next section races with its count: the section's release breaks the conditions."""
+    path = tmp_path / "unfenced.cu"
+    path.write_text(
+        r"""
+__device__ int lock_word = 0;
+__global__ void k(int* total)
+{
+    if (blockIdx.x != 0) {
+        while (atomicCAS(&lock_word, 0, 1) != 0) {}
+        __threadfence();
+        *total = *total + 1;
+        __threadfence();
+        atomicExch(&lock_word, 0);
+    } else {
+        int add = 0;
+        for (unsigned int i = 0; i < 64 * blockDim.x; i++)
+            add = add * 3 + i;
+        while (atomicCAS(&lock_word, 0, 1) != 0) {}
+        __threadfence();
+        *total = *total + add;
+        atomicExch(&lock_word, 0);
+    }
+}
+"""
+    )
+    report = check(path, grid=3, block=1, args=["buf:1"])
+    assert "ended_by" not in report.launch["schedules"] and len(report.stats["schedules"]) == 4

@@ -238,6 +238,7 @@ class GwcpDetector(HappensBeforeDetector):
     def on_event(self, ev) -> None:
         if isinstance(ev, ExitEvent):
             for g in ev.threads[self.has_open[ev.threads]]:
+                self.confinement.broken = True  # a section never released
                 del self.open[int(g)]
             self.has_open[ev.threads] = False
             self.in_cs[ev.threads] = False
@@ -342,6 +343,8 @@ class GwcpDetector(HappensBeforeDetector):
                 rank = min(rank, fence_rank)
             cs.wide = cs.wide and rank >= WIDE
             self._close(g, cs, clock if release_op else fence_clock)
+        else:
+            self.confinement.broken = True  # abandoned: in another order, what follows it is not ordered after it
         sections = self.open[g]
         sections.remove(cs)
         if sections:

@@ -6,7 +6,10 @@ run took them, so the default check runs further schedules (`reverse`,
 the run, every memory access other than the lock operations themselves
 (compare-and-swap and exchange on the lock word) was made inside a held
 critical section, each word such accesses touched was only ever touched under
-one lock, the sections of each lock overlap in scope (all gpu-wide, or all of
+one lock, every section was released with the release pattern (fence or
+release semantics before the store of the free value: a section released
+otherwise orders nothing after it, which matters when another order puts it
+first), the sections of each lock overlap in scope (all gpu-wide, or all of
 one block), no thread held two locks at once, no access was to shared memory
 (whose first reads `initcheck` judges by order), and every lock was contended
 (some compare-and-swap on it failed, so losers' paths ran too): in any order
