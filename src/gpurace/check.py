@@ -320,7 +320,7 @@ def _check_schedules(
                 ended_by = "timeout"
             elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
                 ended_by = "livelock"
-            elif stop_at_livelock and index == 0 and not redundant_barriers and _orders_covered(detectors, module, kernel, options["sinks"]):
+            elif stop_at_livelock and index == 0 and not redundant_barriers and _orders_covered(detectors, options["sinks"]):
                 ended_by = "locks"
             if ended_by is not None:
                 break
@@ -345,7 +345,7 @@ def _check_schedules(
     )
 
 
-def _orders_covered(detectors: list, module: Module, kernel, sinks) -> bool:
+def _orders_covered(detectors: list, sinks) -> bool:
     """Whether schedule 0's run shows what every other schedule would: every access sat inside a critical
     section of one lock (`detect.lock_confinement`, asked of `gwcp`), and no value another lock order lets a
     thread read can change its path or addresses (`sim.order_paths`). Event sinks that watch every schedule
@@ -355,7 +355,7 @@ def _orders_covered(detectors: list, module: Module, kernel, sinks) -> bool:
         return False
     if not all(getattr(s, "first_run_only", False) for s in sinks):
         return False
-    return order_independent_paths(build_program(module, select_kernel(module, kernel)))
+    return order_independent_paths(detectors[0].ctx.program)
 
 
 def _check_schedule(
