@@ -163,7 +163,7 @@ def schedules_summary(report: Report) -> Text:
     (or `the time budget ended ...` when `--timeout` did)."""
     config = report.launch["schedules"]
     if "planned" in config:
-        why = ENDED_BY[config.get("ended_by")]
+        why = ENDED_BY.get(config.get("ended_by"), ENDED_BY["livelock"])
         text = f"{config['count']} of {plural(config['planned'], 'schedule')} per launch (seed {config['seed']}; {why} ended the exploration)"
     else:
         text = f"{plural(config['count'], 'schedule')} per launch (seed {config['seed']})"
