@@ -28,7 +28,9 @@ contender wins each contest (`sim.contention`): the default combination of
 detectors and schedules.
 `reverse` and `flip` pick as schedule 0 does until it first runs an instruction
 whose order matters, so they fork from schedule 0's run there instead of
-running from the start (`sim.shared_prefix`).
+running from the start (`sim.shared_prefix`). When every access of schedule 0 sat inside a critical section
+of one lock and no value another lock order lets a thread read can change its path or addresses, no other
+schedule can show anything more, and schedule 0 is the only one (`_orders_covered`).
 
 With `prove`, verify first judges the kernel for the launch's grid and block
 (`verify.launch_proof`); a kernel proved race-free with uniform barriers then
@@ -66,6 +68,7 @@ from gpurace.sim.cooperative import reads_grid_workspace
 from gpurace.sim.engine import Policy
 from gpurace.sim.events import EventSink
 from gpurace.sim.launch import DeviceArgs, RunResult, select_kernel, simulate
+from gpurace.sim.order_paths import order_independent_paths
 from gpurace.sim.program import Program, build_program
 from gpurace.sim.schedule import order_free, register_uses, synchronises
 from gpurace.sim.shared_prefix import FORKED_POLICIES, SharedPrefix, shareable
@@ -244,8 +247,10 @@ def _check_schedules(
     With `stop_at_livelock` (the default number of schedules, not one asked for), schedule 0 is watched for
     contended atomics (`sim.contention`) and, when it had any, a `flip` schedule follows the others, in
     which the runner-up of each contest wins it; and a schedule that ends in a
-    livelock ends the exploration: the run spent its whole step budget, and so would the next ones. A
-    schedule that ends in a timeout always ends it: the time budget is the whole check's."""
+    livelock ends the exploration: the run spent its whole step budget, and so would the next ones; so does a
+    schedule 0 that no other order can add to (`_orders_covered`: every access inside a critical section of
+    one lock, on a path no lock order changes). A schedule that ends in a timeout always ends it: the time
+    budget is the whole check's."""
     from gpurace.search.union import FindingUnion  # gpurace.search imports this module
 
     start = time.perf_counter()
@@ -262,6 +267,7 @@ def _check_schedules(
     runs = []
     totals = {"steps": 0, "thread_instructions": 0, "events": 0}
     watch = Contention() if stop_at_livelock else None  # the default check learns schedule 0's lock winners
+    detectors: list = []  # schedule 0's race detector, asked whether other orders can race (`_orders_covered`)
 
     def policies():
         for index in range(schedules):
@@ -290,7 +296,8 @@ def _check_schedules(
                 try:
                     report = _check_schedule(
                         module, Policy() if follows else policy, args=run_args, global_vars=run_vars, seed=seed,
-                        redundant_barriers=redundant_barriers, kernel=kernel, prefix=run_prefix, **run_options,
+                        redundant_barriers=redundant_barriers, kernel=kernel, prefix=run_prefix,
+                        detectors=detectors if index == 0 else None, **run_options,
                     )  # fmt: skip
                 except BaseException as error:
                     if prefix is not None and prefix.role == "worker":
@@ -313,6 +320,8 @@ def _check_schedules(
                 ended_by = "timeout"
             elif stop_at_livelock and any(f.kind == "livelock" for f in report.findings):
                 ended_by = "livelock"
+            elif stop_at_livelock and index == 0 and not redundant_barriers and _orders_covered(detectors, options["sinks"]):
+                ended_by = "locks"
             if ended_by is not None:
                 break
     finally:
@@ -334,6 +343,19 @@ def _check_schedules(
         findings=union.findings(program),
         stats=stats,
     )
+
+
+def _orders_covered(detectors: list, sinks) -> bool:
+    """Whether schedule 0's run shows what every other schedule would: every access sat inside a critical
+    section of one lock (`detect.lock_confinement`, asked of `gwcp`), and no value another lock order lets a
+    thread read can change its path or addresses (`sim.order_paths`). Event sinks that watch every schedule
+    (`sim.shared_prefix.shareable`) keep their schedules (under `exec`, the uninitialised-read check of device
+    memory), and so does `--redundant-barriers` (a barrier is redundant when no schedule needed it)."""
+    if len(detectors) != 1 or not isinstance(detectors[0], GwcpDetector) or not detectors[0].confined():
+        return False
+    if not all(getattr(s, "first_run_only", False) for s in sinks):
+        return False
+    return order_independent_paths(detectors[0].ctx.program)
 
 
 def _check_schedule(
@@ -358,9 +380,10 @@ def _check_schedule(
     cooperative,
     cluster=None,
     prefix=None,
+    detectors: list | None = None,
 ) -> Report:
     """One simulated launch under `policy` with the detectors attached (the uninitialised-read check of shared
-    memory always: it costs little beside a race detector)."""
+    memory always: it costs little beside a race detector); `detectors`, when given, receives the race detectors."""
     chosen: list = []
     barrier_checks: list[RedundantBarrierDetector] = []
     init_checks: list[SharedInitCheck] = []
@@ -400,6 +423,8 @@ def _check_schedule(
         prefix=prefix,
     )
     det = chosen[0]
+    if detectors is not None:
+        detectors.extend(chosen)
     extra = [f for b in [*barrier_checks, *init_checks] for f in b.finish()]
     report = build_report(
         result,

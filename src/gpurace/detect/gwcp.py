@@ -76,6 +76,7 @@ from gpurace.detect import scalar_paths
 from gpurace.detect.base import DetectorContext
 from gpurace.detect.hb import HappensBeforeDetector, Release
 from gpurace.detect.knowledge import Knowledge, join_all
+from gpurace.detect.lock_confinement import LockConfinement
 from gpurace.detect.rules import Cause
 from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, FenceEvent
 
@@ -230,12 +231,14 @@ class GwcpDetector(HappensBeforeDetector):
         # The snapshot of each section the current access released, by thread (base, clock, snapshot): the
         # release it publishes is the same one (`_make_release`).
         self._closing: dict[int, tuple[Knowledge | None, int, Knowledge]] = {}
+        self.confinement = LockConfinement()  # whether other lock orders can race (`detect.lock_confinement`)
 
     # ------------------------------------------------------------------ events
 
     def on_event(self, ev) -> None:
         if isinstance(ev, ExitEvent):
             for g in ev.threads[self.has_open[ev.threads]]:
+                self.confinement.broken = True  # a section never released
                 del self.open[int(g)]
             self.has_open[ev.threads] = False
             self.in_cs[ev.threads] = False
@@ -243,6 +246,8 @@ class GwcpDetector(HappensBeforeDetector):
 
     def _access(self, ev: AccessBatch) -> None:
         self._closing.clear()
+        if not self.confinement.broken:
+            self.confinement.access(ev, self.in_cs[ev.threads])
         if ev.strong and ev.kind != AccessKind.READ:
             self._lock_ops(ev)
         if self.in_cs[ev.threads].any():
@@ -314,6 +319,8 @@ class GwcpDetector(HappensBeforeDetector):
             return False
         held = ev.sem in ("acquire", "acq_rel")
         wide = SCOPE_RANK.get(ev.scope or "gpu", WIDE) >= WIDE
+        if g in self.open:
+            self.confinement.broken = True  # two locks held at once
         self.open.setdefault(g, []).append(CriticalSection(addr, free, block, wide, clock, phase, held))
         return True
 
@@ -336,6 +343,8 @@ class GwcpDetector(HappensBeforeDetector):
                 rank = min(rank, fence_rank)
             cs.wide = cs.wide and rank >= WIDE
             self._close(g, cs, clock if release_op else fence_clock)
+        else:
+            self.confinement.broken = True  # abandoned: in another order, what follows it is not ordered after it
         sections = self.open[g]
         sections.remove(cs)
         if sections:
@@ -351,6 +360,7 @@ class GwcpDetector(HappensBeforeDetector):
         if hist is None:
             hist = self.locks[cs.lock] = LockHistory(cs.free)
         self.last_lock_pc = int(self.lock_pc[g])
+        self.confinement.released(cs.lock, cs.block, cs.wide)
         self._order_releases(g, cs, hist)
         base = self.hknow[g]
         snap = self._snapshot(base, g, clock)
@@ -430,8 +440,14 @@ class GwcpDetector(HappensBeforeDetector):
                     if found:
                         self.know[g] = join_all(found).join(self.know[g])
                 (cs.writes if write else cs.reads).update(words)
+                for w in words:
+                    self.confinement.section_word(w, cs.lock)
 
     # ------------------------------------------------------------------ the two kinds of knowledge
+
+    def confined(self) -> bool:
+        """Whether every access of the run sat inside a critical section of one lock (`detect.lock_confinement`)."""
+        return self.confinement.confined(self.locks)
 
     def _has_knowledge(self, members: np.ndarray) -> bool:
         return any(self.hknow[int(t)] is not None or self.know[int(t)] is not None for t in members)

@@ -149,13 +149,21 @@ def search_summary(report: Report) -> Text:
     return Text(text)
 
 
+ENDED_BY = {
+    "timeout": "the time budget",
+    "livelock": "a livelock",
+    "locks": "every access inside a critical section of one lock, on a path no lock order changes,",
+}
+"""What ended a default exploration before its last schedule (`check._check_schedules`), as the summary says it."""
+
+
 def schedules_summary(report: Report) -> Text:
     """`4 schedules per launch (seed 0): 2 findings first exposed by another schedule than schedule 0 (min-pc)`;
     `1 of 3 schedules per launch (seed 0; a livelock ended the exploration)` when the default exploration stopped
     (or `the time budget ended ...` when `--timeout` did)."""
     config = report.launch["schedules"]
     if "planned" in config:
-        why = "the time budget" if config.get("ended_by") == "timeout" else "a livelock"
+        why = ENDED_BY.get(config.get("ended_by"), ENDED_BY["livelock"])
         text = f"{config['count']} of {plural(config['planned'], 'schedule')} per launch (seed {config['seed']}; {why} ended the exploration)"
     else:
         text = f"{plural(config['count'], 'schedule')} per launch (seed {config['seed']})"

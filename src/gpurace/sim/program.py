@@ -268,18 +268,23 @@ def _recursive_functions(module: Module, reachable: list[str], pointed: list[str
     for name in reachable:
         if _calls_indirectly(module.functions[name]):
             graph[name].extend(pointed)
-    recursive: set[str] = set()
-    for start in reachable:
+    return on_cycles(graph)
+
+
+def on_cycles(graph: dict) -> set:
+    """The nodes of `graph` (node -> the nodes it leads to) from which a path leads back to themselves."""
+    found = set()
+    for start in graph:
         stack, seen = list(graph[start]), set()
         while stack:
-            f = stack.pop()
-            if f == start:
-                recursive.add(start)
+            node = stack.pop()
+            if node == start:
+                found.add(start)
                 break
-            if f not in seen:
-                seen.add(f)
-                stack.extend(graph.get(f, []))
-    return recursive
+            if node not in seen:
+                seen.add(node)
+                stack.extend(graph.get(node, ()))
+    return found
 
 
 def build_program(module: Module, kernel_name: str) -> Program:
