@@ -49,6 +49,7 @@ from gpurace.frontend.ptx.ir import (
 from gpurace.verify.cfg import Cfg, Loop, build_cfg, live_in
 from gpurace.verify.contents import Load
 from gpurace.verify.enum_ranges import enum_range
+from gpurace.verify.geometric import closed_form
 from gpurace.verify.grid_sync import find_grid_syncs
 from gpurace.verify.loop_exits import first_exit_form
 from gpurace.verify.local_memory import PREFIX as LOCAL, overlapping, parse_slot, slot_name
@@ -475,6 +476,18 @@ class Explorer:
                 self.out.inductions.append((fit(start, width), step, counter))
             elif name in COUNTERS:  # no thread passes 2^64 barriers: the count never wraps back to an earlier interval's
                 self.out.assumptions.append(_no_unsigned_wrap(start, step, counter))
+        for name, head in list(pending.items()):  # shifted by a constant each iteration: exact too
+            if z3.is_bool(head.term):
+                continue
+            after = back.regs.get(name, head).term
+            start = fit((entry.regs.get(name) or self._undefined(name)).term, head.term.size())
+            signed = str(head.term) in compared
+            form = closed_form(head.term, z3.substitute(after, *subst) if subst else after, start, counter, signed=signed)
+            if form is not None:
+                subst.append((head.term, form[0]))
+                if form[1] is not None:
+                    self.out.assumptions.append(form[1])
+                del pending[name]
         uniform = self._uniform_evolution(loop, entry, back, pending, subst, counter)
         as_function = {str(h): v for h, v in uniform}
         for name, head in pending.items():

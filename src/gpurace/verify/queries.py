@@ -20,6 +20,7 @@ import z3
 
 from gpurace.sim.geometry import MAX_BLOCK_DIMS, MAX_GRID_DIMS, MAX_THREADS_PER_BLOCK
 from gpurace.verify.contents import ContentFacts
+from gpurace.verify.rereads import Rereads
 from gpurace.verify.explore import DIMS, Access, BarrierSite, Exploration
 from gpurace.verify.tickets import ticket_facts
 from gpurace.verify.terms import Symbols, budgeted_solver, constants, fit, free_symbols
@@ -98,6 +99,7 @@ class PairSolver:
         self.base += ticket_facts(out.additions, out.accesses, bool(out.unknown_pointers), self.rename, z3.Not(self.thread_equal), threads)
         blocks = {t: [self.index(f"ctaid.{d}", t) for d in DIMS] for t in (1, 2)}
         self.contents = ContentFacts(out.loads, out.accesses, bool(out.unknown_pointers) or out.discards, self.rename, blocks.__getitem__)
+        self.rereads = Rereads(out, self.rename, within_block=within_block)
 
     def rename(self, term: z3.ExprRef, thread: int) -> z3.ExprRef:
         """`term` for thread 1 or 2 (memoised: the same conditions recur in many pairs)."""
@@ -236,7 +238,9 @@ class PairSolver:
     def distinct(self) -> z3.BoolRef:
         return z3.Not(self.thread_equal)
 
-    def solve(self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, rlimit: int | None = None) -> Outcome:
+    def solve(
+        self, *facts: z3.BoolRef, quantified: bool = False, witness_only: bool = False, rlimit: int | None = None, obj: str | None = None
+    ) -> Outcome:
         """Whether `facts` (with the launch's) can hold; `quantified` when one of them has a quantifier.
 
         First with every product of two symbols made an uninterpreted
@@ -245,10 +249,13 @@ class PairSolver:
         indices, strides) make the products irrelevant. Otherwise exactly.
         `witness_only`: the answer only picks a witness among others already
         found (`solve_small`), so no proof is sought and `WITNESS_RLIMIT` bounds the search. `rlimit`
-        bounds each step below the question's budget.
+        bounds each step below the question's budget. `obj`: the question is about races on that object, whose
+        loads then agree where a thread rereads bytes (`rereads`).
         """
         budget = min(self.rlimit, rlimit or self.rlimit, WITNESS_RLIMIT if witness_only else self.rlimit)
-        if not quantified:  # `contents` reads the symbols of plain terms only
+        if not quantified:  # `rereads` and `contents` read the symbols of plain terms only
+            if obj is not None:
+                facts = (*facts, *self.rereads.for_object(obj, facts))
             facts = (*facts, *self.contents.for_terms(facts))
         if not quantified and not witness_only:
             abstract = self._solver("QF_UFBV", budget)
@@ -272,7 +279,7 @@ class PairSolver:
             solver.set("timeout", self.wall_ms)
         return solver
 
-    def solve_small(self, *facts: z3.BoolRef, quantified: bool = False) -> Outcome:
+    def solve_small(self, *facts: z3.BoolRef, quantified: bool = False, obj: str | None = None) -> Outcome:
         """As `solve`, but a witness within a small launch and small parameters is preferred when one exists.
 
         A small witness (few blocks and threads, small parameters, early loop
@@ -280,11 +287,11 @@ class PairSolver:
         whose iterations can be checked reachable; when none exists the
         first answer stands.
         """
-        first = self.solve(*facts, quantified=quantified)
+        first = self.solve(*facts, quantified=quantified, obj=obj)
         if first.status != "sat":
             return first
         small = self.small_witness_bounds()
-        tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True)
+        tighter = self.solve(*facts, *small, quantified=quantified, witness_only=True, obj=obj)
         return tighter if tighter.status == "sat" else first
 
     def small_witness_bounds(self) -> list[z3.BoolRef]:

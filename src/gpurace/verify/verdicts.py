@@ -187,7 +187,7 @@ class _Judge:
                 continue
             q = self.solver.conflict(a, b, barriers=barriers, warp_mask=warp_mask)
             text = f"write at {a.ins.where()} / write at {b.ins.where()}"
-            if q is not None and text not in out and self.solver.solve(q).status != "unsat":
+            if q is not None and text not in out and self.solver.solve(q, obj=a.obj).status != "unsat":
                 out.append(text)
         return out
 
@@ -201,7 +201,8 @@ class _Judge:
             return [], []
         # one question for the whole object first; when it is slow, the pairs' questions (each often far easier)
         # decide it: the object is race-free exactly when every pair's is unsat
-        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]), rlimit=WHOLE_OBJECT_RLIMIT if len(questions) > 1 else None)
+        obj = questions[0][0].obj
+        whole = self.solver.solve(z3.Or(*[q for _, _, q in questions]), rlimit=WHOLE_OBJECT_RLIMIT if len(questions) > 1 else None, obj=obj)
         if whole.status == "unsat":
             return [], []
         alarms, undecided, seen = [], [], set()
@@ -209,7 +210,7 @@ class _Judge:
             key = tuple(sorted(((a.ins.where(), _kind(a)), (b.ins.where(), _kind(b)))))  # one alarm per unordered pair
             if key in seen:
                 continue
-            outcome = self.solver.solve_small(q)
+            outcome = self.solver.solve_small(q, obj=obj)
             if outcome.status == "sat":
                 seen.add(key)
                 alarms.append(self._race(a, b, outcome.model, barriers))
