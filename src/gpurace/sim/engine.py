@@ -374,10 +374,7 @@ class Engine:
                 self._step_budget_exhausted()
                 return
             if r is not None:
-                if group is state.span_group:
-                    pc[state.span] = r
-                else:
-                    pc[group] = r
+                pc[state.rows(group)] = r
                 if (len(group) == ncand or r < self._rest_min) and (self.repick_at is None or not self.repick_at[r]):
                     # the whole eligible set moved together, or the group is still alone at the lowest pc: the
                     # pick would choose it again, so no rescan
@@ -767,8 +764,7 @@ class Engine:
     def exit_threads(self, idx: np.ndarray, pc: int) -> None:
         if self.async_copies.pending:
             self.async_copies.exit(idx)  # their copies complete last in their program order (`sim.async_copies`)
-        state = self.state
-        where = state.span if idx is state.span_group else idx  # consecutive threads: slices, not scatters
+        where = self.state.rows(idx)  # consecutive threads: slices, not scatters
         self.status[where] = DONE
         self.exit_pc[where] = pc
         self.exited_lanes |= self.warp_or(self.geo.warp_of[where], self.lane_bits(where))

@@ -107,7 +107,7 @@ def _guarded(eng, pc: int, fn: str, ins: Instruction, body: Handler) -> Handler:
     state = eng.state
 
     def guarded(idx):
-        m = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
+        m = regs[slot][state.rows(idx)]
         if negated:
             m = ~m
         if m.all():
@@ -445,8 +445,7 @@ class Decoder:
             mask = np.uint64(0xFFFFFFFF)
 
             def from_register(idx):
-                # a group of consecutive threads (`ThreadState.use_group`): a slice, not a gather
-                base = regs[slot][state.span] if idx is state.span_group else regs[slot][idx]
+                base = regs[slot][state.rows(idx)]  # a slice for a consecutive group, not a gather
                 addrs = base.astype(np.uint64)
                 addrs += off
                 if wrap:
@@ -461,8 +460,7 @@ class Decoder:
 
     def blocks_of(self, idx: np.ndarray) -> np.ndarray:
         """The block of each thread of `idx` (a slice for the engine's group of consecutive threads)."""
-        state = self.state
-        return self.eng.geo.block_of[state.span] if idx is state.span_group else self.eng.geo.block_of[idx]
+        return self.eng.geo.block_of[self.state.rows(idx)]
 
     def param_slot(self, op, nbytes: int) -> tuple[int, int] | None:
         """(per-thread param slot, byte offset) when `op` names a call-sequence or function `.param`.
@@ -945,7 +943,7 @@ class Decoder:
         state = self.state
 
         def backward(idx):
-            where = state.span if idx is state.span_group else idx  # consecutive threads: slices, not scatters
+            where = state.rows(idx)  # consecutive threads: slices, not scatters
             pcs[where] = target
             yielded[where] = True
             log.append(idx)

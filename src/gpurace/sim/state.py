@@ -124,6 +124,11 @@ class ThreadState:
         else:
             self.span_group = None
 
+    def rows(self, idx: np.ndarray) -> np.ndarray | slice:
+        """How to index per-thread arrays for threads `idx`: the slice of the consecutive group when `idx` is it
+        (`use_group`: contiguous copies instead of gathers and scatters), else `idx` itself."""
+        return self.span if idx is self.span_group else idx
+
     def param_buffer(self, slot: int) -> np.ndarray:
         """Per-thread bytes of a `.param` slot (call arguments and returns), allocated on first use."""
         buf = self.params[slot]
@@ -259,11 +264,10 @@ def operand_reader(state: ThreadState, fn: str, ins: Instruction, op, ptx_type: 
         state.special(op, np.zeros(0, dtype=np.int64))  # unsupported specials fail at decode time
 
         def read_special(idx):
-            # a group of consecutive threads (`use_group`): a copy of a slice, not a gather (a copy all the same:
-            # the operand must not be a view of the launch's table)
-            if idx is state.span_group:
-                return convert_width(state.special(op, state.span).copy(), dt, signed)
-            return convert_width(state.special(op, idx), dt, signed)
+            # the consecutive group's slice is a view of the launch's table: the operand must be a copy
+            rows = state.rows(idx)
+            values = state.special(op, rows)
+            return convert_width(values.copy() if isinstance(rows, slice) else values, dt, signed)
 
         return read_special
     raise UserError(f"`{ins.text}` cannot read {describe_operand(op)} as a .{ptx_type} value (PTX line {ins.ptx_line})")
