@@ -440,8 +440,7 @@ class GwcpDetector(HappensBeforeDetector):
                     if found:
                         self.know[g] = join_all(found).join(self.know[g])
                 (cs.writes if write else cs.reads).update(words)
-                for w in words:
-                    self.confinement.section_word(w, cs.lock)
+                self.confinement.section_words(words, cs.lock)
 
     # ------------------------------------------------------------------ the two kinds of knowledge
 

@@ -52,8 +52,12 @@ class LockConfinement:
         elif not inside.all():
             self.broken = True
 
-    def section_word(self, word: int, lock: int) -> None:
-        if self.word_lock.setdefault(word, lock) != lock:
+    def section_words(self, words, lock: int) -> None:
+        """4-byte words a section of `lock` accessed."""
+        if self.broken:
+            return
+        word_lock = self.word_lock
+        if any(word_lock.setdefault(w, lock) != lock for w in words):
             self.broken = True
 
     def released(self, lock: int, block: int, wide: bool) -> None:
