@@ -25,8 +25,9 @@ instruction whose result depends on other lanes or on time (votes, shuffles,
 
 from __future__ import annotations
 
-from gpurace.frontend.ptx.ir import Addr, Instruction, Negated, PredPair, Reg, SpecialReg, Sym, Vec
+from gpurace.frontend.ptx.ir import Addr, Instruction, Reg, SpecialReg
 from gpurace.sim.program import Program, on_cycles
+from gpurace.sim.register_slots import mentions, successors
 
 SPIN, MEMORY = 1, 2
 """Marks of a register: a value a lock operation read (and what depends on it), a value read from memory."""
@@ -45,7 +46,8 @@ def order_independent_paths(program: Program) -> bool:
     lock operation's value (or a register written after a branch on one) forms an address (module docstring)."""
     if len(program.functions) > 1 or any(ins.opcode == "brx" for ins in program.instructions):
         return False
-    code = program.instructions
+    code = program.instructions  # one function: its own pcs are the program's, and so are its labels
+    labels = {name: pc for (_, name), pc in program.labels.items()}
     carried = _carried(code)
     marks: dict[str, int] = {}
     reach: dict[int, set[int]] = {}  # per branch on a spin value, the pcs it can lead to
@@ -61,7 +63,7 @@ def order_independent_paths(program: Program) -> bool:
             decided = _guard_mark(ins, marks)
             if decided == SPIN:
                 if pc not in reach:
-                    reach[pc] = _reachable(program, pc)
+                    reach[pc] = _reachable(code, labels, pc)
                 for later in reach[pc]:
                     for r in _destinations(code[later]):
                         if r in carried and marks.get(r, 0) < SPIN:
@@ -113,17 +115,17 @@ def _guard_mark(ins: Instruction, marks: dict[str, int]) -> int:
 
 def _destinations(ins: Instruction) -> list[str]:
     if _reduces_across_threads(ins):
-        return _registers(ins.operands[0])
+        return mentions(ins.operands[0])
     if ins.opcode in _NO_DESTINATION or not ins.operands:
         return []
-    return _registers(ins.operands[0])
+    return mentions(ins.operands[0])
 
 
 def _sources(ins: Instruction) -> list[str]:
     first = 0 if ins.opcode in _NO_DESTINATION else 1
-    names = [r for op in ins.operands[first:] for r in _registers(op)]
+    names = [r for op in ins.operands[first:] for r in mentions(op)]
     if first and ins.operands and isinstance(ins.operands[0], Addr):
-        names += _registers(ins.operands[0])
+        names += mentions(ins.operands[0])
     return names + ([ins.guard.reg.name] if ins.guard is not None else [])
 
 
@@ -131,42 +133,14 @@ def _address_registers(ins: Instruction) -> list[str]:
     return [op.base.name for op in ins.operands if isinstance(op, Addr) and isinstance(op.base, Reg)]
 
 
-def _registers(op) -> list[str]:
-    if isinstance(op, Reg):
-        return [op.name]
-    if isinstance(op, Addr):
-        return [op.base.name] if isinstance(op.base, Reg) else []
-    if isinstance(op, Negated):
-        return [op.reg.name]
-    if isinstance(op, PredPair):
-        return [op.first.name, op.second.name]
-    if isinstance(op, Vec):
-        return [r for e in op.elems for r in _registers(e)]
-    return []
-
-
-def _reachable(program: Program, start: int) -> set[int]:
+def _reachable(code: list[Instruction], labels: dict[str, int], start: int) -> set[int]:
     """The pcs control can reach from `start` (a branch), its targets and the fall-through, back edges included."""
-    function = program.owner[start]
-    end = program.functions[function].end
     seen: set[int] = set()
-    todo = _successors(program, start, end)
+    todo = successors(code, labels, start)
     while todo:
         pc = todo.pop()
-        if pc in seen or pc >= end:
+        if pc in seen:
             continue
         seen.add(pc)
-        todo.extend(_successors(program, pc, end))
+        todo.extend(successors(code, labels, pc))
     return seen
-
-
-def _successors(program: Program, pc: int, end: int) -> list[int]:
-    ins = program.instructions[pc]
-    after = [pc + 1] if pc + 1 < end else []
-    if ins.opcode in ("ret", "exit", "trap") and ins.guard is None:
-        return []
-    if ins.opcode == "bra":
-        function = program.owner[pc]
-        targets = [program.labels[(function, op.name)] for op in ins.operands if isinstance(op, Sym) and (function, op.name) in program.labels]
-        return targets + (after if ins.guard is not None else [])
-    return after

@@ -36,7 +36,7 @@ _ENDS = frozenset({"ret", "exit", "trap", "brkpt"})
 _UNSHARED = ("brx", "wgmma")
 
 
-def _mentions(op) -> list[str]:
+def mentions(op) -> list[str]:
     """Names of the registers an operand names, at any depth."""
     if isinstance(op, Reg):
         return [op.name]
@@ -49,13 +49,13 @@ def _mentions(op) -> list[str]:
     if isinstance(op, Addr):
         return [op.base.name] if isinstance(op.base, Reg) else []
     if isinstance(op, Vec):
-        return [name for e in op.elems for name in _mentions(e)]
+        return [name for e in op.elems for name in mentions(e)]
     if isinstance(op, ParamList):
-        return [name for e in op.items for name in _mentions(e)]
+        return [name for e in op.items for name in mentions(e)]
     return []
 
 
-def _successors(body: list[Instruction], labels: dict[str, int], i: int) -> list[int]:
+def successors(body: list[Instruction], labels: dict[str, int], i: int) -> list[int]:
     ins = body[i]
     after = [i + 1] if i + 1 < len(body) else []
     if ins.guard is None and ins.opcode in _ENDS:
@@ -85,12 +85,12 @@ def share_slots(body: list[Instruction], labels: dict[str, int], names: list[str
     for ins in body:
         first = ins.operands[0] if ins.operands else None
         killing = ins.guard is None and ins.opcode in _KILLING and isinstance(first, Reg)
-        read = [name for op in (ins.operands[1:] if killing else ins.operands) for name in _mentions(op)]
+        read = [name for op in (ins.operands[1:] if killing else ins.operands) for name in mentions(op)]
         if ins.guard is not None:
-            read += _mentions(ins.guard)
+            read += mentions(ins.guard)
         kills.append(bits([first.name]) if killing else 0)
         uses.append(bits(read))
-    succ = [_successors(body, labels, i) for i in range(len(body))]
+    succ = [successors(body, labels, i) for i in range(len(body))]
     live_in = [0] * len(body)
     changed = True
     while changed:
