@@ -167,6 +167,11 @@ class Exploration:
     `inductions` are the (start, step, counter) of the induction variables
     assumed not to wrap, from which the queries state a fact the solver
     could only prove with nonlinear reasoning (`PairSolver`).
+    `counter_steps` are the (counter, value, next value) of the barrier
+    counts that are one function of a loop's iteration in every thread
+    (`_uniform_evolution`): the count in a later iteration is at least the
+    next value of an earlier one, a fact the solver could only prove by
+    induction (`PairSolver`).
     `function_addresses` names the device functions whose address the kernel
     takes (the targets a function pointer can be proved to hold);
     `user_assumptions` are the `__assume`s: their index in `assumptions`,
@@ -197,6 +202,7 @@ class Exploration:
     function_addresses: list[str] = field(default_factory=list)
     local_escaped: bool = False
     inductions: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
+    counter_steps: list[tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]] = field(default_factory=list)
     user_assumptions: list[tuple[int, str, bool]] = field(default_factory=list)
     choices: dict[str, tuple[tuple[str, z3.BoolRef], ...]] = field(default_factory=dict)
     additions: list[Addition] = field(default_factory=list)
@@ -382,11 +388,13 @@ class Explorer:
         self._walk(order, loop)
         self.active_loops.pop()
         backs = self.back.pop(loop.header)
-        inside = {name for name in list(self.sym.table)[mark_sym:]} | {str(v.term) for v in heads.values()}
+        # values made in the body differ per iteration; uniform ones (parameters, functions of other values) do not
+        inside = {name for name in list(self.sym.table)[mark_sym:] if self.sym.table[name].kind == "thread"} | {str(v.term) for v in heads.values()}
         compared = set().union(*(free_symbols(t) for t in self.signed_operands[mark_signed:]))
         subst = self._classify(loop, entry, heads, backs, counter, inside, compared)
         back_cond = z3.Or(*[s.cond for s in backs]) if backs else z3.BoolVal(False)
         back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
+        back_cond = self._without_irrelevant(back_cond, free_symbols(back_cond))
         exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
         if exact:
             back_cond = first_exit_form(back_cond, counter)
@@ -396,9 +404,53 @@ class Explorer:
             self.sym.table[str(counter)].reason = f"iteration count of the loop at {where}"
             valid = z3.BoolVal(True)
         monotone = exact and self._monotone(back_cond, counter)
+        leaving = None
+        if monotone:
+            leaving = (counter, back_cond, self._exit_iteration(key, back_cond, counter))
+            self.out.assumptions += _exit_facts(counter, back_cond, valid, leaving[2])
         inner = list(self.out.loops.values())[mark_loops:]
         self.out.loops[key] = LoopFacts(key, counter, where, exact, back_cond if exact else None, monotone)
-        self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner)
+        self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner, leaving)
+
+    def _without_irrelevant(self, term: z3.ExprRef, names) -> z3.ExprRef:
+        """`term` with each symbol of `names` on which it does not depend replaced by a constant.
+
+        A loop's back-edge condition, or a register's value at the back-edge,
+        merges the paths that reach it; when the body branches on a loaded
+        value or on the thread (`if (ixj > tid) { if (a > b) swap }`), every
+        outcome reaches the back-edge, and the merged term names the
+        comparison without depending on it. Left in, a loaded value would
+        make the loop's iterations look approximated, and the thread index
+        would make its trip count, and the barriers passed in it, look
+        different in every thread.
+        """
+        for name in sorted(names):
+            symbol = self.sym.table[name].term if name in self.sym.table else None
+            if symbol is None or not z3.is_const(symbol):
+                continue
+            other = z3.Const(f"{name}.other", symbol.sort())
+            solver = budgeted_solver(None, HELPER_RLIMIT)
+            solver.add(term != z3.substitute(term, (symbol, other)))
+            if solver.check() == z3.unsat:
+                constant = z3.BoolVal(False) if z3.is_bool(symbol) else z3.BitVecVal(0, symbol.size())
+                term = z3.substitute(term, (symbol, constant))
+        return term
+
+    def _exit_iteration(self, key: int, back_cond: z3.BoolRef, counter: z3.BitVecRef) -> z3.ExprRef:
+        """The iteration in which a monotone loop's back-edge test first fails, as one function of the values the
+        test reads besides the counter (2^64 - 1 where it never fails).
+
+        A thread that leaves the loop through that test does so in this
+        iteration (every earlier test held, `LoopFacts.monotone`), and a
+        thread in iteration k has k no later than it. Threads that agree on
+        those values leave in the same iteration: the inner loop of a
+        bitonic sort (`for (j = k >> 1; j > 0; j >>= 1)`) runs as many
+        times in every thread, so the barriers passed by the end of an outer
+        iteration are one function of that iteration for all threads
+        (`_uniform_evolution`).
+        """
+        args = sorted((c for c in constants(back_cond) if not c.eq(counter)), key=str)
+        return self.sym.determined(f"exit{key}", args, key)
 
     def _monotone(self, back_cond: z3.BoolRef, counter: z3.BitVecRef) -> bool:
         """Whether taking the back-edge in iteration j implies taking it in iteration j - 1, for every j >= 1.
@@ -510,19 +562,25 @@ class Explorer:
         two threads in the same iteration then agree on it.
         """
         def uniform_besides(term, names: set[str]) -> bool:
-            """No thread symbol in `term` but the head symbols of the registers `names`."""
-            heads = {str(pending[n].term) for n in names}
+            """No thread symbol in `term` but the loop's counter and the head symbols of the registers `names`."""
+            heads = {str(pending[n].term) for n in names} | {str(counter)}
             return all(n in heads or n not in self.sym.table or self.sym.table[n].kind != "thread" for n in free_symbols(term))
 
         candidates = {
             n for n, v in pending.items() if not z3.is_bool(v.term) and n in entry.regs and uniform_besides(entry.regs[n].term, set())
         }
+        heads = {str(v.term) for v in pending.values()} | {str(counter)}
+        nexts = {}
+        for name in sorted(candidates):
+            after = back.regs.get(name, pending[name]).term
+            after = z3.substitute(after, *subst) if subst else after
+            others = {n for n in free_symbols(after) - heads if n in self.sym.table and self.sym.table[n].kind == "thread"}
+            nexts[name] = self._without_irrelevant(after, others)
         changed = True
         while changed:
             changed = False
             for name in sorted(candidates):
-                after = back.regs.get(name, pending[name])
-                if not uniform_besides(z3.substitute(after.term, *subst) if subst else after.term, candidates):
+                if not uniform_besides(nexts[name], candidates):
                     candidates.discard(name)
                     changed = True
         out = []
@@ -534,11 +592,13 @@ class Explorer:
             out.append((head.term, self.sym.function(f"loop{key}.{name}", head.term.size(), reason, key)(counter)))
         for (head, value), name in zip(out, sorted(candidates)):
             # f(0) is the entry value and f(k) follows from f(k-1) by one iteration: true of every thread
-            after = back.regs.get(name, pending[name]).term
-            following = z3.substitute(after, *subst, *out)
+            following = z3.substitute(nexts[name], *out)
             previous = z3.substitute(following, (counter, counter - 1))
             start = z3.substitute(value, (counter, z3.BitVecVal(0, 64)))
             self.out.assumptions.append(z3.And(start == fit(entry.regs[name].term, head.size()), z3.Or(counter == 0, value == fit(previous, head.size()))))
+            if name in COUNTERS:  # barriers passed only add up: no thread passes 2^64 of them
+                self.out.assumptions += [z3.UGE(value, start), z3.UGE(following, value)]
+                self.out.counter_steps.append((counter, value, following))
         return out
 
     def _edge_marks(self) -> dict[tuple[str, int], int]:
@@ -548,14 +608,25 @@ class Explorer:
         marks[("ret", 0)] = len(self.returned)
         return marks
 
-    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int, int], marks, loop: Loop, inner: list[LoopFacts]) -> None:
-        """Put the loop's classification into everything made inside it: its accesses, barriers and exit states."""
+    def _rewrite(self, subst, valid, mark_acc: int, mark_bar: tuple[int, int, int], marks, loop: Loop, inner: list[LoopFacts], leaving) -> None:
+        """Put the loop's classification into everything made inside it: its accesses, barriers and exit states.
+
+        `leaving` (counter, back-edge test, `_exit_iteration`) is given for a
+        monotone loop: an exit state whose condition implies the test failed
+        left in that iteration, so its counter is replaced by it.
+        """
 
         def sub(term):
             return z3.substitute(term, *subst) if subst else term
 
+        def left(term):  # an exit state that left through the failed test, in the iteration it failed
+            return z3.substitute(sub(term), (leaving[0], leaving[2]))
+
         def exit_state(s: State) -> State:
-            return State({n: Value(sub(v.term), self._rechoose(v.base, sub)) for n, v in s.regs.items()}, z3.And(sub(s.cond), valid))
+            cond = z3.And(sub(s.cond), valid)
+            fix = left if leaving is not None and _implies_not(cond, leaving[1]) else sub
+            cond = cond if fix is sub else left(cond)
+            return State({n: Value(fix(v.term), self._rechoose(v.base, fix)) for n, v in s.regs.items()}, cond)
 
         for acc in self.out.accesses[mark_acc:]:
             acc.offset, acc.barriers = sub(acc.offset), sub(acc.barriers)
@@ -578,6 +649,7 @@ class Explorer:
                 states[first:] = [exit_state(s) for s in states[first:]]
         self.out.assumptions[:] = [sub(a) for a in self.out.assumptions]
         self.out.inductions[:] = [tuple(sub(t) for t in ind) for ind in self.out.inductions]
+        self.out.counter_steps[:] = [tuple(sub(t) for t in step) for step in self.out.counter_steps]
 
     # ----------------------------------------------------------- instructions
 
@@ -1506,6 +1578,25 @@ def _bounds(head, start, following) -> list:
         if solver.check() == z3.unsat:
             out.append(bound)
     return out
+
+
+def _exit_facts(counter, back_cond, valid, leaves) -> list[z3.BoolRef]:
+    """What defines `leaves`, the iteration in which a monotone loop's back-edge test first fails
+    (`Explorer._exit_iteration`): that test fails there and held in every iteration before (else it never fails,
+    and `leaves` is 2^64 - 1); so a thread in iteration `counter` is there at the latest."""
+    def at(term, value):
+        return z3.substitute(term, (counter, value))
+
+    never = z3.BitVecVal((1 << 64) - 1, 64)
+    defined = z3.Or(z3.And(z3.Not(at(back_cond, leaves)), at(valid, leaves)), z3.And(leaves == never, at(back_cond, never)))
+    return [defined, z3.Implies(valid, z3.ULE(counter, leaves))]
+
+
+def _implies_not(cond: z3.BoolRef, test: z3.BoolRef) -> bool:
+    """Whether `cond` proves `test` false (within the small questions' budget)."""
+    solver = budgeted_solver(None, HELPER_RLIMIT)
+    solver.add(cond, test)
+    return solver.check() == z3.unsat
 
 
 def _no_unsigned_wrap(start, step, counter) -> z3.BoolRef:

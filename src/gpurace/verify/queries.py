@@ -160,6 +160,7 @@ class PairSolver:
         for t in (1, 2):
             facts += [self.rename(a, t) for a in self.out.assumptions]
         facts += [self._stride_fact(*ind) for ind in self.out.inductions if not self._per_thread(ind[1])]
+        facts += [fact for step in self.out.counter_steps for fact in self._later_counts(*step)]
         return facts, hints
 
     def _block_bits(self, d: str) -> int:
@@ -199,6 +200,15 @@ class PairSolver:
 
     def _per_thread(self, term: z3.ExprRef) -> bool:
         return any(s.kind == "thread" for s in map(self.sym.of, constants(term)) if s is not None)
+
+    def _later_counts(self, counter, value, following) -> list[z3.BoolRef]:
+        """A thread in a later iteration than the other has passed at least the barriers the other has passed by
+        the end of its own: the counts only add up, and are the same function of the iteration in both."""
+        k1, k2 = self.rename(counter, 1), self.rename(counter, 2)
+        return [
+            z3.Implies(z3.ULT(k1, k2), z3.UGE(self.rename(value, 2), self.rename(following, 1))),
+            z3.Implies(z3.ULT(k2, k1), z3.UGE(self.rename(value, 1), self.rename(following, 2))),
+        ]
 
     def _stride_fact(self, start, step, counter) -> z3.BoolRef:
         """Two threads' values of a non-wrapping induction variable `start + k·step` with the same step, in

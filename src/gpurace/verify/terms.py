@@ -63,6 +63,15 @@ class Symbols:
         self.table[name] = Symbol(decl(z3.BitVecVal(0, 64)), "uniform", reason, loop)
         return decl
 
+    def determined(self, stem: str, args: list[z3.ExprRef], loop: int) -> z3.ExprRef:
+        """A 64-bit value that every thread computes alike from `args` (an uninterpreted function of them, applied):
+        not approximated, just left for the solver to relate through the facts that define it."""
+        self._serial += 1
+        name = f"{stem}#{self._serial}"
+        decl = z3.Function(name, *[a.sort() for a in args], z3.BitVecSort(64))
+        self.table[name] = Symbol(decl(*args), "uniform", None, loop)
+        return decl(*args)
+
     def named(self, name: str, width: int, kind: str):
         """The symbol called `name` (a launch dimension, a parameter), made on first use."""
         if name not in self.table:

@@ -277,7 +277,7 @@ class _Judge:
         return sorted(reasons)
 
     def _race(self, a: Access, b: Access, model: z3.ModelRef, barriers: bool) -> Alarm:
-        control = self._approximated(a.cond, b.cond)
+        control = self._approximated(a.cond, b.cond, a.barriers, b.barriers, a.warp_barriers, b.warp_barriers, a.grid_barriers, b.grid_barriers)
         data = self._approximated(a.offset, b.offset)
         # taking same-value stores as benign, a race between two stores rests on their values being known too
         values = self._approximated(a.stored, b.stored) if self.same_value and self.solver.benign_writes(a, b) is not None else []
