@@ -80,6 +80,11 @@ GRID_BAR = "%gbar"
 
 COUNTERS = (BAR, WARP_BAR, GRID_BAR)
 
+IRRELEVANCE_RLIMIT = HELPER_RLIMIT // 10
+"""The budget of asking whether a term depends on a symbol (`_without_irrelevant`): the merged paths that name a
+value without depending on it are plain tautologies, found at once; a question that needs more (a product of
+symbols, as a grid-stride loop's test) is left undecided, the symbol kept."""
+
 DIMS = ("x", "y", "z")
 
 
@@ -394,7 +399,7 @@ class Explorer:
         subst = self._classify(loop, entry, heads, backs, counter, inside, compared)
         back_cond = z3.Or(*[s.cond for s in backs]) if backs else z3.BoolVal(False)
         back_cond = z3.substitute(back_cond, *subst) if subst else back_cond
-        back_cond = self._without_irrelevant(back_cond, free_symbols(back_cond))
+        back_cond = self._without_irrelevant(back_cond, self._thread_symbols(back_cond))
         exact = not free_symbols(back_cond) & inside  # free head symbols and values made inside differ per iteration
         if exact:
             back_cond = first_exit_form(back_cond, counter)
@@ -407,13 +412,17 @@ class Explorer:
         leaving = None
         if monotone:
             leaving = (counter, back_cond, self._exit_iteration(key, back_cond, counter))
-            self.out.assumptions += _exit_facts(counter, back_cond, valid, leaving[2])
         inner = list(self.out.loops.values())[mark_loops:]
         self.out.loops[key] = LoopFacts(key, counter, where, exact, back_cond if exact else None, monotone)
         self._rewrite(subst, valid, mark_acc, mark_bar, marks, loop, inner, leaving)
 
+    def _thread_symbols(self, term: z3.ExprRef) -> set[str]:
+        """The names of the symbols in `term` that may differ between threads."""
+        return {n for n in free_symbols(term) if n in self.sym.table and self.sym.table[n].kind == "thread"}
+
     def _without_irrelevant(self, term: z3.ExprRef, names) -> z3.ExprRef:
-        """`term` with each symbol of `names` on which it does not depend replaced by a constant.
+        """`term` with each symbol of `names` on which it does not depend replaced by a constant (uniform ones, such
+        as parameters and dimensions, are harmless and left to save the solver's time).
 
         A loop's back-edge condition, or a register's value at the back-edge,
         merges the paths that reach it; when the body branches on a loaded
@@ -429,7 +438,7 @@ class Explorer:
             if symbol is None or not z3.is_const(symbol):
                 continue
             other = z3.Const(f"{name}.other", symbol.sort())
-            solver = budgeted_solver(None, HELPER_RLIMIT)
+            solver = budgeted_solver(None, IRRELEVANCE_RLIMIT)
             solver.add(term != z3.substitute(term, (symbol, other)))
             if solver.check() == z3.unsat:
                 constant = z3.BoolVal(False) if z3.is_bool(symbol) else z3.BitVecVal(0, symbol.size())
@@ -574,8 +583,7 @@ class Explorer:
         for name in sorted(candidates):
             after = back.regs.get(name, pending[name]).term
             after = z3.substitute(after, *subst) if subst else after
-            others = {n for n in free_symbols(after) - heads if n in self.sym.table and self.sym.table[n].kind == "thread"}
-            nexts[name] = self._without_irrelevant(after, others)
+            nexts[name] = self._without_irrelevant(after, self._thread_symbols(after) - heads)
         changed = True
         while changed:
             changed = False
@@ -613,8 +621,12 @@ class Explorer:
 
         `leaving` (counter, back-edge test, `_exit_iteration`) is given for a
         monotone loop: an exit state whose condition implies the test failed
-        left in that iteration, so its counter is replaced by it.
+        left in that iteration, so its counter is replaced by it. In a loop
+        nested in another, what defines that iteration becomes facts, for the
+        enclosing loop's registers that count on it (`_exit_facts`); a loop
+        at the top has no use for them, and they would only cost the solver.
         """
+        substituted = []
 
         def sub(term):
             return z3.substitute(term, *subst) if subst else term
@@ -626,6 +638,7 @@ class Explorer:
             cond = z3.And(sub(s.cond), valid)
             fix = left if leaving is not None and _implies_not(cond, leaving[1]) else sub
             cond = cond if fix is sub else left(cond)
+            substituted.append(fix is left)
             return State({n: Value(fix(v.term), self._rechoose(v.base, fix)) for n, v in s.regs.items()}, cond)
 
         for acc in self.out.accesses[mark_acc:]:
@@ -650,6 +663,8 @@ class Explorer:
         self.out.assumptions[:] = [sub(a) for a in self.out.assumptions]
         self.out.inductions[:] = [tuple(sub(t) for t in ind) for ind in self.out.inductions]
         self.out.counter_steps[:] = [tuple(sub(t) for t in step) for step in self.out.counter_steps]
+        if any(substituted) and self.active_loops:
+            self.out.assumptions += _exit_facts(leaving[0], leaving[1], valid, leaving[2])
 
     # ----------------------------------------------------------- instructions
 
