@@ -8,7 +8,8 @@ share one `Device`:
   at `CONST_BASE`), the very memory the program's host code reads and writes;
 * `global_table` / `const_table`: the `AllocationTable`s of those arenas:
   module variables first, then every `cudaMalloc`/`cudaMallocManaged`/
-  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. A freed allocation
+  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order, the bytes of each in
+  the arena; `cudaMalloc` memory is addressed in the device-only window (`spread.py`). A freed allocation
   leaves the table (its address space is unmapped, and never reused, so a late access faults and is told
   apart from a new allocation); `heap.freed_block_at(address)` names it;
 * `modules`: the PTX modules of the program's sources, then those the
@@ -53,6 +54,7 @@ from gpurace.runtime.module_images import LoadedImage
 from gpurace.runtime.repeats import RepeatedLaunches
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
+from gpurace.runtime.spread import Spread
 from gpurace.sim.budget import compute_capability
 from gpurace.sim.clusters import launch_cluster
 from gpurace.sim.device_runtime import DEVICE_HEAP_BYTES, HEAP_HEADER_BYTES, allocates_on_device
@@ -119,7 +121,7 @@ class Device:
         self.capability = compute_capability(self.modules[0] if self.modules else Module(), arch)
         self.shared_optin_bytes = max_shared_bytes(self.capability)
         global_bytes = max(PAGE_SIZE, min(MAX_GLOBAL_ARENA_BYTES, limits.max_memory // 2) // PAGE_SIZE * PAGE_SIZE)
-        self.global_arena = Arena(Space.GLOBAL, GLOBAL_BASE, global_bytes)
+        self.global_arena = Arena(Space.GLOBAL, GLOBAL_BASE, global_bytes, Spread())
         self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
         self.findings = FindingSet()
         self.launches = 0
@@ -182,11 +184,12 @@ class Device:
         block = self.heap.blocks.get(alloc.base)
         return block.host_visible if block is not None else alloc.base in self.host_visible_variables
 
-    def describe_address(self, address: int) -> tuple[Address, str]:
-        """The allocation and offset of a byte of device memory, and its memory space, as findings name them."""
-        arena = self.arena_of(address)
-        alloc = arena.table.find(address) if arena is not None else None
-        where = Address(alloc.name, address - alloc.base, address) if alloc is not None else Address("?", 0, address)
+    def describe_address(self, canonical: int) -> tuple[Address, str]:
+        """The allocation and offset of a byte of device memory at `canonical`, where its bytes are in an arena (as
+        launch footprints and the timeline name it), and its memory space, as findings name them."""
+        arena = self.arena_of(canonical)
+        alloc = arena.table.find_canonical(canonical) if arena is not None else None
+        where = Address(alloc.name, canonical - alloc.canonical_base, canonical) if alloc is not None else Address("?", 0, canonical)
         return where, arena.space.name.lower() if arena is not None else "global"
 
     # ------------------------------------------------------------------ registration (the program's start-up)
