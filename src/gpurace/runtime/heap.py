@@ -131,9 +131,7 @@ class Heap:
         address = spread.take(size) if spread is not None else None
         if address is None:
             address = canonical
-        old = self.blocks.pop(address, None)  # a freed block whose addresses the window hands out again
-        if old is not None:
-            self._freed.remove(old)
+        self._forget(address)  # a freed block whose addresses the window hands out again
         alloc = table.insert(self._name(call), address, size, shift=address - canonical)
         self.live_bytes += alloc.size
         shift_address_limit(-alloc.size)
@@ -168,6 +166,14 @@ class Heap:
         shift_address_limit(-alloc.size)
         return alloc
 
+    def _forget(self, address: int) -> None:
+        """Forget the freed block at `address`, if any: a new one takes its place."""
+        old = self.blocks.get(address)
+        if old is None or old.freed_at is None:
+            return
+        del self.blocks[address]
+        del self._freed[bisect.bisect_left(self._freed, address, key=_base)]
+
     def _name(self, call: str) -> str:
         self.made += 1
         return f"{call}#{self.made}"
@@ -183,9 +189,7 @@ class Heap:
     def place(self, address: int, size: int, site: WireSite) -> Block:
         """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
         `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
-        old = self.blocks.pop(address, None)
-        if old is not None:
-            self._freed.remove(old)
+        self._forget(address)
         self.live_bytes += size
         shift_address_limit(-size)
         return self._insert(address, size, site)
@@ -201,10 +205,10 @@ class Heap:
     def unmap(self, block: Block) -> None:
         """End `block`'s mapping: its addresses are in no block again, and an access there is out of bounds."""
         alloc = block.allocation
-        del self.blocks[alloc.base]
         if block.freed_at is not None:  # freed with cudaFree, which unmapped it already
-            self._freed.remove(block)
+            self._forget(alloc.base)
             return
+        del self.blocks[alloc.base]
         self.arena.table.remove(alloc)
         self.arena.release(alloc.canonical_base, alloc.size)
         self.written.freed(alloc.canonical_base, alloc.size)

@@ -341,14 +341,22 @@ class AllocationTable:
         return self._inserted(Allocation(name, base, nbytes, self.space, shift))
 
     def _inserted(self, alloc: Allocation) -> Allocation:
-        bisect.insort(self.allocations, alloc, key=lambda a: a.base)
-        self._index()
+        i = bisect.bisect_right(self.allocations, alloc.base, key=lambda a: a.base)
+        self.allocations.insert(i, alloc)
+        self.bases = np.insert(self.bases, i, np.uint64(alloc.base))
+        self.ends = np.insert(self.ends, i, np.uint64(alloc.end))
+        self.shifts = np.insert(self.shifts, i, np.uint64(alloc.shift))
+        self._by_canonical = None
         return alloc
 
     def remove(self, alloc: Allocation) -> None:
         """Take `alloc` out of the table (an unmapped range): its addresses are in no allocation again."""
-        self.allocations.remove(alloc)
-        self._index()
+        i = bisect.bisect_left(self.allocations, alloc.base, key=lambda a: a.base)
+        while self.allocations[i] is not alloc:  # allocations of no bytes may share a base
+            i += 1
+        del self.allocations[i]
+        self.bases, self.ends, self.shifts = (np.delete(a, i) for a in (self.bases, self.ends, self.shifts))
+        self._by_canonical = None
 
     def contiguous_end(self, alloc: Allocation) -> int:
         """The end of `alloc` and of the allocations that follow it with no gap (only allocations mapped side by side
@@ -359,12 +367,6 @@ class AllocationTable:
             end = self.allocations[i].end
             i += 1
         return end
-
-    def _index(self) -> None:
-        self.bases = np.array([a.base for a in self.allocations], dtype=np.uint64)
-        self.ends = np.array([a.end for a in self.allocations], dtype=np.uint64)
-        self.shifts = np.array([a.shift for a in self.allocations], dtype=np.uint64)
-        self._by_canonical = None
 
     @property
     def span(self) -> int:
