@@ -83,6 +83,15 @@ MAX_GLOBAL_ARENA_BYTES = 64 << 30
 CONST_ARENA_BYTES = 4 << 20
 
 
+def _addressed_apart(arena: Arena, alloc: Allocation) -> Allocation:
+    """`alloc`, placed in `arena`, addressed in its device-only window instead when that has room (`spread.py`)."""
+    address = arena.spread.take(alloc.size) if arena.spread is not None else None
+    if address is None:
+        return alloc
+    arena.table.remove(alloc)
+    return arena.table.insert(alloc.name, address, alloc.size, shift=address - alloc.base)
+
+
 @dataclass(frozen=True)
 class KernelAttributes:
     """What `cudaFuncGetAttributes` reports of a kernel's resources."""
@@ -295,6 +304,12 @@ class Device:
         this device's arenas end, so that every variable gets the address it
         gets here and pointer initializers (`&other_variable`) hold the right
         addresses; the bytes are then copied into the arenas.
+
+        A `__device__` array (not `__managed__`: host code reaches those) is
+        addressed in the device-only window, as `cudaMalloc` memory is
+        (`spread.py`), so that an index past its end reaches no other variable;
+        its bytes stay where the scratch placed them, and the initializers
+        are written again with the addresses the variables have here.
         """
         scratch = Memory(1, 1, limits=self.limits)
         for arena in (self.global_arena, self.const_arena):
@@ -308,7 +323,7 @@ class Device:
             raise UserError(self._too_large(module)) from None
         except UserError as e:
             raise UserError(f"{module.source_path}: {e}") from None
-        placed: dict[str, Allocation] = {}
+        placed: dict[str, tuple[Arena, Allocation, Allocation]] = {}  # PTX name -> arena, allocation, scratch's
         for var in module.variables:
             if var.space not in ("global", "const") or var.linkage == "extern":
                 continue
@@ -319,12 +334,21 @@ class Device:
                 alloc = arena.table.place(var.name, theirs.size, ALLOC_ALIGN, gap=base - arena.table.top)
             except MemoryError:
                 raise UserError(self._too_large(module)) from None
-            initial = scratch.read(theirs) if var.init else None
-            if initial is not None:
-                arena.view(alloc.base, alloc.size)[:] = np.frombuffer(initial, dtype=np.uint8)
+            if var.space == "global" and not var.managed and var.size > var.elem_size:
+                alloc = _addressed_apart(arena, alloc)
+                scratch.relocate_symbol(var.name, alloc.base)
+            placed[var.name] = (arena, alloc, theirs)
+        for var in module.variables:
+            if var.name not in placed:
+                continue
+            arena, alloc, theirs = placed[var.name]
+            initial = None
+            if var.init:
+                scratch.write_initializer(theirs, var.type, var.init)  # with the addresses of variables placed apart
+                initial = scratch.read(theirs)
+                arena.view(alloc.canonical_base, alloc.size)[:] = np.frombuffer(initial, dtype=np.uint8)
             self._initial.append((arena, alloc, initial))
-            placed[var.name] = alloc
-        return placed
+        return {name: alloc for name, (_arena, alloc, _theirs) in placed.items()}
 
     def _heap_for(self, module: Module) -> None:
         """Place the device heap kernels allocate from (`sim.device_runtime`), empty, if `module` is the first to
@@ -354,7 +378,7 @@ class Device:
         self.textures.clear()
         self.repeats.clear()
         for arena, alloc, initial in self._initial:
-            view = arena.view(alloc.base, alloc.size)
+            view = arena.view(alloc.canonical_base, alloc.size)
             view[:] = 0
             if initial is not None:
                 view[: len(initial)] = np.frombuffer(initial, dtype=np.uint8)
