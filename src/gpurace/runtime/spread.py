@@ -28,9 +28,12 @@ pointer into such a range then reaches the new allocation); when none does,
 the allocation is addressed where its bytes are, in the arena, a page from
 its neighbours (`Spread.take` answers None).
 
-Memory the host dereferences (managed, page-locked, registered) keeps the
-address of its bytes in the arena, which the program maps there; module
-variables, graph memory and the driver's virtual memory do too.
+`__device__` arrays are addressed here too (`device.Device._place_variables`).
+Memory the host dereferences (managed, page-locked, registered, `__managed__`
+variables) keeps the address of its bytes in the arena, which the program
+maps there; so do `__device__` scalars, `__constant__` variables, graph
+memory and the driver's virtual memory, whose addresses come from reserved
+ranges.
 """
 
 from __future__ import annotations
