@@ -309,6 +309,7 @@ class AllocationTable:
         self._spread += spread
         self.shift = max(self.shift, self._spread)
         alloc = Allocation(name, base, nbytes, self.space, self._spread)
+        self.top = base + nbytes
         if self.allocations and base < self.allocations[-1].base:  # after allocations `insert` put above `top`
             return self._inserted(alloc)
         self.allocations.append(alloc)
@@ -317,7 +318,6 @@ class AllocationTable:
         self.shifts = np.append(self.shifts, np.uint64(self._spread))
         if self._by_canonical is not None:
             self._by_canonical.append(alloc)
-        self.top = base + nbytes
         return alloc
 
     def reserve(self, nbytes: int, align: int) -> int:
