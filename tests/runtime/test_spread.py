@@ -49,6 +49,7 @@ def test_cudamalloc_memory_is_addressed_in_the_window_and_its_bytes_packed_in_th
     assert WINDOW_BASE < a.base and b.base - a.end >= GAP_BYTES  # far apart ...
     assert arena.contains(a.canonical_base) and b.canonical_base - a.canonical_base == PAGE_SIZE  # ... their bytes a page apart
     assert managed.shift == 0 and managed.base == managed.canonical_base  # the host dereferences managed memory
+    assert heap.allocate(100, MemoryKind.HOST, SITE).allocation.base > managed.end  # placed after it, not over it
     assert arena.canonical(b.base + 8) == b.canonical_base + 8 and arena.canonical(managed.base) == managed.base
     table = arena.table
     past_a = np.array([a.end, a.end + GAP_BYTES - PAGE_SIZE], dtype=np.uint64)
