@@ -376,7 +376,7 @@ class AllocationTable:
 
     def canonical(self, addrs: np.ndarray) -> np.ndarray:
         """The canonical address of each address of an allocation (the address less its allocation's shift)."""
-        if not self.shift:
+        if not self.shift or not len(self.bases):  # (every allocation shifted apart may have been freed)
             return addrs
         i = np.maximum(np.searchsorted(self.bases, addrs, side="right") - 1, 0)
         return addrs - self.shifts[i]
