@@ -9,8 +9,8 @@ number on both sides and nothing is ever copied between them.
 
 The global arena also owns the device-only window (`spread`): addresses of
 `cudaMalloc` memory whose bytes are elsewhere in the arena. `contains` says
-whether an address is device memory at all (either); `view` and `release`
-take where bytes are, in the arena (an allocation's `canonical_base`).
+whether an address is device memory at all (either); `release` takes where
+bytes are, in the arena (an allocation's `canonical_base`), and `view` either.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ class Arena:
         return address - alloc.shift if alloc is not None else address
 
     def view(self, address: int, nbytes: int) -> np.ndarray:
-        """The bytes [address, address + nbytes) of the arena, as a writable view."""
-        start = address - self.base
+        """The bytes [address, address + nbytes) of the arena, as a writable view; `address` where they are, or as
+        the program knows them (`canonical`)."""
+        start = self.canonical(address) - self.base
         return self.store[start : start + nbytes]
 
     def release(self, address: int, nbytes: int) -> None:
