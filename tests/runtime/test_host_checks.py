@@ -172,8 +172,14 @@ def test_freed_addresses_are_never_handed_out_again(device):
 def test_calls_that_go_ahead_record_the_device_bytes_they_write(device, checks):
     d = malloc(device, 1024)
     managed = malloc(device, 256, MemoryKind.MANAGED)
-    tracked = device.heap.written.unwritten.contains
-    assert tracked(np.array([d, managed], dtype=np.uint64)).tolist() == [True, False]  # the host writes managed memory
+    in_arena = device.global_arena.canonical(d) - d  # written bytes are recorded where they are in the arena (heap.py)
+
+    def tracked(addresses):
+        return device.heap.written.unwritten.contains(np.array([int(a) + in_arena for a in addresses], dtype=np.uint64))
+
+    assert in_arena < 0  # cudaMalloc memory is addressed far from its bytes
+    assert device.heap.written.unwritten.contains(np.array([managed], dtype=np.uint64)).tolist() == [False]  # the host writes managed memory
+    assert tracked([d]).tolist() == [True]
     assert checks.copy(d, HOST, 2048, H2D, site("cudaMemcpy")) is CudaError.INVALID_VALUE  # not done: nothing written
     assert checks.memset(d, 16, 16, 1, site("cudaMemset")) is CudaError.SUCCESS
     assert checks.copy_2d(d + 256, 256, HOST, 16, 16, 2, H2D, site("cudaMemcpy2D")) is CudaError.SUCCESS

@@ -117,7 +117,8 @@ def allocate(device: Device, data: bytes) -> int:
     """A cudaMalloc block holding `data`, written as by a host copy (so its bytes count as initialised)."""
     base = device.heap.allocate(len(data), MemoryKind.DEVICE, SITE).allocation.base
     device.global_arena.view(base, len(data))[:] = np.frombuffer(data, dtype=np.uint8)
-    device.heap.written.host_wrote(np.array([base], dtype=np.uint64), np.array([base + len(data)], dtype=np.uint64))
+    at = device.global_arena.canonical(base)  # written bytes are recorded where they are in the arena (`heap`)
+    device.heap.written.host_wrote(np.array([at], dtype=np.uint64), np.array([at + len(data)], dtype=np.uint64))
     return base
 
 

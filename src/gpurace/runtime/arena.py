@@ -6,6 +6,11 @@ address space, not memory. gpurace maps it here and sees it as a NumPy
 uint8 array (`store[0]` is the byte at `base`); the program maps the same
 file at `base` itself (the shim does), so a device pointer is the same
 number on both sides and nothing is ever copied between them.
+
+The global arena also owns the device-only window (`spread`): addresses of
+`cudaMalloc` memory whose bytes are elsewhere in the arena. `contains` says
+whether an address is device memory at all (either); `release` takes where
+bytes are, in the arena (an allocation's `canonical_base`), and `view` either.
 """
 
 from __future__ import annotations
@@ -15,16 +20,18 @@ import os
 
 import numpy as np
 
+from gpurace.runtime.spread import Spread
 from gpurace.sim.memory.layout import PAGE_SIZE, AllocationTable, Space
 
 
 class Arena:
     """The memory file, its mapping in this process, and the table of what is allocated in it."""
 
-    def __init__(self, space: Space, base: int, nbytes: int):
+    def __init__(self, space: Space, base: int, nbytes: int, spread: Spread | None = None):
         self.space = space
         self.base = base
         self.nbytes = nbytes
+        self.spread = spread
         self.fd = os.memfd_create(f"gpurace-{space.name.lower()}")
         try:
             os.ftruncate(self.fd, nbytes)
@@ -36,11 +43,21 @@ class Arena:
         self.table = AllocationTable(base, base + nbytes, space)
 
     def contains(self, address: int) -> bool:
-        return self.base <= address < self.base + self.nbytes
+        """Whether `address` is in the arena or in its device-only window."""
+        return self.base <= address < self.base + self.nbytes or (self.spread is not None and self.spread.contains(address))
+
+    def canonical(self, address: int) -> int:
+        """Where the byte the program knows as `address` is in the arena: itself, but for an address of an
+        allocation in the device-only window."""
+        if self.base <= address < self.base + self.nbytes:
+            return address
+        alloc = self.table.find(address)
+        return address - alloc.shift if alloc is not None else address
 
     def view(self, address: int, nbytes: int) -> np.ndarray:
-        """The bytes [address, address + nbytes) of the arena, as a writable view."""
-        start = address - self.base
+        """The bytes [address, address + nbytes) of the arena, as a writable view; `address` where they are, or as
+        the program knows them (`canonical`)."""
+        start = self.canonical(address) - self.base
         return self.store[start : start + nbytes]
 
     def release(self, address: int, nbytes: int) -> None:

@@ -8,7 +8,8 @@ share one `Device`:
   at `CONST_BASE`), the very memory the program's host code reads and writes;
 * `global_table` / `const_table`: the `AllocationTable`s of those arenas:
   module variables first, then every `cudaMalloc`/`cudaMallocManaged`/
-  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order. A freed allocation
+  `cudaMallocHost` (and the memory of every `cudaHostRegister`) in call order, the bytes of each in
+  the arena; `cudaMalloc` memory is addressed in the device-only window (`spread.py`). A freed allocation
   leaves the table (its address space is unmapped, and never reused, so a late access faults and is told
   apart from a new allocation); `heap.freed_block_at(address)` names it;
 * `modules`: the PTX modules of the program's sources, then those the
@@ -53,6 +54,7 @@ from gpurace.runtime.module_images import LoadedImage
 from gpurace.runtime.repeats import RepeatedLaunches
 from gpurace.runtime.protocol import WireSite
 from gpurace.runtime.sites import SourceLines
+from gpurace.runtime.spread import Spread
 from gpurace.sim.budget import compute_capability
 from gpurace.sim.clusters import launch_cluster
 from gpurace.sim.device_runtime import DEVICE_HEAP_BYTES, HEAP_HEADER_BYTES, allocates_on_device
@@ -79,6 +81,15 @@ that spins until `clock()` has advanced by the clock rate times some millisecond
 
 MAX_GLOBAL_ARENA_BYTES = 64 << 30
 CONST_ARENA_BYTES = 4 << 20
+
+
+def _addressed_apart(arena: Arena, alloc: Allocation) -> Allocation:
+    """`alloc`, placed in `arena`, addressed in its device-only window instead when that has room (`spread.py`)."""
+    address = arena.spread.take(alloc.size) if arena.spread is not None else None
+    if address is None:
+        return alloc
+    arena.table.remove(alloc)
+    return arena.table.insert(alloc.name, address, alloc.size, shift=address - alloc.base)
 
 
 @dataclass(frozen=True)
@@ -119,7 +130,7 @@ class Device:
         self.capability = compute_capability(self.modules[0] if self.modules else Module(), arch)
         self.shared_optin_bytes = max_shared_bytes(self.capability)
         global_bytes = max(PAGE_SIZE, min(MAX_GLOBAL_ARENA_BYTES, limits.max_memory // 2) // PAGE_SIZE * PAGE_SIZE)
-        self.global_arena = Arena(Space.GLOBAL, GLOBAL_BASE, global_bytes)
+        self.global_arena = Arena(Space.GLOBAL, GLOBAL_BASE, global_bytes, Spread())
         self.const_arena = Arena(Space.CONST, CONST_BASE, CONST_ARENA_BYTES)
         self.findings = FindingSet()
         self.launches = 0
@@ -182,11 +193,12 @@ class Device:
         block = self.heap.blocks.get(alloc.base)
         return block.host_visible if block is not None else alloc.base in self.host_visible_variables
 
-    def describe_address(self, address: int) -> tuple[Address, str]:
-        """The allocation and offset of a byte of device memory, and its memory space, as findings name them."""
-        arena = self.arena_of(address)
-        alloc = arena.table.find(address) if arena is not None else None
-        where = Address(alloc.name, address - alloc.base, address) if alloc is not None else Address("?", 0, address)
+    def describe_address(self, canonical: int) -> tuple[Address, str]:
+        """The allocation and offset of a byte of device memory at `canonical`, where its bytes are in an arena (as
+        launch footprints and the timeline name it), and its memory space, as findings name them."""
+        arena = self.arena_of(canonical)
+        alloc = arena.table.find_canonical(canonical) if arena is not None else None
+        where = Address(alloc.name, canonical - alloc.canonical_base, canonical) if alloc is not None else Address("?", 0, canonical)
         return where, arena.space.name.lower() if arena is not None else "global"
 
     # ------------------------------------------------------------------ registration (the program's start-up)
@@ -292,6 +304,12 @@ class Device:
         this device's arenas end, so that every variable gets the address it
         gets here and pointer initializers (`&other_variable`) hold the right
         addresses; the bytes are then copied into the arenas.
+
+        A `__device__` array (not `__managed__`: host code reaches those) is
+        addressed in the device-only window, as `cudaMalloc` memory is
+        (`spread.py`), so that an index past its end reaches no other variable;
+        its bytes stay where the scratch placed them, and the initializers
+        are written again with the addresses the variables have here.
         """
         scratch = Memory(1, 1, limits=self.limits)
         for arena in (self.global_arena, self.const_arena):
@@ -305,7 +323,7 @@ class Device:
             raise UserError(self._too_large(module)) from None
         except UserError as e:
             raise UserError(f"{module.source_path}: {e}") from None
-        placed: dict[str, Allocation] = {}
+        placed: dict[str, tuple[Arena, Allocation, Allocation]] = {}  # PTX name -> arena, allocation, scratch's
         for var in module.variables:
             if var.space not in ("global", "const") or var.linkage == "extern":
                 continue
@@ -316,12 +334,21 @@ class Device:
                 alloc = arena.table.place(var.name, theirs.size, ALLOC_ALIGN, gap=base - arena.table.top)
             except MemoryError:
                 raise UserError(self._too_large(module)) from None
-            initial = scratch.read(theirs) if var.init else None
-            if initial is not None:
-                arena.view(alloc.base, alloc.size)[:] = np.frombuffer(initial, dtype=np.uint8)
+            if var.space == "global" and not var.managed and var.size > var.elem_size:
+                alloc = _addressed_apart(arena, alloc)
+                scratch.relocate_symbol(var.name, alloc.base)
+            placed[var.name] = (arena, alloc, theirs)
+        for var in module.variables:
+            if var.name not in placed:
+                continue
+            arena, alloc, theirs = placed[var.name]
+            initial = None
+            if var.init:
+                scratch.write_initializer(theirs, var.type, var.init)  # with the addresses of variables placed apart
+                initial = scratch.read(theirs)
+                arena.view(alloc.canonical_base, alloc.size)[:] = np.frombuffer(initial, dtype=np.uint8)
             self._initial.append((arena, alloc, initial))
-            placed[var.name] = alloc
-        return placed
+        return {name: alloc for name, (_arena, alloc, _theirs) in placed.items()}
 
     def _heap_for(self, module: Module) -> None:
         """Place the device heap kernels allocate from (`sim.device_runtime`), empty, if `module` is the first to
@@ -351,7 +378,7 @@ class Device:
         self.textures.clear()
         self.repeats.clear()
         for arena, alloc, initial in self._initial:
-            view = arena.view(alloc.base, alloc.size)
+            view = arena.view(alloc.canonical_base, alloc.size)
             view[:] = 0
             if initial is not None:
                 view[: len(initial)] = np.frombuffer(initial, dtype=np.uint8)

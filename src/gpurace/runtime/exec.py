@@ -324,6 +324,8 @@ def _environment(device: Device, fds: tuple[int, int, int], shim: Path) -> dict[
             protocol.ENV_CONST_FD: str(const_fd),
             protocol.ENV_CONST_BASE: f"{device.const_arena.base:x}",
             protocol.ENV_CONST_BYTES: str(device.const_arena.nbytes),
+            protocol.ENV_WINDOW_BASE: f"{device.global_arena.spread.base:x}",
+            protocol.ENV_WINDOW_BYTES: str(device.global_arena.spread.limit - device.global_arena.spread.base),
             protocol.ENV_DEVICE_CC: str(device.capability),
             protocol.ENV_DEVICE_SHARED_OPTIN: str(device.shared_optin_bytes),
         }

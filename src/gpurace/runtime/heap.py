@@ -3,8 +3,11 @@ registers (`cudaHostRegister`), and what became of them.
 
 Each is placed in the global arena after everything before it, with a red
 zone, at the start of a page (registered memory: see below), so that no two share a page (the host's access
-to each is then controlled page by page: `protection.py`), and its address
-is never handed out again: a copy or a kernel access
+to each is then controlled page by page: `protection.py`). `cudaMalloc` memory, which the host never
+dereferences, is addressed in the device-only window instead, far from every other allocation
+(`spread.py`); its `Allocation.shift` says where its bytes are in the arena, and every record here of
+bytes (`written`, `protection`, the pages given back) is of those, the arena's. An address
+is never handed out again (but in a window used up: `spread.py`): a copy or a kernel access
 through a stale pointer lands in a freed block, which is reported as a use
 after free, never in a newer allocation. A freed block's pages go back to
 the system (they read as zeros), so a program that allocates and frees in
@@ -37,7 +40,7 @@ address), and a registration ends with `cudaHostUnregister`, like a free.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -96,22 +99,43 @@ class Heap:
         self._freed: list[Block] = []  # the freed blocks whose addresses nothing holds again, by address
         self.written = DeviceWrites()
         self.protection = Protection()
+        self.made = 0  # blocks made so far: each is named after the call and its number (`cudaMalloc#3`)
         self.frees = 0  # blocks freed so far: a launch repeats an earlier one only if none was (`runtime.repeats`)
         self.live_bytes = 0  # of the blocks not freed: the memory budget counts them (`limits.shift_address_limit`)
 
     def allocate(self, size: int, kind: MemoryKind, site: WireSite, flags: int = 0) -> Block | None:
         """A new block of `size` bytes, or None when the arena has no room for it."""
-        alloc = self._place(size, allocating_call(kind, site))
+        if kind is MemoryKind.DEVICE:
+            alloc = self._place_apart(size, allocating_call(kind, site))
+        else:
+            alloc = self._place(size, allocating_call(kind, site))
         if alloc is None:
             return None
         block = Block(alloc, kind, site, flags=flags)
         self.blocks[alloc.base] = block
         if kind is MemoryKind.DEVICE:
-            self.written.allocated(alloc.base, alloc.size)
-            self.protection.closed(alloc)
+            self.written.allocated(alloc.canonical_base, alloc.size)
+            self.protection.closed(in_arena(alloc))
         else:
             self.host_visible[alloc.base] = block
         return block
+
+    def _place_apart(self, size: int, call: str) -> Allocation | None:
+        """A device-only allocation: its bytes in the arena, its address in the device-only window when that has
+        room (`spread.py`), else where its bytes are."""
+        table, spread = self.arena.table, self.arena.spread
+        try:
+            canonical = table.reserve(size, PAGE_SIZE)
+        except MemoryError:
+            return None
+        address = spread.take(size) if spread is not None else None
+        if address is None:
+            address = canonical
+        self._forget(address)  # a freed block whose addresses the window hands out again
+        alloc = table.insert(self._name(call), address, size, shift=address - canonical)
+        self.live_bytes += alloc.size
+        shift_address_limit(-alloc.size)
+        return alloc
 
     def register(self, host: int, size: int, flags: int, site: WireSite) -> Block | None:
         """The block of the `size` bytes of host memory at `host`, which no live registration overlaps
@@ -133,7 +157,7 @@ class Heap:
         return None
 
     def _place(self, size: int, call: str, offset: int = 0) -> Allocation | None:
-        name = f"{call}#{len(self.blocks) + 1}"
+        name = self._name(call)
         try:
             alloc = self.arena.table.place(name, size, PAGE_SIZE, offset=offset)
         except MemoryError:
@@ -141,6 +165,18 @@ class Heap:
         self.live_bytes += alloc.size
         shift_address_limit(-alloc.size)
         return alloc
+
+    def _forget(self, address: int) -> None:
+        """Forget the freed block at `address`, if any: a new one takes its place."""
+        old = self.blocks.get(address)
+        if old is None or old.freed_at is None:
+            return
+        del self.blocks[address]
+        del self._freed[bisect.bisect_left(self._freed, address, key=_base)]
+
+    def _name(self, call: str) -> str:
+        self.made += 1
+        return f"{call}#{self.made}"
 
     def map(self, address: int, size: int, site: WireSite, initialised: bool) -> Block:
         """A device block at `address`, in address space reserved for it (`virtual_memory`): a physical allocation
@@ -153,15 +189,13 @@ class Heap:
     def place(self, address: int, size: int, site: WireSite) -> Block:
         """A new allocation at `address`, in address space reserved for it (`graph_memory`), counted and freed as
         `cudaMalloc` memory is; the freed block that was there before, if any, is forgotten."""
-        old = self.blocks.pop(address, None)
-        if old is not None:
-            self._freed.remove(old)
+        self._forget(address)
         self.live_bytes += size
         shift_address_limit(-size)
         return self._insert(address, size, site)
 
     def _insert(self, address: int, size: int, site: WireSite) -> Block:
-        alloc = self.arena.table.insert(f"{site.call}#{len(self.blocks) + 1}", address, size)
+        alloc = self.arena.table.insert(self._name(site.call), address, size)
         block = Block(alloc, MemoryKind.DEVICE, site)
         self.blocks[address] = block
         self.written.allocated(address, size)
@@ -171,13 +205,19 @@ class Heap:
     def unmap(self, block: Block) -> None:
         """End `block`'s mapping: its addresses are in no block again, and an access there is out of bounds."""
         alloc = block.allocation
-        del self.blocks[alloc.base]
         if block.freed_at is not None:  # freed with cudaFree, which unmapped it already
-            self._freed.remove(block)
+            self._forget(alloc.base)
             return
+        del self.blocks[alloc.base]
         self.arena.table.remove(alloc)
-        self.arena.release(alloc.base, alloc.size)
-        self.written.freed(alloc.base, alloc.size)
+        self.arena.release(alloc.canonical_base, alloc.size)
+        self.written.freed(alloc.canonical_base, alloc.size)
+
+    def block_of_canonical(self, canonical: int) -> Block | None:
+        """The live block whose bytes in the arena include `canonical` (what the detectors and launch footprints
+        name)."""
+        alloc = self.arena.table.find_canonical(canonical)
+        return self.blocks.get(alloc.base) if alloc is not None else None
 
     def block_at(self, address: int) -> Block | None:
         """The block whose bytes include `address`, freed or not."""
@@ -200,12 +240,15 @@ class Heap:
         if block.host is not None:
             self._registered.remove(block)
             self.unregistered[block.host] = block
-        self.host_visible.pop(block.allocation.base, None)
-        self.protection.closed(block.allocation)
-        self.arena.table.remove(block.allocation)
+        alloc = block.allocation
+        self.host_visible.pop(alloc.base, None)
+        self.protection.closed(in_arena(alloc))
+        self.arena.table.remove(alloc)
         bisect.insort(self._freed, block, key=_base)
-        self.arena.release(block.allocation.base, block.allocation.size)
-        self.written.freed(block.allocation.base, block.allocation.size)
+        self.arena.release(alloc.canonical_base, alloc.size)
+        self.written.freed(alloc.canonical_base, alloc.size)
+        if alloc.shift and self.arena.spread is not None:
+            self.arena.spread.give_back(alloc.base, alloc.size)
 
     def live(self) -> list[Block]:
         return [b for b in self.blocks.values() if b.freed_at is None]
@@ -213,6 +256,11 @@ class Heap:
     def free_all(self, site: WireSite) -> None:
         for block in self.live():
             self.free(block, site)
+
+
+def in_arena(alloc: Allocation) -> Allocation:
+    """`alloc` where its bytes are in the arena (itself, but for device-only memory: `spread.py`)."""
+    return replace(alloc, base=alloc.canonical_base, shift=0) if alloc.shift else alloc
 
 
 def _host_start(block: Block) -> int:

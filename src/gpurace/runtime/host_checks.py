@@ -134,9 +134,12 @@ class HostChecks:
 
     def _wrote(self, status: CudaError, starts, width: int) -> CudaError:
         """`status`, after recording, when the call goes ahead, that it writes `width` bytes at each of `starts`
-        (the shim then does), so that kernels reading them later read initialised memory."""
+        (the shim then does), so that kernels reading them later read initialised memory. The starts are in one
+        allocation (the call was checked), and recorded where its bytes are (`Heap.written`)."""
         if status is CudaError.SUCCESS:
             starts = np.atleast_1d(np.asarray(starts, dtype=np.uint64))
+            first = int(starts[0])
+            starts = starts - np.uint64(first - self.device.global_arena.canonical(first))
             self.device.heap.written.host_wrote(starts, starts + np.uint64(width))
         return status
 

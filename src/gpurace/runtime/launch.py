@@ -307,7 +307,7 @@ def _run(
 
 def _with_allocating_line(device: Device, finding: Finding) -> Finding:
     """An uninitialised read of `cudaMalloc` memory, with the host line that allocated it (cause and details)."""
-    block = device.heap.block_at(finding.address.address) if finding.address is not None else None
+    block = device.heap.block_of_canonical(finding.address.address) if finding.address is not None else None
     if block is not None:
         where = device.source_lines.frame(block.allocated_at).where()
         if where:

@@ -19,12 +19,15 @@ approved them. Host memory the program registers (`cudaHostRegister`) is
 given a block of the global arena too (`heap.Heap.register`), and the shim
 makes the program's own memory the arena's there (see the shim's
 "Registered host memory"), so that kernels reach it through the device
-pointer and the host sees their writes. The environment tells the shim where things are (the shim
+pointer and the host sees their writes. `cudaMalloc` memory is addressed in the device-only window
+(`spread.py`), which the shim reserves and never maps: its bytes are elsewhere in the global arena, and
+the server tells the shim where with each copy or memset it approves. The environment tells the shim where things are (the shim
 removes these variables, so programs the program starts do not inherit them):
 
     GPURACE_RUNTIME_FD    the socket to the server (a connected AF_UNIX stream socket)
     GPURACE_GLOBAL_FD     the global arena's memory file; mapped at GPURACE_GLOBAL_BASE (hex), GPURACE_GLOBAL_BYTES long
     GPURACE_CONST_FD      the constant arena's;         mapped at GPURACE_CONST_BASE (hex), GPURACE_CONST_BYTES long
+    GPURACE_WINDOW_BASE   the device-only window (hex), GPURACE_WINDOW_BYTES long: reserved, inaccessible
     GPURACE_DEVICE_CC     the virtual device's compute capability (75 for compute_75: the architecture built for)
     GPURACE_DEVICE_SHARED_OPTIN  its shared memory per block with the opt-in, in bytes
 
@@ -57,9 +60,9 @@ the `CUfunction` handle as `host_fun`.
 | REGISTER_VAR | `u64 module, u64 host_var, u64 size, u32 flags (VarFlag), str device_name` | `u64 device_address` |
 | MALLOC | `u64 size, u32 kind (MemoryKind), u32 flags, u64 host`, site: `flags` are cudaHostAlloc's (HOST) or cudaHostRegister's (REGISTERED), else 0; `host` is the registered memory's address (REGISTERED), else 0 | `u64 address` (REGISTERED: the device address of `host`) |
 | FREE | `u64 address, u32 kind`, site (REGISTERED: `address` is the host pointer given to cudaHostUnregister) | - |
-| MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | - (status 0: the shim copies) |
-| MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | - (status 0: the shim copies) |
-| MEMSET | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site (`cudaMemset` is one row: pitch = width = count, height 1) | - (status 0: the shim sets) |
+| MEMCPY | `u64 dst, u64 src, u64 count, u32 direction (cudaMemcpyKind), u64 stream, u32 async`, site | `u64 dst, u64 src`: where the shim finds the bytes of each (`dst` and `src` themselves, but in the global arena for `cudaMalloc` memory); status 0: the shim copies |
+| MEMCPY_2D | `u64 dst, u64 dpitch, u64 src, u64 spitch, u64 width, u64 height, u32 direction, u64 stream, u32 async`, site | `u64 dst, u64 src` as for MEMCPY: where the first rows are |
+| MEMSET | `u64 dst, u64 pitch, u32 value, u64 width, u64 height, u64 stream, u32 async`, site (`cudaMemset` is one row: pitch = width = count, height 1) | `u64 dst` as for MEMCPY; status 0: the shim sets |
 | LAUNCH | `u64 host_fun, u32 grid[3], u32 block[3], u64 shared_bytes, u64 stream, u32 flags (LaunchFlag)`, site, `u32 length` + parameter bytes | what the kernel printed (UTF-8, the whole payload) |
 | SYNCHRONIZE | `u32 what (Wait), u64 handle` (the stream or event; 0 for the device), site | - |
 | STREAM_CREATE | `u64 handle, u32 flags` (the shim's new handle; `cudaStreamNonBlocking` = 1; `GRAPH_NODE_STREAM`: a stream the shim made to replay a graph's node, named so in findings) | - |
@@ -113,6 +116,7 @@ from enum import IntEnum, IntFlag
 ENV_SOCKET = "GPURACE_RUNTIME_FD"
 ENV_GLOBAL_FD, ENV_GLOBAL_BASE, ENV_GLOBAL_BYTES = "GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE", "GPURACE_GLOBAL_BYTES"
 ENV_CONST_FD, ENV_CONST_BASE, ENV_CONST_BYTES = "GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES"
+ENV_WINDOW_BASE, ENV_WINDOW_BYTES = "GPURACE_WINDOW_BASE", "GPURACE_WINDOW_BYTES"
 ENV_DEVICE_CC, ENV_DEVICE_SHARED_OPTIN = "GPURACE_DEVICE_CC", "GPURACE_DEVICE_SHARED_OPTIN"
 
 

@@ -263,7 +263,7 @@ class DeviceServer:
         block = self.device.heap.blocks.get(address)
         if block is not None and block.freed_at is None and block.kind is MemoryKind.DEVICE:
             alloc = block.allocation
-            self._queue(site, stream, Spans(), Spans(((alloc.base, alloc.base + alloc.size),)), blocking=False)
+            self._queue(site, stream, Spans(), Spans(((alloc.canonical_base, alloc.canonical_base + alloc.size),)), blocking=False)
         return encode_reply(self._release(address, MemoryKind.DEVICE, site, self.timeline.stream_clock(stream)))
 
     def _release(self, address: int, kind: MemoryKind, site: WireSite, clock: Clock) -> CudaError:
@@ -317,10 +317,12 @@ class DeviceServer:
         if not self.timeline.known_stream(stream):
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         status = self.checks.copy(dst, src, count, direction, site)
-        if status is CudaError.SUCCESS:
-            blocking = self._copy_blocks(dst, src, direction, bool(is_async))
-            self._queue(site, stream, Spans(((src, src + count),)), Spans(((dst, dst + count),)), blocking)
-        return encode_reply(status)
+        if status is not CudaError.SUCCESS:
+            return encode_reply(status)
+        blocking = self._copy_blocks(dst, src, direction, bool(is_async))
+        to, of = self._in_arena(dst), self._in_arena(src)
+        self._queue(site, stream, Spans(((of, of + count),)), Spans(((to, to + count),)), blocking)
+        return encode_reply(status, struct.pack("<QQ", to, of))
 
     def _memcpy_2d(self, r: Reader) -> bytes:
         dst, dpitch, src, spitch, width, height = (r.u64() for _ in range(6))
@@ -328,10 +330,12 @@ class DeviceServer:
         if not self.timeline.known_stream(stream):
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         status = self.checks.copy_2d(dst, dpitch, src, spitch, width, height, direction, site)
-        if status is CudaError.SUCCESS:
-            reads, writes = Spans.rows(src, spitch, width, height), Spans.rows(dst, dpitch, width, height)
-            self._queue(site, stream, reads, writes, self._copy_blocks(dst, src, direction, bool(is_async)))
-        return encode_reply(status)
+        if status is not CudaError.SUCCESS:
+            return encode_reply(status)
+        to, of = self._in_arena(dst), self._in_arena(src)
+        reads, writes = Spans.rows(of, spitch, width, height), Spans.rows(to, dpitch, width, height)
+        self._queue(site, stream, reads, writes, self._copy_blocks(dst, src, direction, bool(is_async)))
+        return encode_reply(status, struct.pack("<QQ", to, of))
 
     def _memset(self, r: Reader) -> bytes:
         dst, pitch, _value, width, height = r.u64(), r.u64(), r.u32(), r.u64(), r.u64()
@@ -339,11 +343,20 @@ class DeviceServer:
         if not self.timeline.known_stream(stream):
             return encode_reply(CudaError.INVALID_RESOURCE_HANDLE)
         status = self.checks.memset(dst, pitch, width, height, site)
-        if status is CudaError.SUCCESS:
-            # cudaMemset is asynchronous, except into managed or page-locked host memory.
-            blocking = not is_async and self._host_side(dst)
-            self._queue(site, stream, Spans(), Spans.rows(dst, pitch, width, height), blocking)
-        return encode_reply(status)
+        if status is not CudaError.SUCCESS:
+            return encode_reply(status)
+        # cudaMemset is asynchronous, except into managed or page-locked host memory.
+        blocking = not is_async and self._host_side(dst)
+        to = self._in_arena(dst)
+        self._queue(site, stream, Spans(), Spans.rows(to, pitch, width, height), blocking)
+        return encode_reply(status, struct.pack("<Q", to))
+
+    def _in_arena(self, address: int) -> int:
+        """Where the shim finds the bytes of a pointer that a copy or memset was allowed to use: in the arena for
+        device memory (its own address, but for `cudaMalloc` memory: `spread.py`), the pointer itself for host
+        memory. The pointer's whole range is in one allocation (the call was checked), so its other bytes
+        follow from its first."""
+        return self.device.global_arena.canonical(address)
 
     def _host_side(self, address: int) -> bool:
         """Whether `address` is memory the host can touch: pageable memory, or managed or page-locked memory."""

@@ -66,10 +66,11 @@ class Cursor:
             if tok[1] == text and tok[0] == "punct":
                 return
 
-    def skip_parenthesised(self) -> None:
-        """Skip a balanced `( ... )` group, as in `.attribute(.managed)`."""
+    def skip_parenthesised(self) -> list[str]:
+        """Skip a balanced `( ... )` group, as in `.attribute(.managed)`; the texts of its tokens."""
         self.expect("(")
         depth = 1
+        texts = []
         while depth:
             tok = self.take()
             if tok[0] == "eof":
@@ -77,6 +78,8 @@ class Cursor:
             if tok[0] == "punct":
                 depth += tok[1] == "("
                 depth -= tok[1] == ")"
+            texts.append(tok[1])
+        return texts[:-1]
 
     # -- values ---------------------------------------------------------------
 

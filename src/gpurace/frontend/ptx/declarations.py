@@ -37,6 +37,7 @@ def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
     align: int | None = None
     vector: int | None = None
     ptx_type: str | None = None
+    managed = False
     while cur.peek()[0] == "dir":
         tok = cur.take()
         word = tok[1]
@@ -47,7 +48,7 @@ def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
         elif word[1:] in TYPES:
             ptx_type = word[1:]
         elif word == ".attribute":
-            cur.skip_parenthesised()
+            managed = managed or ".managed" in cur.skip_parenthesised()
         elif word in OPAQUE_TYPES:
             raise cur.error(f"{word} variables (the legacy texture/surface API) are not supported", tok)
         else:
@@ -65,7 +66,7 @@ def parse_variables(cur: Cursor, linkage: str | None) -> list[Variable]:
         if init is not None:
             dims = _fit_initializer(cur, name_tok, dims, len(init))
             _check_initial_values(cur, name_tok, ptx_type, init)
-        variables.append(Variable(name, space, ptx_type, dims, align, init, linkage, ptx_line))
+        variables.append(Variable(name, space, ptx_type, dims, align, init, linkage, ptx_line, managed))
         if not cur.accept(","):
             cur.expect(";", "';' after a declaration")
             return variables

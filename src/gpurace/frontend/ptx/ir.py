@@ -248,7 +248,8 @@ class Variable:
     `dims` are the array dimensions as written (empty for a scalar; `None` for
     an unsized dimension as in `.extern .shared .b8 smem[]`). `init` is the
     flattened initializer in element order, or None. `linkage` is one of
-    "visible", "weak", "extern", "common" or None.
+    "visible", "weak", "extern", "common" or None. `managed`: declared
+    `.attribute(.managed)`, a `__managed__` variable, which host code reaches too.
     """
 
     name: str
@@ -259,6 +260,7 @@ class Variable:
     init: Initializer | None = None
     linkage: str | None = None
     ptx_line: int = 0
+    managed: bool = False
 
     @property
     def elem_size(self) -> int:

@@ -11,7 +11,10 @@
  * process inherited; the constructor maps them at the addresses the
  * simulator gives the global and constant spaces, so a device pointer is
  * the same number here and in the simulator, and a copy the server approved
- * is a plain memmove. The program's mapping of the global arena is
+ * is a plain memmove. cudaMalloc memory is the exception: its pointers are in the device-only window, which
+ * this process reserves and never maps (gpurace/runtime/spread.py: no out-of-bounds access through one reaches
+ * another allocation), and the server says where in the arena its bytes are with each copy or memset it approves.
+ * The program's mapping of the global arena is
  * protected page by page as the server says (with each reply), and the
  * accesses its host code makes to protected pages are caught (SIGSEGV) and
  * sent to the server (HOST_ACCESS): host code touching device memory, or
@@ -290,8 +293,8 @@ struct buf {
 
 static struct {
     int socket;
-    uintptr_t global_base, const_base;
-    size_t global_bytes, const_bytes;
+    uintptr_t global_base, const_base, window_base;
+    size_t global_bytes, const_bytes, window_bytes;
     uint8_t *global_alias; /* the same memory as global_base, never protected: this runtime's own view of it */
     int global_fd;         /* the global arena's memory file, kept to map registered host memory onto it */
     unsigned long global_inode;
@@ -572,7 +575,8 @@ static void map_arena(const char *fd_var, const char *base_var, const char *byte
     }
 }
 
-/* This runtime's own view of `p`: through the unprotected mapping when it is device memory. */
+/* This runtime's own view of `p` (where the server said its bytes are): through the unprotected mapping when it is
+   device memory. */
 static void *view(const void *p) {
     uintptr_t a = (uintptr_t)p;
     if (a >= rt.global_base && a - rt.global_base < rt.global_bytes) return rt.global_alias + (a - rt.global_base);
@@ -581,13 +585,16 @@ static void *view(const void *p) {
 
 static uintptr_t registered_device_address(uintptr_t address);
 
+static int in_window(uintptr_t a) { return a >= rt.window_base && a - rt.window_base < rt.window_bytes; }
+
 /* The program's host code touched a protected page of device memory (or of registered host memory, which is
    device memory too): ask the server whether that is a bug (it records the finding) and go on, or crash as
    the access would on a GPU's host. The site's first frame is the faulting instruction itself (its address
    + 1, as frames are return addresses). */
 static void on_fault(int sig, siginfo_t *info, void *context) {
     uintptr_t address = (uintptr_t)info->si_addr;
-    if (address < rt.global_base || address - rt.global_base >= rt.global_bytes) address = registered_device_address(address);
+    if ((address < rt.global_base || address - rt.global_base >= rt.global_bytes) && !in_window(address))
+        address = registered_device_address(address);
     if (!address) {
         signal(sig, SIG_DFL); /* not ours: the program's own crash, which happens again on return */
         return;
@@ -616,6 +623,16 @@ static void start(void) {
               &rt.global_alias, &rt.global_fd);
     map_arena("GPURACE_CONST_FD", "GPURACE_CONST_BASE", "GPURACE_CONST_BYTES", &rt.const_base, &rt.const_bytes, NULL,
               NULL);
+    /* The device-only window: address space only, so that nothing of the program's is ever there and its host
+       code's accesses there fault (on_fault). */
+    rt.window_base = (uintptr_t)env_number("GPURACE_WINDOW_BASE", 16);
+    rt.window_bytes = (size_t)env_number("GPURACE_WINDOW_BYTES", 10);
+    void *window = mmap((void *)rt.window_base, rt.window_bytes, PROT_NONE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (window != (void *)rt.window_base)
+        die("cannot reserve the simulated device's address space at its fixed address (%s): the address range is "
+            "taken in this process, or the address-space limit (ulimit -v) is too low",
+            getenv("GPURACE_WINDOW_BASE"));
     struct stat file;
     if (fstat(rt.global_fd, &file) != 0) die("%s", "cannot inspect the simulated device memory");
     rt.global_inode = (unsigned long)file.st_ino;
@@ -628,7 +645,8 @@ static void start(void) {
     fcntl(rt.socket, F_SETFD, FD_CLOEXEC);
     static const char *const vars[] = {"GPURACE_RUNTIME_FD", "GPURACE_GLOBAL_FD", "GPURACE_GLOBAL_BASE",
                                        "GPURACE_GLOBAL_BYTES", "GPURACE_CONST_FD", "GPURACE_CONST_BASE",
-                                       "GPURACE_CONST_BYTES", "GPURACE_DEVICE_CC", "GPURACE_DEVICE_SHARED_OPTIN"};
+                                       "GPURACE_CONST_BYTES", "GPURACE_WINDOW_BASE", "GPURACE_WINDOW_BYTES",
+                                       "GPURACE_DEVICE_CC", "GPURACE_DEVICE_SHARED_OPTIN"};
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) unsetenv(vars[i]);
     struct buf b = {0};
     put_u32(&b, (uint32_t)getpid());
@@ -640,7 +658,7 @@ __attribute__((constructor)) static void gpurace_runtime_init(void) { start(); }
 static int in_arena(const void *p) {
     uintptr_t a = (uintptr_t)p;
     return (a >= rt.global_base && a - rt.global_base < rt.global_bytes) ||
-           (a >= rt.const_base && a - rt.const_base < rt.const_bytes);
+           (a >= rt.const_base && a - rt.const_base < rt.const_bytes) || in_window(a);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1387,8 +1405,14 @@ static cudaError_t copy(void *dst, const void *src, size_t count, int kind, void
     put_site(&b, call, NULL);
     if (async == SYNC) flush_device_output();
     sync_edges();
-    cudaError_t status = request(OP_MEMCPY, &b, NULL);
-    if (status == cudaSuccess) memmove(view(dst), view(src), count);
+    uint8_t *reply = NULL;
+    cudaError_t status = request(OP_MEMCPY, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        uint8_t *to = (uint8_t *)(uintptr_t)get_u64(&p);
+        memmove(view(to), view((uint8_t *)(uintptr_t)get_u64(&p)), count);
+    }
+    free(reply);
     sync_edges();
     return record(status);
 }
@@ -1419,10 +1443,14 @@ static cudaError_t copy_2d(void *dst, size_t dpitch, const void *src, size_t spi
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     sync_edges();
-    cudaError_t status = request(OP_MEMCPY_2D, &b, NULL);
-    if (status == cudaSuccess)
-        for (size_t row = 0; row < height; row++)
-            memmove(view((uint8_t *)dst + row * dpitch), view((const uint8_t *)src + row * spitch), width);
+    uint8_t *reply = NULL;
+    cudaError_t status = request(OP_MEMCPY_2D, &b, &reply);
+    if (status == cudaSuccess) {
+        const uint8_t *p = reply;
+        uint8_t *to = (uint8_t *)(uintptr_t)get_u64(&p), *of = (uint8_t *)(uintptr_t)get_u64(&p);
+        for (size_t row = 0; row < height; row++) memmove(view(to + row * dpitch), view(of + row * spitch), width);
+    }
+    free(reply);
     sync_edges();
     return record(status);
 }
@@ -1509,10 +1537,14 @@ static cudaError_t fill_elements(void *dst, size_t pitch, uint32_t value, unsign
     put_u32(&b, (uint32_t)async);
     put_site(&b, call, NULL);
     sync_edges();
-    cudaError_t status = request(OP_MEMSET, &b, NULL);
+    uint8_t *reply = NULL;
+    cudaError_t status = request(OP_MEMSET, &b, &reply);
+    const uint8_t *p = reply;
+    uint8_t *to = status == cudaSuccess ? (uint8_t *)(uintptr_t)get_u64(&p) : NULL;
+    free(reply);
     if (status == cudaSuccess)
         for (size_t row = 0; row < height; row++) {
-            uint8_t *out = view((uint8_t *)dst + row * pitch);
+            uint8_t *out = view(to + row * pitch);
             if (element == 1)
                 memset(out, (int)value, width);
             else

@@ -206,7 +206,8 @@ class Allocation:
     an offset for shared, local and param). `shift` is how far the
     allocation's addresses lie above its canonical addresses (and its bytes in
     the backing store): the unbacked address space left before automatic
-    buffers (AUTO_SPREAD_BYTES each), 0 for every other allocation.
+    buffers (AUTO_SPREAD_BYTES each), or between the device-only allocations of
+    a program under `gpurace exec` (`runtime.spread`); 0 for every other allocation.
     """
 
     name: str
@@ -292,7 +293,9 @@ class AllocationTable:
         self.ends = np.zeros(0, dtype=np.uint64)
         self.shifts = np.zeros(0, dtype=np.uint64)
         self.top = region_base  # first free address (before the next red zone)
-        self.shift = 0  # unbacked address space left so far (`Allocation.shift` of the last allocation)
+        self.shift = 0  # the greatest `Allocation.shift` of any allocation: 0 when addresses are canonical
+        self._spread = 0  # unbacked address space `place` has left so far (its last allocation's shift)
+        self._by_canonical: list[Allocation] | None = []  # the allocations by canonical base (None: to be sorted)
 
     def place(self, name: str, nbytes: int, align: int, gap: int = REDZONE, offset: int = 0, spread: int = 0) -> Allocation:
         """Place an allocation after the last one, at least `gap` (>= REDZONE) bytes after it, `offset` bytes past
@@ -303,13 +306,18 @@ class AllocationTable:
         base = align_up(self.top + (max(gap, REDZONE) if self.allocations else 0), align) + offset + spread
         if base + nbytes > self.region_limit:
             raise MemoryError(f"{self.space.name.lower()} region exhausted allocating {name!r} ({nbytes} bytes)")
-        self.shift += spread
-        alloc = Allocation(name, base, nbytes, self.space, self.shift)
+        self._spread += spread
+        self.shift = max(self.shift, self._spread)
+        alloc = Allocation(name, base, nbytes, self.space, self._spread)
+        self.top = base + nbytes
+        if self.allocations and base < self.allocations[-1].base:  # after allocations `insert` put above `top`
+            return self._inserted(alloc)
         self.allocations.append(alloc)
         self.bases = np.append(self.bases, np.uint64(base))
         self.ends = np.append(self.ends, np.uint64(base + nbytes))
-        self.shifts = np.append(self.shifts, np.uint64(self.shift))
-        self.top = base + nbytes
+        self.shifts = np.append(self.shifts, np.uint64(self._spread))
+        if self._by_canonical is not None:
+            self._by_canonical.append(alloc)
         return alloc
 
     def reserve(self, nbytes: int, align: int) -> int:
@@ -322,19 +330,33 @@ class AllocationTable:
         self.top = base + nbytes
         return base
 
-    def insert(self, name: str, base: int, nbytes: int) -> Allocation:
-        """An allocation at `base`, in address space `reserve` left free (the caller keeps it free of overlaps)."""
-        i = bisect.bisect_right(self.allocations, base, key=lambda a: a.base)
-        shift = self.allocations[i - 1].shift if i else 0
-        alloc = Allocation(name, base, nbytes, self.space, shift)
+    def insert(self, name: str, base: int, nbytes: int, shift: int | None = None) -> Allocation:
+        """An allocation at `base`, in address space `reserve` left free (the caller keeps it free of overlaps).
+        Its bytes lie `shift` below it (a range `reserve` gave), or as far below as those of the allocation
+        before it when None."""
+        if shift is None:
+            i = bisect.bisect_right(self.allocations, base, key=lambda a: a.base)
+            shift = self.allocations[i - 1].shift if i else 0
+        self.shift = max(self.shift, shift)
+        return self._inserted(Allocation(name, base, nbytes, self.space, shift))
+
+    def _inserted(self, alloc: Allocation) -> Allocation:
+        i = bisect.bisect_right(self.allocations, alloc.base, key=lambda a: a.base)
         self.allocations.insert(i, alloc)
-        self._index()
+        self.bases = np.insert(self.bases, i, np.uint64(alloc.base))
+        self.ends = np.insert(self.ends, i, np.uint64(alloc.end))
+        self.shifts = np.insert(self.shifts, i, np.uint64(alloc.shift))
+        self._by_canonical = None
         return alloc
 
     def remove(self, alloc: Allocation) -> None:
         """Take `alloc` out of the table (an unmapped range): its addresses are in no allocation again."""
-        self.allocations.remove(alloc)
-        self._index()
+        i = bisect.bisect_left(self.allocations, alloc.base, key=lambda a: a.base)
+        while self.allocations[i] is not alloc:  # allocations of no bytes may share a base
+            i += 1
+        del self.allocations[i]
+        self.bases, self.ends, self.shifts = (np.delete(a, i) for a in (self.bases, self.ends, self.shifts))
+        self._by_canonical = None
 
     def contiguous_end(self, alloc: Allocation) -> int:
         """The end of `alloc` and of the allocations that follow it with no gap (only allocations mapped side by side
@@ -346,20 +368,15 @@ class AllocationTable:
             i += 1
         return end
 
-    def _index(self) -> None:
-        self.bases = np.array([a.base for a in self.allocations], dtype=np.uint64)
-        self.ends = np.array([a.end for a in self.allocations], dtype=np.uint64)
-        self.shifts = np.array([a.shift for a in self.allocations], dtype=np.uint64)
-
     @property
     def span(self) -> int:
         """Bytes from the region base to the end of the last allocation, unbacked spread left out (the backing
         store's size)."""
-        return self.top - self.region_base - self.shift
+        return self.top - self.region_base - self._spread
 
     def canonical(self, addrs: np.ndarray) -> np.ndarray:
         """The canonical address of each address of an allocation (the address less its allocation's shift)."""
-        if not self.shift:
+        if not self.shift or not len(self.bases):  # (every allocation shifted apart may have been freed)
             return addrs
         i = np.maximum(np.searchsorted(self.bases, addrs, side="right") - 1, 0)
         return addrs - self.shifts[i]
@@ -376,10 +393,16 @@ class AllocationTable:
         return i if i >= 0 and high + size <= int(self.ends[i]) else None
 
     def find_canonical(self, canonical: int) -> Allocation | None:
-        """The allocation holding the byte at canonical address `canonical`, if any."""
-        i = bisect.bisect_right(self.allocations, canonical, key=lambda a: a.canonical_base) - 1
-        if i >= 0 and canonical < self.allocations[i].canonical_base + self.allocations[i].size:
-            return self.allocations[i]
+        """The allocation holding the byte at canonical address `canonical`, if any.
+
+        Canonical bases rise with addresses but where `insert` placed allocations out of their bytes' order
+        (`runtime.spread`), so the allocations are searched in an order of their own, sorted when first needed."""
+        if self._by_canonical is None:
+            self._by_canonical = sorted(self.allocations, key=lambda a: a.canonical_base)
+        by_canonical = self._by_canonical
+        i = bisect.bisect_right(by_canonical, canonical, key=lambda a: a.canonical_base) - 1
+        if i >= 0 and canonical < by_canonical[i].canonical_base + by_canonical[i].size:
+            return by_canonical[i]
         return None
 
     def contains(self, addrs: np.ndarray, size: int) -> np.ndarray:

@@ -303,6 +303,12 @@ class Memory:
         except KeyError:
             raise UserError(f"unknown symbol {name!r}") from None
 
+    def relocate_symbol(self, name: str, address: int) -> None:
+        """Give symbol `name` the space address `address` from now on (initializers written afterwards hold it):
+        where `gpurace exec` addresses a variable whose bytes this memory placed (`runtime.device`)."""
+        space, _ = self.symbol(name)
+        self._symbols[name] = (space, address)
+
     def write_initializer(self, alloc: Allocation, ptx_type: str, values) -> None:
         """Fill `alloc` from a PTX initializer: ints, floats and `AddressOf` entries, in element order.
 
