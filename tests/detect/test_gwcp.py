@@ -61,8 +61,8 @@ def test_lock_bookkeeping_stays_with_the_threads_that_lock():
     (lock,) = det.locks.values()
     assert sorted(lock.done) == [0, 64]  # thread 0 of each block, one section each
     assert all(len(sections) == 1 for sections in lock.done.values())
-    # words touched inside: the counter (read and written) and each block's shared copy (written)
-    assert len(lock.reads) == 1 and set(lock.reads) < set(lock.writes) and len(lock.writes) == 3
+    # words touched inside, all written: the counter (read and written) and each block's shared copy (written)
+    assert len(lock.accessed) == 3 and set(lock.accessed) == set(lock.writes)
     assert not det.open and not det.has_open.any()  # every section closed, nothing left per thread
 
 
