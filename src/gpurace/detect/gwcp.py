@@ -84,7 +84,7 @@ from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, F
 WIDE = SCOPE_RANK["gpu"]
 
 
-@dataclass
+@dataclass(slots=True)
 class LockRelease(Release):
     """A release as `hb` publishes it, plus `wcp`: what an acquirer is GWCP-after (all of `knowledge` except on lock locations)."""
 

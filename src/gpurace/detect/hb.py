@@ -118,7 +118,7 @@ def _is_mbarrier_arrival(ins) -> bool:
     return ins.opcode == "mbarrier" or (ins.opcode == "cp" and (ins.has("mbarrier") or ins.has("mbarrier::complete_tx::bytes")))
 
 
-@dataclass
+@dataclass(slots=True)
 class Release:
     """A published release: what the releaser knew, from where, with what scope."""
 

@@ -60,6 +60,7 @@ class LockConfinement:
         for w in words:
             if word_lock.setdefault(w, lock) != lock:
                 self.broken = True
+                return
 
     def released(self, lock: int, block: int, wide: bool) -> None:
         seen = self.scopes.get(lock)
