@@ -15,7 +15,8 @@ from test_expectations import corpus_cases, observed, parse_expectation, run_che
 
 from gpurace.check import check
 from gpurace.detect.base import DetectorContext
-from gpurace.detect.gwcp import GwcpDetector
+from gpurace.detect.gwcp import DoneSection, GwcpDetector, LockHistory
+from gpurace.detect.knowledge import Knowledge
 from gpurace.sim.launch import simulate
 
 PREDICTABLE = Path(__file__).resolve().parent.parent / "kernels" / "predictable"
@@ -61,9 +62,29 @@ def test_lock_bookkeeping_stays_with_the_threads_that_lock():
     (lock,) = det.locks.values()
     assert sorted(lock.done) == [0, 64]  # thread 0 of each block, one section each
     assert all(len(sections) == 1 for sections in lock.done.values())
-    # words touched inside: the counter (read and written) and each block's shared copy (written)
-    assert len(lock.reads) == 1 and set(lock.reads) < set(lock.writes) and len(lock.writes) == 3
+    # words touched inside, all written: the counter (read and written) and each block's shared copy (written)
+    assert len(lock.accessed) == 3 and set(lock.accessed) == set(lock.writes)
     assert not det.open and not det.has_open.any()  # every section closed, nothing left per thread
+
+
+def test_a_lock_handed_from_holder_to_holder_is_known_whole_by_the_next_holder():
+    """Rule (b) skips its look at a lock's earlier takers when the latest release knows all their releases."""
+    det = _gwcp_run(PREDICTABLE.parent / "sim" / "lock_per_lane.cu", grid=(2,), block=(64,), args=["buf:1", "buf:2"])
+    assert det.finish() == []
+    (lock,) = det.locks.values()
+    assert lock.chained and len(lock.latest) == 128  # every lane took it, each after the one before
+    assert all(lock.last.clock_of(t) >= clock for t, clock in lock.latest.items())
+    assert lock.knows_every_taker(lock.last) and not lock.knows_every_taker(Knowledge({0: 1}))
+
+
+def test_a_holder_that_did_not_happen_after_the_last_release_breaks_the_chain():
+    lock = LockHistory(free=0)
+    first = Knowledge({1: 3})
+    lock.add(DoneSection(1, 0, True, 1, 0, 3, first), None)
+    assert lock.chained and lock.knows_every_taker(first)
+    second = Knowledge({2: 5})  # its holder knew nothing of the first section
+    lock.add(DoneSection(2, 1, True, 4, 0, 5, second), Knowledge({2: 4}))
+    assert not lock.chained and not lock.knows_every_taker(second)
 
 
 def test_a_cas_that_fails_opens_no_section_and_a_flag_is_no_lock():

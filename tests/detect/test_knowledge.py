@@ -73,3 +73,29 @@ def test_joins_compare_entries_once_the_objects_a_join_was_made_of_are_gone():
     assert grown.join(same) is grown and same.join(grown).threads == grown.threads
     newer = grown.join(Knowledge({0: 9}))
     assert newer is not grown and newer.clock_of(0) == 9 and newer.clock_of(7) == 1
+
+
+def test_adding_a_threads_own_clock_and_phase_is_the_join_with_them():
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        lo = int(rng.integers(0, 400))
+        n = int(rng.integers(0, 3 * DENSE_AT))
+        base = Knowledge({int(u): int(c) for u, c in zip(rng.integers(lo, lo + 300, size=n), rng.integers(0, 50, size=n))})
+        base = base.join(Knowledge({}, {int(b): int(p) for b, p in zip(rng.integers(0, 4, size=2), rng.integers(1, 5, size=2))}))
+        g, block, phase = int(rng.integers(lo, lo + 300)), int(rng.integers(0, 4)), int(rng.integers(0, 5))
+        clock = None if rng.random() < 0.2 else int(rng.integers(0, 60))
+        own = Knowledge({} if clock is None else {g: clock}, {block: phase} if phase else {})
+        added, joined = base.with_own(g, clock, block, phase), base.join(own)
+        universe = range(lo, lo + 300)
+        assert _clocks(added, universe) == _clocks(joined, universe) and added.phases == joined.phases
+        if joined is base:
+            assert added is base  # nothing new: the object itself, shared by reference
+        else:
+            assert added.join(base) is added  # made of it: a later join with it costs nothing
+
+
+def test_knowledge_objects_are_never_changed_by_adding_to_them():
+    base = Knowledge({3: 4}, {0: 1})
+    grown = base.with_own(5, 7, 0, 2)
+    assert base.threads == {3: 4} and base.phases == {0: 1}
+    assert grown.threads == {3: 4, 5: 7} and grown.phases == {0: 2}

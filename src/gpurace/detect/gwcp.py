@@ -45,7 +45,8 @@ then its release/acquire edges count fully (they may hide a race, never report
 one). Accesses that fit no pattern are ordinary synchronisation for `hb`.
 
 Memory: (a) keeps, per lock and 4-byte word, the join of the release knowledge
-of the sections that read or wrote it, per scope class (all gpu-wide sections;
+of the sections that accessed it and of those that wrote it (what a later
+write and a later read conflict with), per scope class (all gpu-wide sections;
 per block, its gpu-wide and its block-wide ones: `WordKnowledge`; PreDataR's
 lock-location clocks); (b) keeps, per lock, the completed sections of each
 thread that took it (WCP's Acq/Rel queues, only for threads that take part in
@@ -83,7 +84,7 @@ from gpurace.sim.events import SCOPE_RANK, AccessBatch, AccessKind, ExitEvent, F
 WIDE = SCOPE_RANK["gpu"]
 
 
-@dataclass
+@dataclass(slots=True)
 class LockRelease(Release):
     """A release as `hb` publishes it, plus `wcp`: what an acquirer is GWCP-after (all of `knowledge` except on lock locations)."""
 
@@ -107,7 +108,7 @@ class CriticalSection:
     acq_phase: int
     held: bool  # the acquire pattern completed (fence, or acquire semantics)
     fenced: bool = False  # a fence followed the acquire: a store of the free value now releases
-    reads: set[int] = field(default_factory=set)
+    accessed: set[int] = field(default_factory=set)  # words read or written
     writes: set[int] = field(default_factory=set)
 
 
@@ -142,10 +143,13 @@ class WordKnowledge:
         prev = table.get(block)
         table[block] = snap if prev is None else snap.join(prev)
 
-    def overlapping(self, block: int, wide: bool) -> list[Knowledge]:
-        """The knowledge of the sections whose scope overlaps a section of `block` with scope `wide` (`_overlap`)."""
-        found = [self.wide if wide else self.wide_of.get(block), self.narrow.get(block)]
-        return [k for k in found if k is not None]
+    def overlapping(self, block: int, wide: bool, into: Knowledge | None) -> Knowledge | None:
+        """`into` joined with the knowledge of the sections whose scope overlaps a section of `block` with scope
+        `wide` (`_overlap`)."""
+        for k in (self.wide if wide else self.wide_of.get(block), self.narrow.get(block) if self.narrow else None):
+            if k is not None:
+                into = k if into is None else into.join(k)
+        return into
 
 
 @dataclass
@@ -155,18 +159,32 @@ class LockHistory:
     `done[t]`: thread t's released sections, in order (so their release clocks ascend); `latest[t]` the clock of
     t's last release, in the order the threads first released it. Once the lock has more than
     `scalar_paths.MAX_TAKERS` takers, the same as arrays too, `takers[:count]` and `latest_clocks[:count]`, so
-    that a release finds the threads it may not know yet in one comparison (`GwcpDetector._unknown_takers`)."""
+    that a release finds the threads it may not know yet in one comparison (`GwcpDetector._unknown_takers`).
+
+    `last`: the release knowledge of the latest section; `chained`: whether it knows every taker's latest
+    release (true while each section's holder happened after the section before it, as a lock handed from
+    holder to holder is), so that a release whose GWCP knowledge holds `last` knows every taker already."""
 
     free: int
-    reads: dict[int, WordKnowledge] = field(default_factory=dict)
+    accessed: dict[int, WordKnowledge] = field(default_factory=dict)  # by word, the sections that read or wrote it
     writes: dict[int, WordKnowledge] = field(default_factory=dict)
     done: dict[int, list[DoneSection]] = field(default_factory=dict)
     latest: dict[int, int] = field(default_factory=dict)
     takers: np.ndarray | None = None
     latest_clocks: np.ndarray | None = None
     slot: dict[int, int] = field(default_factory=dict)
+    last: Knowledge | None = None
+    chained: bool = True
 
-    def add(self, section: DoneSection) -> None:
+    def knows_every_taker(self, k: Knowledge | None) -> bool:
+        """Whether `k` surely knows every taker's latest release (from the objects alone, without a walk)."""
+        last = self.last
+        return self.chained and k is not None and last is not None and (k is last or k._made_from(last))
+
+    def add(self, section: DoneSection, base: Knowledge | None) -> None:
+        """A released section, whose holder's happens-before knowledge before its own clock was `base`."""
+        self.chained = self.last is None or (self.chained and base is not None and (base is self.last or base._made_from(self.last)))
+        self.last = section.released
         t = section.thread
         done = self.done.get(t)
         if done is None:
@@ -180,6 +198,18 @@ class LockHistory:
             self.takers = np.fromiter(latest, dtype=np.int64, count=len(latest))
             self.latest_clocks = np.fromiter(latest.values(), dtype=np.int64, count=len(latest))
             self.slot = {u: i for i, u in enumerate(latest)}
+
+    def conflicting(self, words: range, write: bool, block: int, wide: bool) -> Knowledge | None:
+        """The join of the release knowledge of the earlier sections, of scope overlapping a section of `block`
+        with scope `wide`, that wrote `words` (for a write, that accessed them): what rule (a) orders before
+        an access to `words` inside that section."""
+        out = None
+        table = self.accessed if write else self.writes
+        for w in words:
+            entry = table.get(w)
+            if entry is not None:
+                out = entry.overlapping(block, wide, out)
+        return out
 
     def _set_array(self, t: int, clock: int) -> None:
         i = self.slot.get(t)
@@ -200,10 +230,6 @@ def _lane_column(values: np.ndarray | None, lanes: np.ndarray) -> list:
 
 def _release_clock(section: DoneSection) -> int:
     return section.rel_clock
-
-
-def _words(addr: int, size: int) -> range:
-    return range(addr >> 2, (addr + size + 3) >> 2)
 
 
 def _overlap(block_a: int, wide_a: bool, block_b: int, wide_b: bool) -> bool:
@@ -257,14 +283,16 @@ class GwcpDetector(HappensBeforeDetector):
     def _fence(self, ev: FenceEvent) -> None:
         super()._fence(ev)
         rank = SCOPE_RANK.get(ev.scope, WIDE)
-        for g in ev.threads[self.has_open[ev.threads]]:
-            for cs in self.open[int(g)]:
+        holders = ev.threads[self.has_open[ev.threads]]
+        wide = rank >= WIDE
+        for g in holders.tolist():
+            for cs in self.open[g]:
                 if cs.held:
                     cs.fenced = True
                 else:
                     cs.held = True
-                    cs.wide = cs.wide and rank >= WIDE
-            self.in_cs[g] = True
+                    cs.wide = cs.wide and wide
+        self.in_cs[holders] = True
 
     # ------------------------------------------------------------------ lock inference
 
@@ -287,13 +315,18 @@ class GwcpDetector(HappensBeforeDetector):
         columns = [threads, ev.addrs[lanes], acquires[lanes], self.geo.block_of[threads], self.clock[threads], self.phase[threads]]
         columns += [self.fence_clock[threads], self.fence_scope[threads]]
         columns = [col.tolist() for col in columns] + [_lane_column(ev.values, lanes), _lane_column(ev.stored, lanes)]
-        opened = []
+        opened, emptied = [], []
+        open_sections = self.open
         for g, addr, acquire, block, clock, phase, fence_clock, fence_rank, value, stored in zip(*columns):
-            cs = self._open_section(g, addr)
-            if cs is not None:
-                self._release_or_abandon(ev, cs, g, acquire, stored, clock, fence_clock, fence_rank)
-            elif acquire and self._open(ev, g, addr, value, block, clock, phase):
-                opened.append(g)
+            cs = next((c for c in open_sections.get(g, ()) if c.lock == addr), None)
+            if cs is None:
+                if acquire and self._open(ev, g, addr, value, block, clock, phase):
+                    opened.append(g)
+            elif self._release_or_abandon(ev, cs, g, acquire, stored, clock, phase, fence_clock, fence_rank):
+                emptied.append(g)
+        if emptied:
+            self.has_open[emptied] = False
+            self.in_cs[emptied] = False
         if opened:
             self.has_open[opened] = True
             self.in_cs[opened] |= ev.sem in ("acquire", "acq_rel")
@@ -304,12 +337,6 @@ class GwcpDetector(HappensBeforeDetector):
         if len(addrs) <= scalar_paths.MAX_LANES:
             return np.array([a in self.locks for a in addrs.tolist()], dtype=np.bool_)
         return np.isin(addrs, np.fromiter(self.locks, dtype=np.uint64, count=len(self.locks)))
-
-    def _open_section(self, g: int, lock: int) -> CriticalSection | None:
-        for cs in self.open.get(g, ()):
-            if cs.lock == lock:
-                return cs
-        return None
 
     def _open(self, ev: AccessBatch, g: int, addr: int, free: int, block: int, clock: int, phase: int) -> bool:
         """An acquire by thread g of the lock word `addr` (one lane of `_lock_ops`): whether it opens a section
@@ -325,12 +352,14 @@ class GwcpDetector(HappensBeforeDetector):
         return True
 
     def _release_or_abandon(
-        self, ev: AccessBatch, cs: CriticalSection, g: int, changed: bool, stored: int | None, clock: int, fence_clock: int, fence_rank: int
-    ) -> None:
+        self, ev: AccessBatch, cs: CriticalSection, g: int, changed: bool, stored: int | None, clock: int, phase: int,
+        fence_clock: int, fence_rank: int,
+    ) -> bool:
         """A write by thread g to the word of its open section `cs` (one lane of `_lock_ops`): its release when it
-        writes the free value back under the release pattern; the section is abandoned either way."""
+        writes the free value back under the release pattern; the section is abandoned either way. Returns
+        whether g has no section open any more (the caller clears the threads' flags, all at once)."""
         if ev.atomic_op == "cas" and not changed:
-            return  # a failed compare-and-swap writes nothing
+            return False  # a failed compare-and-swap writes nothing
         release_op = ev.sem in ("release", "acq_rel")
         if (
             cs.held
@@ -342,20 +371,20 @@ class GwcpDetector(HappensBeforeDetector):
             if not release_op:
                 rank = min(rank, fence_rank)
             cs.wide = cs.wide and rank >= WIDE
-            self._close(g, cs, clock if release_op else fence_clock)
+            self._close(g, cs, clock if release_op else fence_clock, phase)
         else:
             self.confinement.broken = True  # abandoned: in another order, what follows it is not ordered after it
         sections = self.open[g]
         sections.remove(cs)
         if sections:
             self.in_cs[g] = any(c.held for c in sections)
-        else:
-            del self.open[g]
-            self.has_open[g] = False
-            self.in_cs[g] = False
+            return False
+        del self.open[g]
+        return True
 
-    def _close(self, g: int, cs: CriticalSection, clock: int) -> None:
-        """A released section: rule (b) first (it adds to what this release publishes), then rule (a)'s lock-location knowledge."""
+    def _close(self, g: int, cs: CriticalSection, clock: int, phase: int) -> None:
+        """A released section (g's barrier phase now `phase`): rule (b) first (it adds to what this release
+        publishes), then rule (a)'s lock-location knowledge."""
         hist = self.locks.get(cs.lock)
         if hist is None:
             hist = self.locks[cs.lock] = LockHistory(cs.free)
@@ -363,15 +392,17 @@ class GwcpDetector(HappensBeforeDetector):
         self.confinement.released(cs.lock, cs.block, cs.wide)
         self._order_releases(g, cs, hist)
         base = self.hknow[g]
-        snap = self._snapshot(base, g, clock)
+        # the snapshot `_snapshot` takes, from the block and phase the caller has as ints already
+        snap = base.with_own(g, clock, cs.block, phase) if base is not None and self.wknown is None else self._snapshot(base, g, clock)
         self._closing[g] = (base, clock, snap)
-        for words, table in ((cs.reads, hist.reads), (cs.writes, hist.writes)):
+        block, wide = cs.block, cs.wide
+        for words, table in ((cs.accessed, hist.accessed), (cs.writes, hist.writes)):
             for w in words:
                 entry = table.get(w)
                 if entry is None:
                     entry = table[w] = WordKnowledge()
-                entry.add(cs.block, cs.wide, snap)
-        hist.add(DoneSection(g, cs.block, cs.wide, cs.acq_clock, cs.acq_phase, clock, snap))
+                entry.add(block, wide, snap)
+        hist.add(DoneSection(g, block, wide, cs.acq_clock, cs.acq_phase, clock, snap), base)
 
     def _order_releases(self, g: int, cs: CriticalSection, hist: LockHistory) -> None:
         """Rule (b): earlier sections whose acquire g is GWCP-after are released before g's release.
@@ -404,6 +435,8 @@ class GwcpDetector(HappensBeforeDetector):
         """(thread, the clock g knows of it) for each other thread that took the lock and whose last release g
         does not know: thread by thread for a lock of few takers (`scalar_paths`), over the arrays for many."""
         know = self.know[g]
+        if hist.knows_every_taker(know):
+            return []
         if hist.takers is None:
             if know is None:
                 return [(t1, -1) for t1 in hist.latest if t1 != g]
@@ -422,25 +455,22 @@ class GwcpDetector(HappensBeforeDetector):
         """Rule (a) for the lanes inside critical sections: become GWCP-after the earlier sections that conflict."""
         write = ev.kind != AccessKind.READ
         lanes = np.flatnonzero(self.in_cs[ev.threads])
+        size, open_sections, locks, know, confinement = ev.size + 3, self.open, self.locks, self.know, self.confinement
         for g, addr in zip(ev.threads[lanes].tolist(), ev.addrs[lanes].tolist()):
-            words = _words(addr, ev.size)
-            for cs in self.open[g]:
+            words = range(addr >> 2, (addr + size) >> 2)  # the 4-byte words the access touches
+            for cs in open_sections[g]:
                 if not cs.held or (cs.lock >> 2) in words:
                     continue
-                hist = self.locks.get(cs.lock)
+                hist = locks.get(cs.lock)
                 if hist is not None:
-                    tables = (hist.writes, hist.reads) if write else (hist.writes,)
-                    found = [
-                        k
-                        for table in tables
-                        for w in words
-                        if (entry := table.get(w)) is not None
-                        for k in entry.overlapping(cs.block, cs.wide)
-                    ]
-                    if found:
-                        self.know[g] = join_all(found).join(self.know[g])
-                (cs.writes if write else cs.reads).update(words)
-                self.confinement.section_words(words, cs.lock)
+                    found = hist.conflicting(words, write, cs.block, cs.wide)
+                    if found is not None:
+                        know[g] = found.join(know[g])
+                cs.accessed.update(words)
+                if write:
+                    cs.writes.update(words)
+                if not confinement.broken:
+                    confinement.section_words(words, cs.lock)
 
     # ------------------------------------------------------------------ the two kinds of knowledge
 

@@ -118,7 +118,7 @@ def _is_mbarrier_arrival(ins) -> bool:
     return ins.opcode == "mbarrier" or (ins.opcode == "cp" and (ins.has("mbarrier") or ins.has("mbarrier::complete_tx::bytes")))
 
 
-@dataclass
+@dataclass(slots=True)
 class Release:
     """A published release: what the releaser knew, from where, with what scope."""
 
@@ -164,7 +164,8 @@ class HappensBeforeDetector:
         self.pend = np.full(n, None, dtype=object)
         self.pend_has = np.zeros(n, dtype=np.bool_)
         self.pend_loc = np.zeros(n, dtype=np.uint64)
-        self.pend_reads = np.full(n, None, dtype=object)
+        self.pend_reads = np.full(n, None, dtype=object)  # None: one read, (pend_pc, pend) (`_pending_reads`)
+        self.pend_pc = np.zeros(n, dtype=np.int32)
         # Released locations: canonical address -> the merged releases of its release sequence,
         # one per scope class (None: gpu/sys scope; a block id: cta-scoped releases from that block).
         self.released: dict[int, dict[int | None, Release]] = {}
@@ -342,8 +343,8 @@ class HappensBeforeDetector:
         rank = SCOPE_RANK.get(ev.scope, SCOPE_RANK["gpu"])
         # acquire patterns: strong reads of released locations followed by this fence
         waiting = t[self.pend_has[t]]
-        for g in waiting:
-            self._complete_acquire(int(g), rank, ev.pc)
+        if len(waiting):
+            self._complete_acquires(waiting, rank, ev.pc)
         # release patterns: remember the clock at the fence; a later strong write publishes it
         self.fence_clock[t] = self.clock[t]
         self.fence_scope[t] = rank
@@ -374,14 +375,25 @@ class HappensBeforeDetector:
             return bool(cluster_of[block] == cluster_of[other])
         return True
 
-    def _complete_acquire(self, g: int, fence_rank: int, fence_pc: int) -> None:
-        rel: Release = self.pend[g]
-        if not self._covers(fence_rank, rel.block, int(self.geo.block_of[g])):
-            self._note_missed(g, rel, self._scope_text("the acquire fence", fence_pc, "membar.cta"), acquiring=True)
-            return
-        self._absorb(g, rel)
-        self.pend[g] = None
-        self.pend_has[g] = False
+    def _complete_acquires(self, gs: np.ndarray, fence_rank: int, fence_pc: int) -> None:
+        """A fence of scope `fence_rank` completes the acquire pattern of threads `gs`, each waiting on the
+        release it read, when its scope covers the releaser's block."""
+        rels = self.pend[gs].tolist()
+        if fence_rank >= SCOPE_RANK["gpu"]:
+            done = gs
+        else:
+            blocks = self.geo.block_of[gs].tolist()
+            covered = np.array([self._covers(fence_rank, rel.block, b) for rel, b in zip(rels, blocks)], dtype=np.bool_)
+            text = self._scope_text("the acquire fence", fence_pc, "membar.cta")
+            for i in np.flatnonzero(~covered).tolist():
+                self._note_missed(int(gs[i]), rels[i], text, acquiring=True)
+            done = gs[covered]
+            rels = [rel for rel, ok in zip(rels, covered.tolist()) if ok]
+        absorb = self._absorb
+        for g, rel in zip(done.tolist(), rels):
+            absorb(g, rel)
+        self.pend[done] = None
+        self.pend_has[done] = False
 
     def _absorb(self, g: int, rel: Release) -> None:
         """Thread g synchronises with `rel` (a completed acquire pattern)."""
@@ -396,6 +408,8 @@ class HappensBeforeDetector:
     def _snapshot(self, base: Knowledge | None, g: int, clock: int | None) -> Knowledge:
         """Thread g's knowledge as a Knowledge object: its sparse part `base`, its warp and block levels,
         and its own accesses up to `clock` (None: not its own accesses)."""
+        if self.wknown is None and base is not None:
+            return base.with_own(g, clock, int(self.geo.block_of[g]), int(self.phase[g]))
         threads = {} if clock is None else {g: clock}
         if self.wknown is not None:
             w = int(self.geo.warp_of[g])
@@ -489,7 +503,8 @@ class HappensBeforeDetector:
         else:
             locations, inv = np.unique(addrs, return_inverse=True)
         seqs = [list(self.released[a].values()) for a in locations.tolist()]
-        waiting: dict[int, Release] = {}  # lane -> the releases it read, for its acquire fence
+        waiting = np.full(len(lanes), None, dtype=object)  # per lane, the releases it read, for its acquire fence
+        waits = np.zeros(len(lanes), dtype=np.bool_)
         for k in range(max(map(len, seqs))):
             at = [s[k] if k < len(s) else None for s in seqs]
             rel = _objects(at)[inv]
@@ -509,15 +524,17 @@ class HappensBeforeDetector:
                 for g, r in zip(threads[take].tolist(), rel[take].tolist()):
                     self._absorb(g, r)
             elif not self.arrival_pc[ev.pc]:
-                for i in take.tolist():
-                    prev = waiting.get(i)
+                for i in take[waits[take]].tolist():
                     # the joined release keeps a block other than the reader's where it has one, so that an
                     # acquire fence too narrow for any part of it completes none of it
-                    r = rel[i]
-                    waiting[i] = r if prev is None else r.including(prev) if r.block != blocks[i] else prev.including(r)
-        if waiting:
-            pos = np.fromiter(waiting, dtype=np.int64, count=len(waiting))
-            self._set_pending(threads[pos], _objects(list(waiting.values())), addrs[pos], ev.pc)
+                    prev, r = waiting[i], rel[i]
+                    waiting[i] = r.including(prev) if r.block != blocks[i] else prev.including(r)
+                first = take[~waits[take]]
+                waiting[first] = rel[first]
+                waits[first] = True
+        if waits.any():
+            pos = np.flatnonzero(waits)
+            self._set_pending(threads[pos], waiting[pos], addrs[pos], ev.pc)
 
     def _release_covers(self, who: np.ndarray, read_rank: np.ndarray, blocks: np.ndarray) -> np.ndarray:
         """Whether each release `who` (thread, block, scope rank) and a read of `read_rank` by a thread of
@@ -533,19 +550,26 @@ class HappensBeforeDetector:
         same location replaces the older (its release sequence includes it), reads of different locations merge."""
         other = self.pend_has[gs] & (self.pend_loc[gs] != addrs)
         for g, rel in zip(gs[other].tolist(), rels[other].tolist()):
+            reads = self._pending_reads(g)
             self.pend[g] = rel.including(self.pend[g])
-            self.pend_reads[g] = [*self.pend_reads[g], (pc, rel)]
-        fresh = ~other
-        self.pend[gs[fresh]] = rels[fresh]
-        for g, rel in zip(gs[fresh].tolist(), rels[fresh].tolist()):
-            self.pend_reads[g] = [(pc, rel)]
+            self.pend_reads[g] = [*reads, (pc, rel)]
+        fresh = gs[~other]
+        self.pend[fresh] = rels[~other]
+        self.pend_reads[fresh] = None
+        self.pend_pc[fresh] = pc
         self.pend_has[gs] = True
         self.pend_loc[gs] = addrs
+
+    def _pending_reads(self, g: int) -> list[tuple[int, Release]]:
+        """(pc, release) of each flag read of thread g that waits for its acquire fence, in the order read: a
+        thread waiting on one read (the spinning lock takers, hundreds of thousands of reads) has no list."""
+        reads = self.pend_reads[g]
+        return [(int(self.pend_pc[g]), self.pend[g])] if reads is None else reads
 
     def _flag_read_pc(self, t: int, u: int, earlier: tuple[int, int] | None) -> int:
         """The pc of t's pending flag read whose release carries u's access made at `earlier` (clock, phase);
         the latest pending read when none is known to."""
-        reads = self.pend_reads[t]
+        reads = self._pending_reads(t)
         if earlier is not None:
             for pc, rel in reads:
                 if self._carries(rel, u, *earlier):

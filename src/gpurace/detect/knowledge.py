@@ -11,7 +11,9 @@ array over that range instead, where a join is one `np.maximum`.
 
 Objects are immutable: joins build new ones (or return one of the two
 unchanged when it already holds the other), so threads share them by
-reference. Clocks are int32: a clock grows by at most one per scheduler step.
+reference. Nothing assigns to their fields after construction; the class is
+not a frozen dataclass only because that makes construction three times as
+slow, and a lock kernel builds several objects per critical section. Clocks are int32: a clock grows by at most one per scheduler step.
 
 Along a lock handed from thread to thread nearly every join finds one side
 already holding the other, and proving that walks the smaller side. A joined
@@ -37,7 +39,7 @@ FEW = 8
 """A sparse object of at most this many threads joins a dense one entry by entry (a thread's own clock, its warp)."""
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(eq=False, slots=True, weakref_slot=True)
 class Knowledge:
     """Per-thread clocks and per-block barrier phases.
 
@@ -127,6 +129,21 @@ class Knowledge:
         return dict(zip((idx + self.lo).tolist(), self.dense[idx].tolist()))
 
     # ------------------------------------------------------------------ joining
+
+    def with_own(self, g: int, clock: int | None, block: int, phase: int) -> Knowledge:
+        """The join with a thread's own knowledge (its clock `clock`, None for none, and its block's barrier phase
+        `phase`, 0 for none), without building that object: what a release snapshot adds to what the thread
+        acquired, once per release of every lock section."""
+        ups_clock = clock is not None and self.clock_of(g) < clock
+        ups_phase = phase > 0 and self.phases.get(block, -1) < phase
+        if not ups_clock and not ups_phase:
+            return self
+        if self.dense is not None:
+            return self.join(Knowledge({g: clock} if ups_clock else {}, {block: phase} if ups_phase else {}))
+        threads = {**self.threads, g: clock} if ups_clock else self.threads
+        phases = {**self.phases, block: phase} if ups_phase else self.phases
+        made = Knowledge(threads, phases, made_of=(weakref.ref(self),) * 2)
+        return made._densified() if len(threads) > DENSE_AT else made
 
     def join(self, other: Knowledge | None) -> Knowledge:
         """The least upper bound; one of the two itself when it already holds the other."""

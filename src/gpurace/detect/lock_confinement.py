@@ -57,8 +57,10 @@ class LockConfinement:
         if self.broken:
             return
         word_lock = self.word_lock
-        if any(word_lock.setdefault(w, lock) != lock for w in words):
-            self.broken = True
+        for w in words:
+            if word_lock.setdefault(w, lock) != lock:
+                self.broken = True
+                return
 
     def released(self, lock: int, block: int, wide: bool) -> None:
         seen = self.scopes.get(lock)

@@ -112,7 +112,7 @@ class LocksetShadow(Shadow):
         return self.lw
 
 
-@dataclass
+@dataclass(slots=True)
 class LocksetRelease(Release):
     """A release as `hb` publishes it, plus `lock_free`: what it publishes to happens-before without lock edges."""
 
