@@ -485,21 +485,27 @@ SPLIT_BODY = """
 """
 
 
-def _runs(module, **launch):
-    from gpurace.sim.native.runs import find_runs
-    from gpurace.sim.state import ThreadState
+def _runs(monkeypatch, module, **launch) -> list[tuple[int, list[str]]]:
+    """(first pc, opcodes) of the runs the native executor compiles for `module`."""
+    from gpurace.sim.native import fused
 
-    result = simulate(module, max_steps=1, **launch)
-    return [(start, [s.ins.opcode for s in steps]) for start, steps in find_runs(result.program, ThreadState(result.program, result.geometry), True)]
+    made = []
+    original = fused.fused_handler
+    monkeypatch.setattr(fused, "fused_handler", lambda eng, run, *rest: made.append((eng, run)) or original(eng, run, *rest))
+    monkeypatch.setenv("GPURACE_EXECUTOR", "native")
+    simulate(module, max_steps=1, **launch)
+    monkeypatch.setattr(fused, "fused_handler", original)
+    return [(run.start, [eng.program.instructions[pc].opcode for pc in range(run.start, run.end)]) for eng, run in made]
 
 
 def test_an_unsupported_instruction_splits_a_run_and_results_stay_identical(monkeypatch, tmp_path):
     module = _kernel(tmp_path, SPLIT_BODY)
-    runs = _runs(module, grid=1, block=64, args=[np.zeros(64, np.uint64)] * 3)
+    runs = _runs(monkeypatch, module, grid=1, block=64, args=[np.zeros(64, np.uint64)] * 3)
     opcodes = [ops for _, ops in runs]
     assert ["add", "mul", "popc"] not in opcodes
     assert any(ops[-2:] == ["add", "mul"] for ops in opcodes)  # up to the popc
-    assert ["xor", "shl", "cvt", "mul", "add"] in opcodes  # from just after it to the store
+    assert ["xor", "shl", "cvt", "mul", "add", "st"] in opcodes  # from just after it, through the store
+    assert opcodes[0][:3] == ["ld", "ld", "ld"] and opcodes[0][10:12] == ["ld", "ld"]  # parameter and global loads
     outs = []
     for executor in ("interpreter", "native"):
         monkeypatch.setenv("GPURACE_EXECUTOR", executor)

@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 
 from gpurace.sim.engine import RUN
+from gpurace.sim.native.memory_steps import call_buffers, hand_back
 
 
 class CompiledModule:
@@ -59,8 +60,10 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
     dirty = eng.state.dirty
     written = np.array(run.written, dtype=np.int64)
     guarded = [(j, np.array(slots, dtype=np.int64)) for j, slots in run.guarded_writes]
-    addresses = np.array([a.ctypes.data for a in table], dtype=np.uint64)
+    addresses = np.array([0 if a is None else a.ctypes.data for a in table], dtype=np.uint64)
+    per_call = [(i, key) for i, (key, a) in enumerate(zip(run.operands, table)) if a is None]
     flags = np.zeros(max(len(guarded), 1), dtype=np.uint8)
+    regs = eng.state.regs
 
     def others_inside(idx: np.ndarray) -> bool:
         live = getattr(eng, "_live", None)  # the eligible threads the group was picked from (a superset is safe)
@@ -71,13 +74,30 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
         at = pcs[live]
         return bool(((at > p) & (at < e)).any())
 
+    def memory_unsafe() -> bool:
+        """Whether a load or store of the run must go through the interpreter's step: threads watched for parking
+        record their accesses there, and a pc the scheduler must pick again at splits the run."""
+        repick = eng.repick_at
+        return eng.watching or (repick is not None and bool(repick[p + 1 : e].any()))
+
     def fused(idx):
         steps = stats.steps
         last = steps + k - 1  # the count before the engine adds the run's final step
-        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx):
+        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx) or (run.memory and memory_unsafe()):
             return interpreted(idx)
         ids = idx if idx.dtype == np.int64 and idx.flags.c_contiguous else np.ascontiguousarray(idx, dtype=np.int64)
-        module.function(run.name)(ids.ctypes.data, len(ids), addresses.ctypes.data, flags.ctypes.data)
+        buffers = None
+        if per_call:
+            buffers = call_buffers(eng, run, len(ids))
+            for i, key in per_call:
+                addresses[i] = buffers[key].ctypes.data
+        done = module.function(run.name)(ids.ctypes.data, len(ids), addresses.ctypes.data, flags.ctypes.data)
+        if done < len(ids):  # an access the interpreter reports: put the finished threads' registers back
+            for slot in run.undo:
+                regs[slot][ids[:done]] = buffers[("undo", slot)][:done]
+            return interpreted(idx)
+        if run.memory:
+            hand_back(eng, run, idx, buffers)
         if len(written):
             dirty[written] = True
         for j, slots in guarded:
