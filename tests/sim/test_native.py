@@ -702,3 +702,49 @@ def test_without_llvmlite_auto_interprets_and_native_says_what_is_missing(monkey
     monkeypatch.setenv("GPURACE_EXECUTOR", "native")
     with pytest.raises(UserError, match="the native executor needs llvmlite"):
         native.chosen_executor(64)
+
+
+# The run after the popc advances %rd5 and loads through it; lane 63's load is past the end of `pa`. The call
+# aborts there after lanes 0..62 ran the whole run: their %rd5 must be put back, or the interpreter's step that
+# stands in would advance it twice.
+ABORT_BODY = """
+  popc.b32 %r20, %r4;
+  add.s64 %rd5, %rd5, 8;
+  ld.global.u64 %rd20, [%rd5];
+  sub.s64 %rd21, %rd5, %rd1;
+  add.s64 %rd22, %rd21, %rd20;
+  mul.wide.u32 %rd7, %r4, 8;
+  add.s64 %rd8, %rd3, %rd7;
+  st.global.u64 [%rd8], %rd22;
+"""
+
+
+def test_an_access_the_interpreter_reports_aborts_the_call_and_restores_registers(monkeypatch, tmp_path):
+    from gpurace.sim.native import fused
+
+    entered = []
+    original = fused.fused_handler
+
+    def watching(eng, run, *rest):
+        handler = original(eng, run, *rest)
+        if eng.program.instructions[run.start].opcode != "add" or not run.memory:
+            return handler
+        return lambda idx: entered.append((len(idx), handler(idx) == run.end)) or (run.end if entered[-1][1] else run.start + 1)
+
+    module = _kernel(tmp_path, ABORT_BODY)
+    results = []
+    for executor in ("interpreter", "native"):
+        if executor == "native":
+            monkeypatch.setattr(fused, "fused_handler", watching)
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        a = np.arange(64, dtype=np.uint64) * np.uint64(3)
+        out = np.zeros(64, np.uint64)
+        rec = Recorder()
+        result = simulate(module, sinks=[rec], grid=1, block=64, args=[a, a.copy(), out])
+        kinds = [(f.kind, f.space) for f in result.findings]
+        results.append((out.tolist(), result.stats.steps, result.stats.thread_instructions, kinds, rec.events))
+    assert entered == [(64, False)]  # the compiled call aborted, and the interpreter's step stood in
+    assert results[0] == results[1]
+    out = results[1][0]
+    assert out == [11 * (i + 1) for i in range(63)] + [8 * 64]  # the offset reached plus the value read (0 past the end)
+    assert ("out-of-bounds", "global") in results[1][3]
