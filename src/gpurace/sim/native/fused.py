@@ -6,14 +6,21 @@ for a group must be indistinguishable from the interpreter running p, p+1,
 ..., e-1 one step each, so it is taken only when:
 
 - no schedule object is active (`--schedules`, flip/reverse/random policies
-  pick among pcs themselves; runs are not even built then);
+  pick among pcs themselves; runs are not even built then, and a schedule
+  taken on at a fork point, `sim.shared_prefix`, leaves the interpreter's
+  handlers to run);
 - no other eligible thread has a pc in (p, e). Under min-pc scheduling the
   group is every eligible thread at the smallest pc; stepping alone, it would
   meet such a thread inside the run and go on merged with it, in fewer steps
   than the two take separately. Eligible threads elsewhere (at pcs >= e) are
-  not reached before e, and nothing inside a register-only run can make a
+  not reached before e, and nothing inside a run (register-only instructions,
+  plain and volatile loads and stores: no wait ends at one) can make a
   waiting or yielded thread eligible, so with none in (p, e) the group runs
   p..e-1 alone and in order, as the compiled function does;
+- for a run with loads or stores (`memory_steps`): no thread is watched for
+  parking (the interpreter's step records its accesses), and no pc in (p, e)
+  is one where the scheduler must pick again (`Engine.repick_at`: the fork
+  point of schedules sharing a prefix may be a volatile access);
 - the step counters would not cross anything the engine checks after each
   step: the step budget (`--max-steps`) and the every-256-steps progress and
   time-limit checks. The handler adds the k-1 extra steps and thread-
@@ -83,7 +90,9 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
     def fused(idx):
         steps = stats.steps
         last = steps + k - 1  # the count before the engine adds the run's final step
-        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx) or (run.memory and memory_unsafe()):
+        if eng.schedule is not None or last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx):
+            return interpreted(idx)
+        if run.memory and memory_unsafe():
             return interpreted(idx)
         ids = idx if idx.dtype == np.int64 and idx.flags.c_contiguous else np.ascontiguousarray(idx, dtype=np.int64)
         buffers = None

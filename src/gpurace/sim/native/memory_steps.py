@@ -113,11 +113,13 @@ class MemoryStep:
 
 
 def memory_step_of(eng, fn: str, pc: int, ins: Instruction) -> MemoryStep | None:
-    """`ins` as a compiled load or store, or None when the interpreter must run it (atomic, strong, guarded,
-    generic, 128-bit, a call's `.param` ..., or malformed: the interpreter reports that when it runs)."""
+    """`ins` as a compiled load or store, or None when the interpreter must run it (guarded, generic, with
+    memory-model semantics or a scope, 128-bit, a call's `.param` ..., or malformed: the interpreter reports that
+    when it runs). A `volatile` access is compiled: its events say it is strong, as the interpreter's do, and
+    the scheduler's points of choice at it are kept (`fused`)."""
     from gpurace.sim.execute import Decoder
 
-    if ins.opcode not in ("ld", "st") or ins.guard is not None or ins.semantics not in (None, "weak") or ins.scope:
+    if ins.opcode not in ("ld", "st") or ins.guard is not None or ins.semantics not in (None, "weak", "volatile") or ins.scope:
         return None
     store = ins.opcode == "st"
     d = Decoder(eng, pc, fn, ins)
