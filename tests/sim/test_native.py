@@ -139,8 +139,10 @@ def test_corpus_kernel_is_identical_under_both_executors(monkeypatch, path, laun
 # ---------------------------------------------------------------- launches large enough for `auto`
 
 # Corpus kernels at 65,536 threads: uniform kernel-parameter and `__constant__` loads under a tail guard; a
-# tree reduction with barriers and an atomic; and overruns beside a race on global memory.
+# tree reduction with barriers and an atomic; overruns beside a race on global memory; and straight-line
+# vector, local and shared loads and stores.
 LARGE_LAUNCHES = {
+    "sim/straight_line_memory.cu": {"grid": (1024,), "block": (64,), "args": ["buf:65536:iota", "buf:65536", "buf:131072", "3"]},
     "sim/uniform_loads.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536", "7", "65000"]},
     "reduce_shared.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536:iota", "buf:1", "65536"]},
     "sim/overrun_beside_a_race.cu": {"grid": (1024,), "block": (64,), "args": ["buf:64", "buf:64"]},

@@ -1,4 +1,4 @@
-"""The compiling executor: straight-line runs of register-only instructions as native code.
+"""The compiling executor: straight-line runs of register-only instructions, loads and stores as native code.
 
 `install` replaces the interpreter's handler at the first pc of each run with
 one that executes the whole run for every thread of the group in one call of

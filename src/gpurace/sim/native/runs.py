@@ -1,21 +1,24 @@
-"""Finding the straight-line runs of register-only instructions, and writing each as one LLVM function.
+"""Finding the straight-line runs of register-only instructions, loads and stores, and writing each as one
+LLVM function.
 
 A run is a maximal sequence of consecutive instructions of one function, not
 crossing a label, that the compiler handles (`semantics.semantics_of`, plain `mov`s of registers,
-immediates and launch-constant special registers), each possibly guarded by a
-predicate. Its function loops over the thread ids it is given and runs every
-instruction of the run for one thread before the next: register-only
-instructions of different threads touch different register elements, so this
-order gives the same registers as the interpreter's one-instruction-at-a-time
-order. A thread's registers stay in SSA values inside the run; the ones it
+immediates and launch-constant special registers, and the loads and stores of `memory_steps`), each
+register-only one possibly guarded by a predicate. Its function loops over the thread ids it is given and
+runs every instruction of the run for one thread before the next: register-only instructions of different
+threads touch different register elements, so this order gives the same registers as the interpreter's
+one-instruction-at-a-time order (loads and stores keep it with their own rules, `memory_steps`). A thread's registers stay in SSA values inside the run; the ones it
 writes are stored once at its end. A guarded instruction selects, per thread,
 between the new and the old value, and records whether any thread's guard
 held (the livelock check marks its destinations written only then, as the
 interpreter does).
 
 Operands reach the function through a table of array addresses (register
-slots and special registers), so the IR names no address: the same kernel
-gives the same IR in every launch, which is what the on-disk cache keys on.
+slots, special registers, and for loads and stores the memory stores and the
+arrays the function hands lanes back in, filled before each call), so the IR
+names no address: the same kernel gives the same IR in every launch, which is
+what the on-disk cache keys on. The function returns how many threads it
+finished: all of them, or fewer when an access aborted it.
 """
 
 from __future__ import annotations
