@@ -136,10 +136,15 @@ def under(executor: str):
     os.environ["GPURACE_EXECUTOR"] = executor
 
 
+def kernel(workdir: Path, name: str, source: str):
+    """The module of CUDA `source`, written to `workdir` as NAME.cu."""
+    path = workdir / f"{name}.cu"
+    path.write_text(source)
+    return load_module(path)
+
+
 def bench_converged(workdir: Path, repeat: int = 3) -> tuple[float, int]:
-    path = workdir / "saxpy_loop.cu"
-    path.write_text(SAXPY_LOOP)
-    module = load_module(path)
+    module = kernel(workdir, "saxpy_loop", SAXPY_LOOP)
     grid, block = CONVERGED
     n = grid * block
     x = np.arange(n, dtype=np.float32) % 1000
@@ -155,9 +160,7 @@ def bench_converged(workdir: Path, repeat: int = 3) -> tuple[float, int]:
 
 
 def bench_reduction(workdir: Path, repeat: int = 5, geometry: tuple[int, int] = REDUCTION) -> tuple[float, int, np.ndarray]:
-    path = workdir / "reduce_tree.cu"
-    path.write_text(TREE_REDUCE)
-    module = load_module(path)
+    module = kernel(workdir, "reduce_tree", TREE_REDUCE)
     grid, block = geometry
     data = (np.arange(grid * block) % 97).astype(np.float32)
 
@@ -173,9 +176,7 @@ def bench_reduction(workdir: Path, repeat: int = 5, geometry: tuple[int, int] = 
 
 
 def bench_stencil(workdir: Path, repeat: int = 1) -> tuple[float, int]:
-    path = workdir / "stencil.cu"
-    path.write_text(STENCIL)
-    module = load_module(path)
+    module = kernel(workdir, "stencil", STENCIL)
     grid, block = STENCIL_GEOMETRY
     n = grid * block
     data = (np.arange(n) % 89).astype(np.float32)
@@ -213,9 +214,7 @@ def bench_compile(workdir: Path, source: str, name: str, grid: int, block: int, 
     """(compile seconds with an empty cache, seconds to load from the cache) of one kernel's compiled runs."""
     from gpurace.sim.native import jit
 
-    path = workdir / f"{name}.cu"
-    path.write_text(source)
-    module = load_module(path)
+    module = kernel(workdir, name, source)
     os.environ["XDG_CACHE_HOME"] = str(workdir / f"cache-{name}")
     under("native")
     times = []
