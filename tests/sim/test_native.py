@@ -551,7 +551,7 @@ def test_steps_merges_and_step_budgets_match_the_interpreter(monkeypatch, tmp_pa
     assert results[0] == results[1]
 
 
-def test_no_run_is_compiled_under_another_schedule_policy(monkeypatch, tmp_path):
+def test_no_run_is_compiled_under_the_random_policy(monkeypatch, tmp_path):
     from gpurace.sim.native import fused
 
     built = []
@@ -559,10 +559,54 @@ def test_no_run_is_compiled_under_another_schedule_policy(monkeypatch, tmp_path)
     monkeypatch.setenv("GPURACE_EXECUTOR", "native")
     module = _kernel(tmp_path, SPLIT_BODY)
     args = [np.zeros(64, np.uint64)] * 2 + [np.zeros(64, np.uint64)]
-    simulate(module, grid=1, block=64, args=args, policy="reverse")
+    simulate(module, grid=1, block=64, args=args, policy="random")
     assert built == []
     simulate(module, grid=1, block=64, args=args)
     assert built
+
+
+def test_runs_compiled_under_the_reverse_policy_give_the_interpreters_results(monkeypatch):
+    """`reverse` asks its schedule only at synchronisation points: a group that is every eligible thread runs
+    the compiled path, and the racy kernel's events (what the detectors read) and memory are the interpreter's."""
+    from gpurace.sim.native import fused
+
+    completed = []
+    original = fused.fused_handler
+
+    def counting(eng, run, *rest):
+        handler = original(eng, run, *rest)
+        return lambda idx: completed.append(handler(idx) == run.end) or (run.end if completed[-1] else run.start + 1)
+
+    module = load_module(ROOT / "tests/kernels/sim/straight_line_memory_racy.cu")
+    results = []
+    for executor in ("interpreter", "native"):
+        if executor == "native":
+            monkeypatch.setattr(fused, "fused_handler", counting)
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        rec = Recorder()
+        inp, out = np.arange(128, dtype=np.float32), np.zeros(64, dtype=np.float32)
+        result = simulate(module, sinks=[rec], grid=2, block=64, args=[inp, out], policy="reverse")
+        results.append((out.tolist(), result.stats.steps, result.stats.thread_instructions, rec.events))
+    assert any(completed)
+    assert results[0] == results[1]
+    assert sum(name == "AccessBatch" for name, _ in results[1][3]) == 4  # a batch per access, both blocks in it
+
+
+# Kernels with locks, fences and strong accesses: `check`'s default schedules (min-pc, reverse forked from its
+# shared prefix, random, and flip where warps contended) under both executors.
+SCHEDULED = [(p, launch) for p, launch in LAUNCHES if p.parent.name == "check" or p.name.startswith("straight_line")]
+
+
+@pytest.mark.parametrize("path,launch", SCHEDULED, ids=[str(p.relative_to(ROOT / "tests/kernels")) for p, _ in SCHEDULED])
+def test_the_default_schedules_give_the_same_report_under_both_executors(monkeypatch, path, launch):
+    module = load_module(path)
+    reports = []
+    for executor in ("interpreter", "native"):
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        report = check(module, **launch)
+        runs = [{k: v for k, v in run.items() if k != "seconds"} for run in report.stats.get("schedules", [])]
+        reports.append(([repr(f) for f in report.findings], runs, report.stats["steps"], report.stats["thread_instructions"]))
+    assert reports[0] == reports[1]
 
 
 def test_the_executor_variable_is_checked(monkeypatch, tmp_path):

@@ -54,7 +54,7 @@ def _llvmlite_available() -> bool:
 
 def install(eng, handlers: list) -> None:
     """Put fused handlers at the first pc of every compilable run of `eng`'s program (in place)."""
-    if eng.schedule is not None or chosen_executor(eng.geo.nthreads) != "native":
+    if eng.policy.kind == "random" or chosen_executor(eng.geo.nthreads) != "native":  # `fused`: why not random
         return
     if eng.wgmma.slots:  # a fused run would skip the checks on accumulators in flight (`sim.wgmma_ops`)
         return

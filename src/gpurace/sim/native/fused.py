@@ -5,10 +5,16 @@ keeps the interpreter's handler of p to fall back on. Taking the compiled path
 for a group must be indistinguishable from the interpreter running p, p+1,
 ..., e-1 one step each, so it is taken only when:
 
-- no schedule object is active (`--schedules`, flip/reverse/random policies
-  pick among pcs themselves; runs are not even built then, and a schedule
-  taken on at a fork point, `sim.shared_prefix`, leaves the interpreter's
-  handlers to run);
+- under a schedule object (`reverse` and `flip`, which pick among pcs
+  themselves), the group is every eligible thread. The engine then steps it
+  on without asking the schedule, except at the schedule's synchronisation
+  pcs, which are never inside a run (atomics, fences, barriers and strong
+  accesses are not compiled, and a volatile one in (p, e) sends the group to
+  the interpreter, below), or after a step that set pcs itself (a partly
+  guarded instruction): asked then, both pick the lowest pc, all threads at
+  it, as `min-pc` does (`reverse` holds no warp back; `flip`'s gates are at
+  atomics). The `random` policy's holds end at step counts, so it could pick
+  part of the group there: no run is built under it;
 - no other eligible thread has a pc in (p, e). Under min-pc scheduling the
   group is every eligible thread at the smallest pc; stepping alone, it would
   meet such a thread inside the run and go on merged with it, in fewer steps
@@ -41,6 +47,7 @@ import numpy as np
 
 from gpurace.sim.engine import RUN
 from gpurace.sim.native.memory_steps import call_buffers, hand_back
+from gpurace.sim.schedule import SeededSchedule
 
 
 class CompiledModule:
@@ -87,10 +94,19 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
         repick = eng.repick_at
         return eng.watching or (repick is not None and bool(repick[p + 1 : e].any()))
 
+    def scheduled_apart(idx: np.ndarray) -> bool:
+        """Whether a schedule object could pick differently from the run (module docstring)."""
+        if eng.schedule is None:
+            return False
+        if isinstance(eng.schedule, SeededSchedule) and eng.schedule.hold_chance:
+            return True
+        live = eng._live
+        return live is None or len(live) != len(idx)
+
     def fused(idx):
         steps = stats.steps
         last = steps + k - 1  # the count before the engine adds the run's final step
-        if eng.schedule is not None or last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx):
+        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx) or scheduled_apart(idx):
             return interpreted(idx)
         if run.memory and memory_unsafe():
             return interpreted(idx)
