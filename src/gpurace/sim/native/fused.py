@@ -46,7 +46,7 @@ from typing import Callable
 import numpy as np
 
 from gpurace.sim.engine import RUN
-from gpurace.sim.native.memory_steps import call_buffers, hand_back
+from gpurace.sim.native.memory_steps import Scratch, call_buffers, hand_back
 from gpurace.sim.schedule import SeededSchedule
 
 
@@ -78,6 +78,7 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
     per_call = [(i, key) for i, (key, a) in enumerate(zip(run.operands, table)) if a is None]
     flags = np.zeros(max(len(guarded), 1), dtype=np.uint8)
     regs = eng.state.regs
+    scratch = Scratch()
 
     def others_inside(idx: np.ndarray) -> bool:
         live = getattr(eng, "_live", None)  # the eligible threads the group was picked from (a superset is safe)
@@ -113,7 +114,7 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
         ids = idx if idx.dtype == np.int64 and idx.flags.c_contiguous else np.ascontiguousarray(idx, dtype=np.int64)
         buffers = None
         if per_call:
-            buffers = call_buffers(eng, run, len(ids))
+            buffers = call_buffers(eng, run, len(ids), scratch)
             for i, key in per_call:
                 addresses[i] = buffers[key].ctypes.data
         done = module.function(run.name)(ids.ctypes.data, len(ids), addresses.ctypes.data, flags.ctypes.data)

@@ -269,9 +269,28 @@ def _literal(value: int) -> int:
 # ---------------------------------------------------------------- the handler's side
 
 
-def call_buffers(eng, run, n: int) -> dict[tuple, np.ndarray]:
-    """The arrays behind the run's per-call table entries, for a group of `n` threads: memory as it is now, and
-    fresh output and undo arrays (events keep the output arrays, so they are never reused)."""
+class Scratch:
+    """Arrays a handler reuses from call to call: undo buffers and the lanes' addresses and store indices, which
+    no event keeps. A fresh array of a million lanes costs its page faults, as much as the compiled code
+    that fills it."""
+
+    def __init__(self):
+        self.arrays: dict[tuple, np.ndarray] = {}
+
+    def get(self, key: tuple, n: int, dtype) -> np.ndarray:
+        held = self.arrays.get(key)
+        if held is None or len(held) < n:
+            held = self.arrays[key] = np.empty(n, dtype=dtype)
+        return held[:n]
+
+
+#: Per-step outputs that only the handler reads (the others, canonical addresses and values, go into events).
+REUSED = frozenset({"address", "index"})
+
+
+def call_buffers(eng, run, n: int, scratch: Scratch) -> dict[tuple, np.ndarray]:
+    """The arrays behind the run's per-call table entries, for a group of `n` threads: memory as it is now,
+    fresh arrays for what events keep, and `scratch` for the rest."""
     mem = eng.mem
     lim = mem.space_limits()
     table = lim.global_table
@@ -287,13 +306,15 @@ def call_buffers(eng, run, n: int) -> dict[tuple, np.ndarray]:
         elif kind in ("gbases", "gends", "gshifts"):
             out[key] = np.ascontiguousarray({"gbases": table.bases, "gends": table.ends, "gshifts": table.shifts}[kind], dtype=np.uint64)
         elif kind == "undo":
-            out[key] = np.empty(n, dtype=eng.state.regs[key[1]].dtype)
+            out[key] = scratch.get(key, n, eng.state.regs[key[1]].dtype)
         elif kind == "out":
             step = run.memory[key[1]]
             if key[2] == "values":
                 out[key] = np.empty(n * step.count, dtype=UINT_OF_SIZE[step.esize])
+            elif key[2] in REUSED:
+                out[key] = scratch.get(key, n, np.int64 if key[2] == "index" else np.uint64)
             else:
-                out[key] = np.empty(n, dtype=np.int64 if key[2] == "index" else np.uint64)
+                out[key] = np.empty(n, dtype=np.uint64)
     return out
 
 
@@ -302,6 +323,7 @@ def hand_back(eng, run, idx: np.ndarray, buffers: dict[tuple, np.ndarray]) -> No
     n = len(idx)
     blocks = eng.geo.block_of[eng.state.rows(idx)]
     ok = np.ones(n, dtype=np.bool_)
+    no_error = np.zeros(n, dtype=np.int8)
     for step in run.memory:
         if not step.recorded:
             continue
@@ -311,7 +333,7 @@ def hand_back(eng, run, idx: np.ndarray, buffers: dict[tuple, np.ndarray]) -> No
             address,
             buffers[("out", step.number, "index")],
             buffers[("out", step.number, "canonical")],
-            np.zeros(n, dtype=np.int8),
+            no_error,
             address,
             idx,
             blocks,
