@@ -17,9 +17,13 @@ counts the other processes too.
     Numba column is skipped with a note.
 (c) the same reduction over 4096 x 256 threads, a launch large enough for
     `auto` to compile.
+(d) a straight-line stencil over 4096 x 256 threads: five global loads, two
+    global stores and a shared-memory store and load between barriers, no
+    loop (the loads and stores run inside compiled runs).
 
 Each launch runs under each executor (GPURACE_EXECUTOR=interpreter and
-=native: straight-line register-only runs compiled with LLVM, `sim.native`),
+=native: straight-line runs of register-only instructions, loads and stores
+compiled with LLVM, `sim.native`),
 side by side with their ratio; (a) and (b) are given under the default
 executor, `auto`. A last table gives the compile time of each kernel's runs
 (empty on-disk cache) and the time to load them from the cache.
@@ -71,6 +75,21 @@ __global__ void reduce_tree(const float* in, float* out)
 }
 """
 
+STENCIL = r"""
+__global__ void stencil(const float* in, float* out, float* diff, int n)
+{
+    __shared__ float centre[256];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float a = in[(i + n - 2) % n], b = in[(i + n - 1) % n], c = in[i];
+    float d = in[(i + 1) % n], e = in[(i + 2) % n];
+    float v = 0.1f * a + 0.2f * b + 0.4f * c + 0.2f * d + 0.1f * e;
+    out[i] = v;
+    centre[threadIdx.x] = v;
+    __syncthreads();
+    diff[i] = v - centre[threadIdx.x ^ 1];
+}
+"""
+
 # The Numba version of TREE_REDUCE. It must live at module level: the simulator
 # swaps the kernel's global `cuda` for its own implementation.
 try:
@@ -99,6 +118,7 @@ else:
 CONVERGED = (4096, 256)
 REDUCTION = (4, 256)
 LARGE_REDUCTION = (4096, 256)
+STENCIL_GEOMETRY = (4096, 256)
 
 
 def best_of(repeat: int, fn):
@@ -116,10 +136,15 @@ def under(executor: str):
     os.environ["GPURACE_EXECUTOR"] = executor
 
 
+def kernel(workdir: Path, name: str, source: str):
+    """The module of CUDA `source`, written to `workdir` as NAME.cu."""
+    path = workdir / f"{name}.cu"
+    path.write_text(source)
+    return load_module(path)
+
+
 def bench_converged(workdir: Path, repeat: int = 3) -> tuple[float, int]:
-    path = workdir / "saxpy_loop.cu"
-    path.write_text(SAXPY_LOOP)
-    module = load_module(path)
+    module = kernel(workdir, "saxpy_loop", SAXPY_LOOP)
     grid, block = CONVERGED
     n = grid * block
     x = np.arange(n, dtype=np.float32) % 1000
@@ -135,9 +160,7 @@ def bench_converged(workdir: Path, repeat: int = 3) -> tuple[float, int]:
 
 
 def bench_reduction(workdir: Path, repeat: int = 5, geometry: tuple[int, int] = REDUCTION) -> tuple[float, int, np.ndarray]:
-    path = workdir / "reduce_tree.cu"
-    path.write_text(TREE_REDUCE)
-    module = load_module(path)
+    module = kernel(workdir, "reduce_tree", TREE_REDUCE)
     grid, block = geometry
     data = (np.arange(grid * block) % 97).astype(np.float32)
 
@@ -150,6 +173,22 @@ def bench_reduction(workdir: Path, repeat: int = 5, geometry: tuple[int, int] = 
     seconds, (res, out) = best_of(repeat, once)
     np.testing.assert_array_equal(out, data.reshape(grid, block).sum(axis=1))
     return seconds, res.stats.thread_instructions, out
+
+
+def bench_stencil(workdir: Path, repeat: int = 1) -> tuple[float, int]:
+    module = kernel(workdir, "stencil", STENCIL)
+    grid, block = STENCIL_GEOMETRY
+    n = grid * block
+    data = (np.arange(n) % 89).astype(np.float32)
+
+    def once():
+        out, diff = np.zeros(n, dtype=np.float32), np.zeros(n, dtype=np.float32)
+        res = simulate(module, grid=grid, block=block, args=[data, out, diff, n])
+        assert not res.findings and out[5] != 0.0
+        return res
+
+    seconds, res = best_of(repeat, once)
+    return seconds, res.stats.thread_instructions
 
 
 def bench_numba_reduction() -> float | str:
@@ -175,9 +214,7 @@ def bench_compile(workdir: Path, source: str, name: str, grid: int, block: int, 
     """(compile seconds with an empty cache, seconds to load from the cache) of one kernel's compiled runs."""
     from gpurace.sim.native import jit
 
-    path = workdir / f"{name}.cu"
-    path.write_text(source)
-    module = load_module(path)
+    module = kernel(workdir, name, source)
     os.environ["XDG_CACHE_HOME"] = str(workdir / f"cache-{name}")
     under("native")
     times = []
@@ -197,6 +234,7 @@ def main() -> None:
         under("native")
         bench_converged(workdir, repeat=1)  # compile once: the timed native runs load their code
         bench_reduction(workdir, repeat=1)
+        bench_stencil(workdir)
         best: dict[tuple[str, str], float] = {}
         work: dict[str, int] = {}
         for _ in range(3):  # alternate the executors, so that both see the same load on the machine
@@ -206,6 +244,7 @@ def main() -> None:
                     ("conv", bench_converged(workdir, repeat=1)),
                     ("red", bench_reduction(workdir, repeat=3)),
                     ("large", bench_reduction(workdir, repeat=1, geometry=LARGE_REDUCTION)),
+                    ("stencil", bench_stencil(workdir)),
                 ):
                     best[executor, launch] = min(best.get((executor, launch), seconds), seconds)
                     work[launch] = ti
@@ -221,6 +260,7 @@ def main() -> None:
         ("(a) converged saxpy loop", "conv", CONVERGED, ">= 200 M/s"),
         ("(b) shared tree reduction", "red", REDUCTION, ">= 1000x Numba"),
         ("(c) the reduction, larger", "large", LARGE_REDUCTION, ""),
+        ("(d) straight-line stencil", "stencil", STENCIL_GEOMETRY, ""),
     ]
     print(f"{'launch':<28}{'threads':>10}{'thread-instr':>14}{'executor':>12}{'CPU s':>9}{'M thr-instr/s':>15}  target")
     for name, launch, (grid, block), target in launches:

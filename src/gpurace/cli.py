@@ -519,7 +519,7 @@ executor_option = click.option(
     default=None,
     expose_value=False,
     callback=_set_executor,
-    help="How instructions run: the interpreter; native (straight-line register-only code compiled with LLVM); or auto "
+    help="How instructions run: the interpreter; native (straight-line register-only code, loads and stores compiled with LLVM); or auto "
     "(native for launches of 65536 threads or more, when llvmlite is installed). Default: $GPURACE_EXECUTOR, else auto. "
     "See \"Native execution\".",
 )

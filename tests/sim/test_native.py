@@ -139,8 +139,10 @@ def test_corpus_kernel_is_identical_under_both_executors(monkeypatch, path, laun
 # ---------------------------------------------------------------- launches large enough for `auto`
 
 # Corpus kernels at 65,536 threads: uniform kernel-parameter and `__constant__` loads under a tail guard; a
-# tree reduction with barriers and an atomic; and overruns beside a race on global memory.
+# tree reduction with barriers and an atomic; overruns beside a race on global memory; and straight-line
+# vector, local and shared loads and stores.
 LARGE_LAUNCHES = {
+    "sim/straight_line_memory.cu": {"grid": (1024,), "block": (64,), "args": ["buf:65536:iota", "buf:65536", "buf:131072", "3"]},
     "sim/uniform_loads.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536", "7", "65000"]},
     "reduce_shared.cu": {"grid": (256,), "block": (256,), "args": ["buf:65536:iota", "buf:1", "65536"]},
     "sim/overrun_beside_a_race.cu": {"grid": (1024,), "block": (64,), "args": ["buf:64", "buf:64"]},
@@ -485,21 +487,27 @@ SPLIT_BODY = """
 """
 
 
-def _runs(module, **launch):
-    from gpurace.sim.native.runs import find_runs
-    from gpurace.sim.state import ThreadState
+def _runs(monkeypatch, module, **launch) -> list[tuple[int, list[str]]]:
+    """(first pc, opcodes) of the runs the native executor compiles for `module`."""
+    from gpurace.sim.native import fused
 
-    result = simulate(module, max_steps=1, **launch)
-    return [(start, [s.ins.opcode for s in steps]) for start, steps in find_runs(result.program, ThreadState(result.program, result.geometry), True)]
+    made = []
+    original = fused.fused_handler
+    monkeypatch.setattr(fused, "fused_handler", lambda eng, run, *rest: made.append((eng, run)) or original(eng, run, *rest))
+    monkeypatch.setenv("GPURACE_EXECUTOR", "native")
+    simulate(module, max_steps=1, **launch)
+    monkeypatch.setattr(fused, "fused_handler", original)
+    return [(run.start, [eng.program.instructions[pc].opcode for pc in range(run.start, run.end)]) for eng, run in made]
 
 
 def test_an_unsupported_instruction_splits_a_run_and_results_stay_identical(monkeypatch, tmp_path):
     module = _kernel(tmp_path, SPLIT_BODY)
-    runs = _runs(module, grid=1, block=64, args=[np.zeros(64, np.uint64)] * 3)
+    runs = _runs(monkeypatch, module, grid=1, block=64, args=[np.zeros(64, np.uint64)] * 3)
     opcodes = [ops for _, ops in runs]
     assert ["add", "mul", "popc"] not in opcodes
     assert any(ops[-2:] == ["add", "mul"] for ops in opcodes)  # up to the popc
-    assert ["xor", "shl", "cvt", "mul", "add"] in opcodes  # from just after it to the store
+    assert ["xor", "shl", "cvt", "mul", "add", "st"] in opcodes  # from just after it, through the store
+    assert opcodes[0][:3] == ["ld", "ld", "ld"] and opcodes[0][10:12] == ["ld", "ld"]  # parameter and global loads
     outs = []
     for executor in ("interpreter", "native"):
         monkeypatch.setenv("GPURACE_EXECUTOR", executor)
@@ -543,7 +551,7 @@ def test_steps_merges_and_step_budgets_match_the_interpreter(monkeypatch, tmp_pa
     assert results[0] == results[1]
 
 
-def test_no_run_is_compiled_under_another_schedule_policy(monkeypatch, tmp_path):
+def test_no_run_is_compiled_under_the_random_policy(monkeypatch, tmp_path):
     from gpurace.sim.native import fused
 
     built = []
@@ -551,10 +559,54 @@ def test_no_run_is_compiled_under_another_schedule_policy(monkeypatch, tmp_path)
     monkeypatch.setenv("GPURACE_EXECUTOR", "native")
     module = _kernel(tmp_path, SPLIT_BODY)
     args = [np.zeros(64, np.uint64)] * 2 + [np.zeros(64, np.uint64)]
-    simulate(module, grid=1, block=64, args=args, policy="reverse")
+    simulate(module, grid=1, block=64, args=args, policy="random")
     assert built == []
     simulate(module, grid=1, block=64, args=args)
     assert built
+
+
+def test_runs_compiled_under_the_reverse_policy_give_the_interpreters_results(monkeypatch):
+    """`reverse` asks its schedule only at synchronisation points: a group that is every eligible thread runs
+    the compiled path, and the racy kernel's events (what the detectors read) and memory are the interpreter's."""
+    from gpurace.sim.native import fused
+
+    completed = []
+    original = fused.fused_handler
+
+    def counting(eng, run, *rest):
+        handler = original(eng, run, *rest)
+        return lambda idx: completed.append(handler(idx) == run.end) or (run.end if completed[-1] else run.start + 1)
+
+    module = load_module(ROOT / "tests/kernels/sim/straight_line_memory_racy.cu")
+    results = []
+    for executor in ("interpreter", "native"):
+        if executor == "native":
+            monkeypatch.setattr(fused, "fused_handler", counting)
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        rec = Recorder()
+        inp, out = np.arange(128, dtype=np.float32), np.zeros(64, dtype=np.float32)
+        result = simulate(module, sinks=[rec], grid=2, block=64, args=[inp, out], policy="reverse")
+        results.append((out.tolist(), result.stats.steps, result.stats.thread_instructions, rec.events))
+    assert any(completed)
+    assert results[0] == results[1]
+    assert sum(name == "AccessBatch" for name, _ in results[1][3]) == 4  # a batch per access, both blocks in it
+
+
+# Kernels with locks, fences and strong accesses: `check`'s default schedules (min-pc, reverse forked from its
+# shared prefix, random, and flip where warps contended) under both executors.
+SCHEDULED = [(p, launch) for p, launch in LAUNCHES if p.parent.name == "check" or p.name.startswith("straight_line")]
+
+
+@pytest.mark.parametrize("path,launch", SCHEDULED, ids=[str(p.relative_to(ROOT / "tests/kernels")) for p, _ in SCHEDULED])
+def test_the_default_schedules_give_the_same_report_under_both_executors(monkeypatch, path, launch):
+    module = load_module(path)
+    reports = []
+    for executor in ("interpreter", "native"):
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        report = check(module, **launch)
+        runs = [{k: v for k, v in run.items() if k != "seconds"} for run in report.stats.get("schedules", [])]
+        reports.append(([repr(f) for f in report.findings], runs, report.stats["steps"], report.stats["thread_instructions"]))
+    assert reports[0] == reports[1]
 
 
 def test_the_executor_variable_is_checked(monkeypatch, tmp_path):
@@ -696,3 +748,49 @@ def test_without_llvmlite_auto_interprets_and_native_says_what_is_missing(monkey
     monkeypatch.setenv("GPURACE_EXECUTOR", "native")
     with pytest.raises(UserError, match="the native executor needs llvmlite"):
         native.chosen_executor(64)
+
+
+# The run after the popc advances %rd5 and loads through it; lane 63's load is past the end of `pa`. The call
+# aborts there after lanes 0..62 ran the whole run: their %rd5 must be put back, or the interpreter's step that
+# stands in would advance it twice.
+ABORT_BODY = """
+  popc.b32 %r20, %r4;
+  add.s64 %rd5, %rd5, 8;
+  ld.global.u64 %rd20, [%rd5];
+  sub.s64 %rd21, %rd5, %rd1;
+  add.s64 %rd22, %rd21, %rd20;
+  mul.wide.u32 %rd7, %r4, 8;
+  add.s64 %rd8, %rd3, %rd7;
+  st.global.u64 [%rd8], %rd22;
+"""
+
+
+def test_an_access_the_interpreter_reports_aborts_the_call_and_restores_registers(monkeypatch, tmp_path):
+    from gpurace.sim.native import fused
+
+    entered = []
+    original = fused.fused_handler
+
+    def watching(eng, run, *rest):
+        handler = original(eng, run, *rest)
+        if eng.program.instructions[run.start].opcode != "add" or not run.memory:
+            return handler
+        return lambda idx: entered.append((len(idx), handler(idx) == run.end)) or (run.end if entered[-1][1] else run.start + 1)
+
+    module = _kernel(tmp_path, ABORT_BODY)
+    results = []
+    for executor in ("interpreter", "native"):
+        if executor == "native":
+            monkeypatch.setattr(fused, "fused_handler", watching)
+        monkeypatch.setenv("GPURACE_EXECUTOR", executor)
+        a = np.arange(64, dtype=np.uint64) * np.uint64(3)
+        out = np.zeros(64, np.uint64)
+        rec = Recorder()
+        result = simulate(module, sinks=[rec], grid=1, block=64, args=[a, a.copy(), out])
+        kinds = [(f.kind, f.space) for f in result.findings]
+        results.append((out.tolist(), result.stats.steps, result.stats.thread_instructions, kinds, rec.events))
+    assert entered == [(64, False)]  # the compiled call aborted, and the interpreter's step stood in
+    assert results[0] == results[1]
+    out = results[1][0]
+    assert out == [11 * (i + 1) for i in range(63)] + [8 * 64]  # the offset reached plus the value read (0 past the end)
+    assert ("out-of-bounds", "global") in results[1][3]

@@ -84,7 +84,7 @@ def decode_all(eng) -> list[Handler]:
         handlers.append(h)
     wgmma_ops.guard_registers(eng, handlers)  # accesses to accumulators of wgmma products in flight
     assert_distance.install(eng, handlers)  # how far assertions came from failing, when the search asks
-    native.install(eng, handlers)  # compiled runs of register-only instructions, when the executor is native
+    native.install(eng, handlers)  # compiled straight-line runs (registers, loads, stores), when the executor is native
     return handlers
 
 

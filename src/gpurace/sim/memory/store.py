@@ -395,7 +395,11 @@ class Memory:
         `addrs` is a uint64 array made for this call, which the `Access` may
         keep instead of a copy.
         """
-        lim = SpaceLimits(
+        return resolve(space, addrs, threads, blocks, size, write, self.space_limits(), owned)
+
+    def space_limits(self) -> SpaceLimits:
+        """What resolution needs to know about the memory's shape now (it changes as allocations and local memory grow)."""
+        return SpaceLimits(
             self._tables[Space.GLOBAL],
             self._tables[Space.CONST],
             self.shared.size,
@@ -407,7 +411,11 @@ class Memory:
             self.block_base,
             self.thread_base,
         )
-        return resolve(space, addrs, threads, blocks, size, write, lim, owned)
+
+    def backing(self, space: Space) -> np.ndarray:
+        """The flat byte store of `space` as it is now, indexed as `Access.index` says (the compiling executor reads
+        and writes it directly; a store is replaced when its memory grows, so ask again after)."""
+        return self._stores[space]
 
     def _lanes_by_space(self, acc: Access):
         """(space, lanes) for the ok lanes of an access; lanes is None when it means all lanes."""

@@ -1,12 +1,13 @@
-"""The compiling executor: straight-line runs of register-only instructions as native code.
+"""The compiling executor: straight-line runs of register-only instructions, loads and stores as native code.
 
 `install` replaces the interpreter's handler at the first pc of each run with
 one that executes the whole run for every thread of the group in one call of
 an LLVM-compiled function (`runs` writes the IR, `semantics` holds the exact
-ALU semantics, `jit` compiles and caches, `fused` decides when the compiled
-path is taken). Memory, control flow, synchronisation and every instruction
-form not in `semantics` stay with the interpreter, which remains the
-reference: both give the same registers, memory, events and findings.
+ALU semantics, `memory_steps` the loads and stores, `jit` compiles and caches,
+`fused` decides when the compiled path is taken). Atomics, strong and generic
+accesses, control flow, synchronisation and every instruction form not in
+`semantics` stay with the interpreter, which remains the reference: both give
+the same registers, memory, events and findings.
 
 Which executor runs a launch: `GPURACE_EXECUTOR` (or `--executor`) is
 `auto` (the default), `interpreter` or `native`. `auto` compiles only launches
@@ -53,33 +54,35 @@ def _llvmlite_available() -> bool:
 
 def install(eng, handlers: list) -> None:
     """Put fused handlers at the first pc of every compilable run of `eng`'s program (in place)."""
-    if eng.schedule is not None or chosen_executor(eng.geo.nthreads) != "native":
+    if eng.policy.kind == "random" or chosen_executor(eng.geo.nthreads) != "native":  # `fused`: why not random
         return
     if eng.wgmma.slots:  # a fused run would skip the checks on accumulators in flight (`sim.wgmma_ops`)
         return
     if eng.assert_distance is not None:  # nor would it record comparisons' distances (`sim.assert_distance`)
         return
+    from gpurace.frontend.ptx.ir import SpecialReg
     from gpurace.sim.native.fused import CompiledModule, fused_handler
+    from gpurace.sim.native.memory_steps import memory_step_of
     from gpurace.sim.native.runs import find_runs, write_module
 
     state = eng.state
-    found = find_runs(eng.program, state, schedule_free=True)
+    found = find_runs(eng.program, state, lambda fn, pc, ins: memory_step_of(eng, fn, pc, ins))
     if not found:
         return
     ir_text, runs = write_module(eng.program, state, found)
     module = CompiledModule(ir_text, [run.name for run in runs])
-    specials: dict[tuple, np.ndarray] = {}
+    launch_constant: dict[tuple, np.ndarray] = {("blocks",): np.ascontiguousarray(eng.geo.block_of, dtype=np.int64)}
     everyone = np.arange(eng.geo.nthreads)
     for run in runs:
-        table = []
+        table: list[np.ndarray | None] = []  # None: an entry the handler fills before each call (`memory_steps`)
         for key in run.operands:
             if key[0] == "reg":
                 table.append(state.regs[key[1]])
-            else:
-                if key not in specials:
-                    from gpurace.frontend.ptx.ir import SpecialReg
-
+            elif key[0] == "special":
+                if key not in launch_constant:
                     values = state.special(SpecialReg(key[1], key[2]), everyone)
-                    specials[key] = np.ascontiguousarray(values, dtype=np.uint32)
-                table.append(specials[key])
+                    launch_constant[key] = np.ascontiguousarray(values, dtype=np.uint32)
+                table.append(launch_constant[key])
+            else:
+                table.append(launch_constant.get(key))
         handlers[run.start] = fused_handler(eng, run, table, module, handlers[run.start])

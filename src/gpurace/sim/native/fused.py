@@ -5,15 +5,28 @@ keeps the interpreter's handler of p to fall back on. Taking the compiled path
 for a group must be indistinguishable from the interpreter running p, p+1,
 ..., e-1 one step each, so it is taken only when:
 
-- no schedule object is active (`--schedules`, flip/reverse/random policies
-  pick among pcs themselves; runs are not even built then);
+- under a schedule object (`reverse` and `flip`, which pick among pcs
+  themselves), the group is every eligible thread. The engine then steps it
+  on without asking the schedule, except at the schedule's synchronisation
+  pcs, which are never inside a run (atomics, fences, barriers and strong
+  accesses are not compiled, and a volatile one in (p, e) sends the group to
+  the interpreter, below), or after a step that set pcs itself (a partly
+  guarded instruction): asked then, both pick the lowest pc, all threads at
+  it, as `min-pc` does (`reverse` holds no warp back; `flip`'s gates are at
+  atomics). The `random` policy's holds end at step counts, so it could pick
+  part of the group there: no run is built under it;
 - no other eligible thread has a pc in (p, e). Under min-pc scheduling the
   group is every eligible thread at the smallest pc; stepping alone, it would
   meet such a thread inside the run and go on merged with it, in fewer steps
   than the two take separately. Eligible threads elsewhere (at pcs >= e) are
-  not reached before e, and nothing inside a register-only run can make a
+  not reached before e, and nothing inside a run (register-only instructions,
+  plain and volatile loads and stores: no wait ends at one) can make a
   waiting or yielded thread eligible, so with none in (p, e) the group runs
   p..e-1 alone and in order, as the compiled function does;
+- for a run with loads or stores (`memory_steps`): no thread is watched for
+  parking (the interpreter's step records its accesses), and no pc in (p, e)
+  is one where the scheduler must pick again (`Engine.repick_at`: the fork
+  point of schedules sharing a prefix may be a volatile access);
 - the step counters would not cross anything the engine checks after each
   step: the step budget (`--max-steps`) and the every-256-steps progress and
   time-limit checks. The handler adds the k-1 extra steps and thread-
@@ -33,6 +46,8 @@ from typing import Callable
 import numpy as np
 
 from gpurace.sim.engine import RUN
+from gpurace.sim.native.memory_steps import Scratch, call_buffers, hand_back
+from gpurace.sim.schedule import SeededSchedule
 
 
 class CompiledModule:
@@ -59,8 +74,11 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
     dirty = eng.state.dirty
     written = np.array(run.written, dtype=np.int64)
     guarded = [(j, np.array(slots, dtype=np.int64)) for j, slots in run.guarded_writes]
-    addresses = np.array([a.ctypes.data for a in table], dtype=np.uint64)
+    addresses = np.array([0 if a is None else a.ctypes.data for a in table], dtype=np.uint64)
+    per_call = [(i, key) for i, (key, a) in enumerate(zip(run.operands, table)) if a is None]
     flags = np.zeros(max(len(guarded), 1), dtype=np.uint8)
+    regs = eng.state.regs
+    scratch = Scratch()
 
     def others_inside(idx: np.ndarray) -> bool:
         live = getattr(eng, "_live", None)  # the eligible threads the group was picked from (a superset is safe)
@@ -71,13 +89,41 @@ def fused_handler(eng, run, table: list[np.ndarray], module: CompiledModule, int
         at = pcs[live]
         return bool(((at > p) & (at < e)).any())
 
+    def memory_unsafe() -> bool:
+        """Whether a load or store of the run must go through the interpreter's step: threads watched for parking
+        record their accesses there, and a pc the scheduler must pick again at splits the run."""
+        repick = eng.repick_at
+        return eng.watching or (repick is not None and bool(repick[p + 1 : e].any()))
+
+    def scheduled_apart(idx: np.ndarray) -> bool:
+        """Whether a schedule object could pick differently from the run (module docstring)."""
+        if eng.schedule is None:
+            return False
+        if isinstance(eng.schedule, SeededSchedule) and eng.schedule.hold_chance:
+            return True
+        live = eng._live
+        return live is None or len(live) != len(idx)
+
     def fused(idx):
         steps = stats.steps
         last = steps + k - 1  # the count before the engine adds the run's final step
-        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx):
+        if last >= eng.max_steps or last // 256 != steps // 256 or others_inside(idx) or scheduled_apart(idx):
+            return interpreted(idx)
+        if run.memory and memory_unsafe():
             return interpreted(idx)
         ids = idx if idx.dtype == np.int64 and idx.flags.c_contiguous else np.ascontiguousarray(idx, dtype=np.int64)
-        module.function(run.name)(ids.ctypes.data, len(ids), addresses.ctypes.data, flags.ctypes.data)
+        buffers = None
+        if per_call:
+            buffers = call_buffers(eng, run, len(ids), scratch)
+            for i, key in per_call:
+                addresses[i] = buffers[key].ctypes.data
+        done = module.function(run.name)(ids.ctypes.data, len(ids), addresses.ctypes.data, flags.ctypes.data)
+        if done < len(ids):  # an access the interpreter reports: put the finished threads' registers back
+            for slot in run.undo:
+                regs[slot][ids[:done]] = buffers[("undo", slot)][:done]
+            return interpreted(idx)
+        if run.memory:
+            hand_back(eng, run, idx, buffers)
         if len(written):
             dirty[written] = True
         for j, slots in guarded:

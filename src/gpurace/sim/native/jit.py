@@ -26,8 +26,9 @@ from pathlib import Path
 
 from gpurace.cache import cache_dir
 
-#: The C signature of every compiled run: (thread ids, count, operand table, per-instruction flags).
-RUN_SIGNATURE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+#: The C signature of every compiled run: (thread ids, count, operand table, per-instruction flags) -> the threads
+#: it finished (count, or fewer when an access aborted the call: `memory_steps`).
+RUN_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
 
 
 @dataclass

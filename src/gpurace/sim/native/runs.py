@@ -1,21 +1,24 @@
-"""Finding the straight-line runs of register-only instructions, and writing each as one LLVM function.
+"""Finding the straight-line runs of register-only instructions, loads and stores, and writing each as one
+LLVM function.
 
 A run is a maximal sequence of consecutive instructions of one function, not
 crossing a label, that the compiler handles (`semantics.semantics_of`, plain `mov`s of registers,
-immediates and launch-constant special registers), each possibly guarded by a
-predicate. Its function loops over the thread ids it is given and runs every
-instruction of the run for one thread before the next: register-only
-instructions of different threads touch different register elements, so this
-order gives the same registers as the interpreter's one-instruction-at-a-time
-order. A thread's registers stay in SSA values inside the run; the ones it
+immediates and launch-constant special registers, and the loads and stores of `memory_steps`), each
+register-only one possibly guarded by a predicate. Its function loops over the thread ids it is given and
+runs every instruction of the run for one thread before the next: register-only instructions of different
+threads touch different register elements, so this order gives the same registers as the interpreter's
+one-instruction-at-a-time order (loads and stores keep it with their own rules, `memory_steps`). A thread's registers stay in SSA values inside the run; the ones it
 writes are stored once at its end. A guarded instruction selects, per thread,
 between the new and the old value, and records whether any thread's guard
 held (the livelock check marks its destinations written only then, as the
 interpreter does).
 
 Operands reach the function through a table of array addresses (register
-slots and special registers), so the IR names no address: the same kernel
-gives the same IR in every launch, which is what the on-disk cache keys on.
+slots, special registers, and for loads and stores the memory stores and the
+arrays the function hands lanes back in, filled before each call), so the IR
+names no address: the same kernel gives the same IR in every launch, which is
+what the on-disk cache keys on. The function returns how many threads it
+finished: all of them, or fewer when an access aborted it.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from gpurace.frontend.ptx.ir import Imm, Instruction, Negated, PredPair, Reg, Si
 from gpurace.sim.alu import compile_alu
 from gpurace.sim.alu.rawtypes import width
 from gpurace.sim.forms import check_modifiers
+from gpurace.sim.native.memory_steps import FIND_ALLOCATION, MemoryStep, write_step
 from gpurace.sim.native.semantics import Emitter, Semantics, semantics_of
 from gpurace.sim.state import SIGNED_TYPES, check_immediate, imm_bits, raw_dtype
 
@@ -58,6 +62,8 @@ class Run:
     operands: list = field(default_factory=list)  # table entries: ("reg", slot) or ("special", name, component)
     written: list[int] = field(default_factory=list)  # slots written by unguarded instructions
     guarded_writes: list[tuple[int, list[int]]] = field(default_factory=list)  # (flag index, slots) per guarded step
+    memory: list[MemoryStep] = field(default_factory=list)  # its loads and stores, in program order
+    undo: list[int] = field(default_factory=list)  # slots whose old values go to undo buffers (a run that can abort)
 
 
 def step_of(state, fn: str, ins: Instruction) -> Step | None:
@@ -136,20 +142,26 @@ def _readable(state, fn: str, ins: Instruction, op, t: str) -> bool:
     return False
 
 
-def find_runs(program, state, schedule_free: bool) -> list[tuple[int, list[Step]]]:
+def find_runs(program, state, memory_step=None) -> list[tuple[int, list]]:
     """(first pc, steps) of every run of two or more compilable instructions.
 
+    `memory_step` (fn, pc, instruction) -> `MemoryStep` or None admits loads and stores (none without it).
     A run ends before a label: threads that branch there (a loop's head) then enter a run at its start,
     where its compiled function is, instead of running the rest of a longer run one instruction at a time.
+    It ends before a load that follows one of its stores too (`memory_steps`: stores are deferred).
     """
-    runs: list[tuple[int, list[Step]]] = []
-    current: list[Step] = []
+    runs: list[tuple[int, list]] = []
+    current: list = []
     start = 0
+    stored = False
     owner = program.owner
     labelled = set(program.labels.values())
     for pc, ins in enumerate(program.instructions):
-        step = step_of(state, owner[pc], ins) if schedule_free else None
-        if step is not None and current and (owner[pc] != owner[start] or pc in labelled):
+        step = step_of(state, owner[pc], ins)
+        if step is None and memory_step is not None:
+            step = memory_step(owner[pc], pc, ins)
+        loads_after_store = isinstance(step, MemoryStep) and not step.store and stored
+        if step is not None and current and (owner[pc] != owner[start] or pc in labelled or loads_after_store):
             if len(current) >= 2:
                 runs.append((start, current))
             current = []
@@ -159,8 +171,9 @@ def find_runs(program, state, schedule_free: bool) -> list[tuple[int, list[Step]
             current = []
             continue
         if not current:
-            start = pc
+            start, stored = pc, False
         current.append(step)
+        stored = stored or (isinstance(step, MemoryStep) and step.store)
     if len(current) >= 2:
         runs.append((start, current))
     return runs
@@ -180,6 +193,8 @@ class _Writer:
         self.current: dict[int, str] = {}  # slot -> SSA value (storage width) in this thread
         self.order: list[int] = []  # slots written, in first-write order
         self.flags: list[str] = []  # SSA of "some guard held so far", per guarded step
+        self.block = "loop"  # the basic block instructions are appended to
+        self.checks = 0  # the blocks that continue after an abort test
 
     def base(self, key: tuple) -> str:
         """The pointer to the array of table entry `key`."""
@@ -238,7 +253,22 @@ class _Writer:
             self.order.append(slot)
         return slot
 
+    def abort_unless(self, ok: str) -> None:
+        """End the call here, returning the thread's position, unless `ok` (an i1) holds (`memory_steps`)."""
+        self.checks += 1
+        self.block = f"go{self.checks}"
+        self.body.append(f"  br i1 {ok}, label %{self.block}, label %abort")
+        self.body.append(f"{self.block}:")
+
+    def memory(self, step: MemoryStep) -> None:
+        step.number = len(self.run.memory)
+        self.run.memory.append(step)
+        slots = write_step(self, step)
+        self.run.written.extend(s for s in slots if s not in self.run.written)
+
     def step(self, step: Step) -> None:
+        if isinstance(step, MemoryStep):
+            return self.memory(step)
         e = self.e
         ins = step.ins
         guard = None
@@ -270,10 +300,16 @@ class _Writer:
             if bits == 1:
                 v = self.e(f"zext i1 {v} to i8")
             p = self.e(f"getelementptr i{mem}, ptr {self.base(('reg', slot))}, i64 %t")
+            if self.checks:  # the old value first, for the handler to put back if a later thread aborts
+                self.run.undo.append(slot)
+                old = self.e(f"load i{mem}, ptr {p}")
+                undo = self.e(f"getelementptr i{mem}, ptr {self.base(('undo', slot))}, i64 %i")
+                self.body.append(f"  store i{mem} {old}, ptr {undo}")
             self.body.append(f"  store i{mem} {v}, ptr {p}")
-        phis = [f"  %any{j} = phi i1 [false, %entry], [%anynext{j}, %loop]" for j in range(len(self.flags))]
+        last = self.block
+        phis = [f"  %any{j} = phi i1 [false, %entry], [%anynext{j}, %{last}]" for j in range(len(self.flags))]
         ors = [f"  %anynext{j} = or i1 %any{j}, {g}" for j, g in enumerate(self.flags)]
-        outs = [f"  %anyout{j} = phi i1 [false, %entry], [%anynext{j}, %loop]" for j in range(len(self.flags))]
+        outs = [f"  %anyout{j} = phi i1 [false, %entry], [%anynext{j}, %{last}]" for j in range(len(self.flags))]
         for j in range(len(self.flags)):
             outs += [
                 f"  %anybyte{j} = zext i1 %anyout{j} to i8",
@@ -282,13 +318,13 @@ class _Writer:
             ]
         return "\n".join(
             [
-                f"define void @{self.run.name}(ptr noalias %idx, i64 %n, ptr noalias %table, ptr noalias %ran) {{",
+                f"define i64 @{self.run.name}(ptr noalias %idx, i64 %n, ptr noalias %table, ptr noalias %ran) {{",
                 "entry:",
                 *self.entry,
                 "  %empty = icmp sle i64 %n, 0",
                 "  br i1 %empty, label %exit, label %loop",
                 "loop:",
-                "  %i = phi i64 [0, %entry], [%next, %loop]",
+                f"  %i = phi i64 [0, %entry], [%next, %{last}]",
                 *phis,
                 *self.body,
                 *ors,
@@ -297,7 +333,8 @@ class _Writer:
                 "  br i1 %more, label %loop, label %exit",
                 "exit:",
                 *outs,
-                "  ret void",
+                "  ret i64 %n",
+                *(["abort:", "  ret i64 %i"] if self.checks else []),
                 "}",
             ]
         )
@@ -311,5 +348,9 @@ def write_module(program, state, runs: list[tuple[int, list[Step]]]) -> tuple[st
         run = Run(start, start + len(steps), f"run{number}")
         functions.append(_Writer(state, program.owner[start], run).function(steps))
         described.append(run)
-    declarations = ["declare float @llvm.fma.f32(float, float, float)", "declare double @llvm.fma.f64(double, double, double)"]
+    declarations = [
+        "declare float @llvm.fma.f32(float, float, float)",
+        "declare double @llvm.fma.f64(double, double, double)",
+        FIND_ALLOCATION,
+    ]
     return "\n\n".join(declarations + functions) + "\n", described
