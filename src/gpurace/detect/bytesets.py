@@ -72,10 +72,22 @@ def flag_bytes(words: np.ndarray, size: int) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
+DENSE_SPAN = 4
+"""Distinct values spanning at most this many times their count are found by marking a table of the span (a batch's
+pages, whose threads ran different iterations of a loop), in place of a sort."""
+
+
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted; linear time when they already are (a batch's addresses usually are)."""
+    """The distinct values (unsigned), sorted; linear time when they already are (a batch's addresses usually are)
+    or lie close together (its pages)."""
     if len(values) > 1 and not (values[1:] >= values[:-1]).all():
-        return np.unique(values)
+        lo = values.min()
+        span = int(values.max() - lo) + 1
+        if span > DENSE_SPAN * len(values):
+            return np.unique(values)
+        seen = np.zeros(span, dtype=np.bool_)
+        seen[(values - lo).astype(np.intp)] = True
+        return np.flatnonzero(seen).astype(values.dtype) + lo
     return values[np.concatenate([[True], values[1:] != values[:-1]])]
 
 
