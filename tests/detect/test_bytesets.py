@@ -50,3 +50,17 @@ def test_pieces_keep_the_order_of_the_batches():
         one.add(starts, 4, flags)
     many.add(np.concatenate([small[0], big, small[1], small[0]]), 4, np.repeat(np.uint8([1, 2, 3, 4]), [2, len(big), 1, 2]))
     assert flags_of(one) == flags_of(many)  # where batches meet, the last one's flag stays either way
+
+
+def test_a_batch_whose_threads_ran_different_iterations_flags_its_pages_as_sorted_starts_do():
+    # a grid-stride copy whose warps are an iteration apart: pages out of order, close together; and two far apart
+    rng = np.random.default_rng(7)
+    base = np.uint64(1 << 32)
+    near = base + rng.permutation(np.arange(0, 24 * 4096, 4, dtype=np.uint64))
+    far = np.array([base + np.uint64(1 << 30), base], dtype=np.uint64)
+    for starts in (near, far):
+        shuffled, ordered = PageBits(), PageBits()
+        shuffled.add(starts, 4)
+        ordered.add(np.sort(starts), 4)
+        assert np.array_equal(shuffled.pages, np.unique(starts >> np.uint64(12)))
+        assert flags_of(shuffled) == flags_of(ordered)

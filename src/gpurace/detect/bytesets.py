@@ -72,10 +72,29 @@ def flag_bytes(words: np.ndarray, size: int) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
+def _consecutive(starts: np.ndarray, size: int) -> bool:
+    """Whether the accesses of `size` bytes at `starts` follow one another, ascending, with no gap."""
+    if int(starts[-1]) - int(starts[0]) != (len(starts) - 1) * size:
+        return False
+    return len(starts) == 1 or bool((np.diff(starts) == np.uint64(size)).all())
+
+
+DENSE_SPAN = 4
+"""Distinct values spanning at most this many times their count are found by marking a table of the span (a batch's
+pages, whose threads ran different iterations of a loop), in place of a sort."""
+
+
 def _distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values, sorted; linear time when they already are (a batch's addresses usually are)."""
+    """The distinct values (unsigned), sorted; linear time when they already are (a batch's addresses usually are)
+    or lie close together (its pages)."""
     if len(values) > 1 and not (values[1:] >= values[:-1]).all():
-        return np.unique(values)
+        lo = values.min()
+        span = int(values.max() - lo) + 1
+        if span > DENSE_SPAN * len(values):
+            return np.unique(values)
+        seen = np.zeros(span, dtype=np.bool_)
+        seen[(values - lo).astype(np.intp)] = True
+        return np.flatnonzero(seen).astype(values.dtype) + lo
     return values[np.concatenate([[True], values[1:] != values[:-1]])]
 
 
@@ -108,10 +127,20 @@ class PageBits:
         access put it there; of accesses to the same byte, the last one's flag stays)."""
         if not len(starts):
             return
+        # a coalesced access (one batch's lanes at consecutive addresses, the usual case) sets one slice of flags
+        dense = np.ndim(flag) == 0 and _consecutive(starts, size)
         run = self._run_of_rows(starts) if len(self.pages) else None
         if run is None:
-            self._make(_distinct(starts >> _PAGE_SHIFT))
+            if dense:
+                self._make(np.arange(starts[0] >> _PAGE_SHIFT, (starts[-1] >> _PAGE_SHIFT) + np.uint64(1), dtype=np.uint64))
+            else:
+                self._make(_distinct(starts >> _PAGE_SHIFT))
             run = self._run_of_rows(starts)
+        if dense and run is not None:
+            row, address = run
+            at = row * PAGE_SIZE + int(starts[0] - address)
+            self.bits.reshape(-1)[at : at + len(starts) * size] = flag
+            return
         set_flags(self.bits.reshape(-1), self._index(starts, run), size, flag)
 
     def flag_at(self, address: int) -> int:

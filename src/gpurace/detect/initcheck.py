@@ -60,13 +60,15 @@ def _at(lanes: np.ndarray | slice, positions: np.ndarray | slice) -> np.ndarray 
     return positions if lanes is ALL else lanes[positions]
 
 
-def _reading(ev: AccessBatch, lanes: np.ndarray | slice) -> np.ndarray | slice:
-    """Those of `lanes` whose read can see a value nothing wrote: every lane of a load; of an atomic, only the
-    first lane at each address, since the lanes after it read what it wrote."""
+def _first_at_each_address(ev: AccessBatch, lanes: np.ndarray) -> np.ndarray | slice:
+    """Which of `lanes` (an index array) can read a value nothing wrote: all of them (ALL) for a load; for an
+    atomic, the first lane at each address, since the lanes after it read what it wrote. Every lane at one address
+    reads the same bytes, so callers pass only the lanes found reading unwritten ones, and an atomic on written
+    memory (the usual case) sorts nothing."""
     if ev.kind == AccessKind.READ:
-        return lanes
+        return ALL
     _, first = np.unique(ev.addrs[lanes], return_index=True)
-    return _at(lanes, np.sort(first))
+    return np.sort(first)
 
 
 def _op_name(ev: AccessBatch) -> str:
@@ -149,7 +151,7 @@ class SharedInitCheck:
         if lanes is None:
             return
         if ev.kind != AccessKind.WRITE:
-            self._check_reads(ev, _reading(ev, lanes))
+            self._check_reads(ev, lanes)
         if ev.kind != AccessKind.READ:
             set_flags(self.written, self._index(ev, lanes), ev.size)
 
@@ -166,8 +168,10 @@ class SharedInitCheck:
         partly = (words != full_word(words.dtype.type)).any(axis=1)
         if not partly.any():
             return
-        unwritten = ev.size - flag_bytes(words[partly], ev.size).sum(axis=1)
-        self.reads.add(ev, _at(lanes, np.flatnonzero(partly)), unwritten)
+        at = np.flatnonzero(partly)
+        at = at[_first_at_each_address(ev, _at(lanes, at))]
+        unwritten = ev.size - flag_bytes(words[at], ev.size).sum(axis=1)
+        self.reads.add(ev, _at(lanes, at), unwritten)
 
     def finish(self) -> list[Finding]:
         return self.reads.findings(
@@ -254,7 +258,7 @@ class GlobalInitCheck:
         if not touched.all():
             lanes = _at(lanes, np.flatnonzero(touched))
         if ev.kind != AccessKind.WRITE and self.reads is not None:
-            self._check_reads(ev, _reading(ev, lanes))
+            self._check_reads(ev, lanes)
         if ev.kind != AccessKind.READ:
             self.this_run.add(ev.addrs[lanes], ev.size)
 
@@ -268,7 +272,9 @@ class GlobalInitCheck:
         addrs = starts[partly, None] + np.arange(ev.size, dtype=np.uint64)
         unwritten = (self.writes.unwritten.contains(addrs) & ~flag_bytes(words[partly], ev.size)).sum(axis=1)
         bad = unwritten > 0
-        self.reads.add(ev, _at(lanes, np.flatnonzero(partly)[bad]), unwritten[bad])
+        reading = _at(lanes, np.flatnonzero(partly)[bad])
+        first = _first_at_each_address(ev, reading)
+        self.reads.add(ev, reading[first], unwritten[bad][first])
 
     def forked(self) -> None:
         """A schedule forks from schedule 0's run here (`sim.shared_prefix`): from now on this worker's reads are

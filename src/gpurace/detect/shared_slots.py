@@ -29,16 +29,24 @@ class SharedSlots:
         self.owner = np.arange(self.count, dtype=np.int64)
 
     def index(self, canonical: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(dense byte index, slots whose earlier history must be cleared) of shared canonical addresses."""
+        """(dense byte index, slots whose earlier history must be cleared) of shared canonical addresses.
+
+        Called for every shared access by the detectors that keep per-byte state: each step works in place on one
+        temporary, and a launch whose blocks all have slots of their own (no waves) takes no remainder."""
         c = np.asarray(canonical, dtype=np.uint64)
-        block = ((c >> np.uint64(CANON_OWNER_SHIFT)) & np.uint64(CANON_OWNER_MASK)).astype(np.int64)
-        slot = block % self.count
+        block = c >> np.uint64(CANON_OWNER_SHIFT)
+        block &= np.uint64(CANON_OWNER_MASK)
+        block = block.view(np.int64)
+        slot = block % self.count if len(block) and int(block.max()) >= self.count else block
         moved = self.owner[slot] != block
         fresh = np.zeros(0, dtype=np.int64)
         if moved.any():
             fresh, first = np.unique(slot[moved], return_index=True)
             self.owner[fresh] = block[moved][first]
-        return slot * self.stride + (c & np.uint64(CANON_OFFSET_MASK)).astype(np.int64), fresh
+        index = c & np.uint64(CANON_OFFSET_MASK)
+        index = index.view(np.int64)
+        index += slot * self.stride
+        return index, fresh
 
     def bytes_of(self, slots: np.ndarray) -> np.ndarray:
         """The dense byte indices of whole `slots`."""

@@ -121,6 +121,9 @@ def select_kernel(module: Module, name: str | None) -> str:
     kernels = module.kernels
     if not kernels:
         raise UserError(f"{module.source_path or 'the input'} defines no kernel ({NO_KERNEL_HINT})")
+    exact = module.functions.get(name) if name is not None else None
+    if exact is not None and exact.is_entry and not exact.is_declaration:
+        return name  # a mangled name (every launch under `exec`): no other kernel's name can equal it
     infos = [(k.name, describe_kernel(module, k)) for k in kernels]
     listing = ", ".join(info.name for _, info in infos)
     if name is None:

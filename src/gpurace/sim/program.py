@@ -288,7 +288,15 @@ def on_cycles(graph: dict) -> set:
 
 
 def build_program(module: Module, kernel_name: str) -> Program:
-    """Flatten `kernel_name` and every function it (transitively) calls."""
+    """Flatten `kernel_name` and every function it (transitively) calls; made once per module and kernel
+    (`Module.programs`: nothing changes a Program once it is made)."""
+    program = module.programs.get(kernel_name)
+    if program is None:
+        program = module.programs[kernel_name] = _flatten(module, kernel_name)
+    return program
+
+
+def _flatten(module: Module, kernel_name: str) -> Program:
     kernel = module.functions[kernel_name]
     order = _reachable_functions(module, kernel_name)
     _check_register_count(module, order, kernel_name)

@@ -374,6 +374,9 @@ class Module:
     param_names: dict[str, tuple[str | None, ...]] = field(default_factory=dict)
     """Source names of kernel parameters by kernel, where the front end knows them and the source cannot be read
     for them (a Numba kernel's PTX parameters: `x`, `x.shape[0]`, ...)."""
+    programs: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Kernels flattened for the simulator, by mangled name (`sim.program.build_program`): a program launches a
+    kernel hundreds of times, and a module is not changed once it is loaded (`dataclasses.replace` starts afresh)."""
 
     @property
     def kernels(self) -> list[Function]:
