@@ -57,8 +57,9 @@ grows, and every object naming a thread's clock holds its happens-before
 knowledge at that clock), so sections released at or before the clock it knows
 are skipped without a join. Threads outside critical
 sections cost nothing beyond `hb`. Accesses inside critical sections are
-bookkept lane by lane; critical sections are serial by nature, so the batches
-concerned have few lanes.
+bookkept lane by lane: cheap where sections are serial and a batch has few
+lanes, the main cost where every lane holds a lock of its own (a lock per
+element: batches of thousands of lanes, each its own section).
 
 What it misses: accesses made inside a critical section by threads that did
 not take the lock (one thread locks, then a barrier lets the block work) are
