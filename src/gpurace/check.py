@@ -196,7 +196,9 @@ def check(
     if prove:
         from gpurace.verify.launch_proof import attach_proof, prove_launch  # gpurace.verify runs checks itself
 
-        proof = prove_launch(module, kernel=kernel, grid=grid, block=block, model=model, benign_same_value=benign_same_value)
+        proof = prove_launch(
+            module, kernel=kernel, grid=grid, block=block, model=model, benign_same_value=benign_same_value, deadline=limits.deadline
+        )
         if not asked and proof.proved:
             schedules = 1
     chosen = schedules is None

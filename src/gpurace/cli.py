@@ -242,7 +242,7 @@ def limit_options(*, launch: bool, timeout: float = DEFAULT_TIMEOUT_S) -> Callab
             expose_value=False,
             callback=_store_limit,
             help="Wall-clock budget in seconds for the whole command (0: none); a run still going when it is spent "
-            "ends with a timeout finding.",
+            "ends with a timeout finding, and a verification's questions still open are unknown.",
         ),
     ]
     if launch:
@@ -902,10 +902,12 @@ def verify(
     grid_dims, block_dims, _header = launch_dims(file, grid, block, required=False)
     # dimensions given here must be a launch CUDA runs; a GPUVerify header's may exceed it (see verify_module)
     check_dims((grid and grid_dims) or (1, 1, 1), (block and block_dims) or (1, 1, 1))
-    module = load_from_options(file, include_dirs, defines, arch, device_debug, command_limits(), kernel)
+    limits = command_limits()
+    module = load_from_options(file, include_dirs, defines, arch, device_debug, limits, kernel)
     verdicts, notes = verify_module(
         module, kernel=kernel, grid=grid_dims, block=block_dims, query_budget=query_budget, query_timeout=query_timeout,
         confirm=not no_confirm, benign_same_value=benign_same_value, from_header=True, within_block=within_block,
+        deadline=limits.deadline,
     )
     for note in report_notes([module]):  # a HIP source's verdicts, too, are for 32-lane warps
         for v in verdicts:

@@ -7,11 +7,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from gpurace.cli import cli
+from gpurace.frontend.load import load_module
+from gpurace.verify import verify_module
+from gpurace.verify.queries import OUT_OF_TIME
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 VERIFY_DIR = ROOT / "tests" / "kernels" / "verify"
@@ -53,6 +57,33 @@ def test_the_wall_clock_limit_is_off_by_default_and_states_itself_when_it_ends_a
     assert result.exit_code == 4, result.output
     (obj,) = json.loads(result.stdout)["kernels"][0]["objects"]
     assert obj["verdict"] == "unknown" and "wall-clock limit (--query-timeout)" in obj["reason"]
+
+
+def test_a_spent_command_budget_leaves_every_question_unknown_and_runs_no_witness():
+    """`--timeout` bounds verify too: once the command's deadline has passed, no question is answered (nothing that
+    needs one is called race-free) and no alarm is confirmed by running the simulator."""
+    module = load_module(VERIFY_DIR / "loaded_index.cu")
+    (verdict,), _ = verify_module(module, kernel=None, grid=(2, 1, 1), block=(64, 1, 1), deadline=time.monotonic() - 1)
+    objects = {o.name: o for o in verdict.objects}
+    assert objects["bins"].verdict == "unknown" and objects["bins"].reason.startswith(OUT_OF_TIME)
+    assert not objects["bins"].alarms  # a race with a confirmed witness without the deadline
+    assert objects["data"].verdict == "race-free"  # only read: no question to ask
+
+
+def test_the_timeout_option_reaches_the_questions(monkeypatch):
+    """The command's `--timeout` is the deadline the questions see: here its clock reads past any deadline once
+    the file is compiled (the compilation keeps the real clock)."""
+    class Late:
+        @staticmethod
+        def monotonic() -> float:
+            return 1e18  # long past any deadline
+
+    monkeypatch.setattr("gpurace.verify.queries.time", Late)
+    path = VERIFY_DIR / "strided_loop_any_launch.cu"
+    result = CliRunner().invoke(cli, ["verify", str(path), "--timeout", "600", "--format", "json"])
+    assert result.exit_code == 4, result.output
+    (obj,) = json.loads(result.stdout)["kernels"][0]["objects"]
+    assert obj["verdict"] == "unknown" and obj["reason"].startswith(OUT_OF_TIME)
 
 
 def test_budget_must_be_a_positive_number_of_millions():

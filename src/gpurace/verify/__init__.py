@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from gpurace.errors import UserError
 from gpurace.frontend.kernels import describe_kernel
 from gpurace.frontend.ptx.ir import Module
@@ -16,7 +18,7 @@ from gpurace.verify.verdicts import KernelVerdict, verify_kernel
 def verify_module(
     module: Module, *, kernel: str | None, grid, block, query_budget: int = DEFAULT_QUERY_BUDGET,
     query_timeout: float | None = None, confirm: bool = True, benign_same_value: bool = False, from_header: bool = False,
-    within_block: bool = False,
+    within_block: bool = False, deadline: float | None = None,
 ) -> tuple[list[KernelVerdict], dict[str, list[str]]]:
     """Verdicts for the named kernel (or every kernel of the module), and the notes on each one's launch scope.
 
@@ -25,7 +27,8 @@ def verify_module(
 
     With `confirm`, possible alarms are run in the simulator (`confirm.confirm_alarms`); with
     `benign_same_value`, stores that write the same value do not race (see `verdicts`); `within_block`: only
-    threads of one block race (Faial's default scope), which the notes say.
+    threads of one block race (Faial's default scope), which the notes say. `deadline` (`time.monotonic()`,
+    the command's `--timeout`): questions still open when it is spent are unknown, and no witness is run after it.
     A launch CUDA refuses is refused, unless its dimensions come `from_header` (a GPUVerify header): GPUVerify
     verifies any dimensions, and its suites use blocks of 2048 threads, so the kernel is verified for the
     stated dimensions with a note that no GPU runs that launch (and no witness is run in the simulator).
@@ -41,9 +44,9 @@ def verify_module(
         dims, scope = launch_scope(module, fn, grid, block)
         verdict = verify_kernel(
             module, fn, info, dims, query_budget * RLIMIT_UNIT, wall_ms=None if query_timeout is None else int(query_timeout * 1000),
-            benign_same_value=benign_same_value, within_block=within_block,
+            benign_same_value=benign_same_value, within_block=within_block, deadline=deadline,
         )
-        if confirm:
+        if confirm and (deadline is None or time.monotonic() < deadline):
             confirm_alarms(module, module.source_path or "", verdict, info, fn.name, benign_same_value=benign_same_value)
         verdicts.append(verdict)
         notes[info.name] = [*([invalid] if invalid else []), *scope, *([WITHIN_BLOCK] if within_block else []), *verdict.assumed]

@@ -78,9 +78,11 @@ def prove_launch(
     block,
     model: str,
     benign_same_value: bool = False,
+    deadline: float | None = None,
 ) -> LaunchProof:
     """verify's verdict on the kernel `check` launches (`kernel` as `check` names it), for its grid and block
-    (`benign_same_value`: two stores of the same value do not race, as `verify --benign-same-value`)."""
+    (`benign_same_value`: two stores of the same value do not race, as `verify --benign-same-value`; `deadline`:
+    the check's wall-clock budget, see `verify_module`)."""
     if model not in PROVED_MODELS:
         raise UserError(
             f"--prove proves race freedom under the cuda memory model (which also covers ptx); --model {model} "
@@ -95,6 +97,7 @@ def prove_launch(
         block=as_dims(block, "--block"),
         confirm=False,
         benign_same_value=benign_same_value,
+        deadline=deadline,
     )
     return LaunchProof(verdict, notes.get(verdict.name, []), time.perf_counter() - start, benign_same_value)
 

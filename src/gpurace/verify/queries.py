@@ -14,6 +14,7 @@ the same file gives the same verdicts and the same report bytes everywhere.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import z3
@@ -52,6 +53,9 @@ WITNESS_RLIMIT = 3_000_000
 """The budget for looking for a smaller witness when the solver has found one already (`PairSolver.solve_small`)."""
 
 
+OUT_OF_TIME = "the command's wall-clock budget (--timeout) was spent before this question was answered"
+
+
 def _gave_up(reason: str, rlimit: int, wall_ms: int | None) -> str:
     """Why the solver answered "unknown", in the report's words: the budget spent (z3 says "canceled" when the
     resource limit stops one of its tactics), the wall-clock limit, or z3's own reason."""
@@ -74,18 +78,20 @@ class PairSolver:
 
     def __init__(
         self, out: Exploration, sym: Symbols, dims: dict[str, int | None], rlimit: int, *, wall_ms: int | None = None,
-        within_block: bool = False,
+        within_block: bool = False, deadline: float | None = None,
     ):
         """`rlimit`: the resource budget of each step of a question; `wall_ms`: a wall-clock limit on each step as
         well (a safety net only: where it ends a step, the answer depends on the machine and its load).
-        `within_block`: race questions are asked of two threads of one block only (`conflict`)."""
+        `within_block`: race questions are asked of two threads of one block only (`conflict`). `deadline`
+        (`time.monotonic()`): the command's wall-clock budget (`--timeout`); a question still open when it is spent
+        is unknown."""
         self.out, self.sym, self.dims = out, sym, dims
         self.within_block = within_block
         for name in ("tid", "ctaid"):
             for d in DIMS:
                 sym.named(f"{name}.{d}", 32, "thread")
         self.copies = {i: sym.thread_copies(f"@{i}") for i in (1, 2)}
-        self.rlimit, self.wall_ms = rlimit, wall_ms
+        self.rlimit, self.wall_ms, self.deadline = rlimit, wall_ms, deadline
         # memo tables keyed by term id; each keeps its key term alive, so that an id is never reused meanwhile
         self.renamed: dict[tuple[int, int], tuple[z3.ExprRef, z3.ExprRef]] = {}
         self.abstracted: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
@@ -263,6 +269,8 @@ class PairSolver:
         loads then agree where a thread rereads bytes (`rereads`).
         """
         budget = min(self.rlimit, rlimit or self.rlimit, WITNESS_RLIMIT if witness_only else self.rlimit)
+        if self._left_ms() == 0:
+            return Outcome("unknown", reason=OUT_OF_TIME)
         if not quantified:  # `rereads` and `contents` read the symbols of plain terms only
             if obj is not None:
                 facts = (*facts, *self.rereads.for_object(obj, facts))
@@ -279,14 +287,23 @@ class PairSolver:
             return Outcome("sat", solver.model())
         if answer == z3.unsat:
             return Outcome("unsat")
+        if self._left_ms() == 0:
+            return Outcome("unknown", reason=OUT_OF_TIME)
         return Outcome("unknown", reason=_gave_up(solver.reason_unknown(), budget, self.wall_ms))
+
+    def _left_ms(self) -> int | None:
+        """Milliseconds left of the command's wall-clock budget (0 when spent); None without one."""
+        if self.deadline is None:
+            return None
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
 
     def _solver(self, logic: str | None, rlimit: int) -> z3.Solver:
         """A solver for `logic` (None: any, for quantified questions) with the step's budget, and the wall-clock
         safety net when one was asked for."""
         solver = budgeted_solver(logic, rlimit)
-        if self.wall_ms is not None:
-            solver.set("timeout", self.wall_ms)
+        limits = [ms for ms in (self.wall_ms, self._left_ms()) if ms is not None]
+        if limits:
+            solver.set("timeout", max(1, min(limits)))
         return solver
 
     def solve_small(self, *facts: z3.BoolRef, quantified: bool = False, obj: str | None = None) -> Outcome:

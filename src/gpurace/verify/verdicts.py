@@ -100,10 +100,10 @@ class KernelVerdict:
 
 def verify_kernel(
     module: Module, fn: Function, info: KernelInfo, dims: dict[str, int | None], rlimit: int, *, wall_ms: int | None = None, benign_same_value: bool = False,
-    within_block: bool = False,
+    within_block: bool = False, deadline: float | None = None,
 ) -> KernelVerdict:
     """Explore `fn` and answer every race and divergence question about it (`benign_same_value`: see the module;
-    `within_block`: pairs of threads of one block only)."""
+    `within_block`: pairs of threads of one block only; `deadline`: see `PairSolver`)."""
     verdict = KernelVerdict(info.name, launch=dict(dims))
     sym = Symbols()
     try:
@@ -111,7 +111,7 @@ def verify_kernel(
     except (Unsupported, UnsupportedControl) as error:
         verdict.unknown = str(error)
         return verdict
-    solver = PairSolver(out, sym, dims, rlimit, wall_ms=wall_ms, within_block=within_block)
+    solver = PairSolver(out, sym, dims, rlimit, wall_ms=wall_ms, within_block=within_block, deadline=deadline)
     judge = _Judge(out, sym, solver, benign_same_value)
     verdict.divergence, verdict.barriers = judge.barriers()
     warp_mask, verdict.warp_barriers = judge.warp_barriers()
