@@ -60,5 +60,5 @@ def test_a_read_before_the_first_allocation_names_it():
 def test_a_whole_program_gets_an_hour_by_default_and_one_launch_five_minutes():
     exec_help = " ".join(gpurace("exec", "--help", cwd=PROGRAMS).stdout.split())
     check_help = " ".join(gpurace("check", "--help", cwd=PROGRAMS).stdout.split())
-    assert "is spent ends with a timeout finding. [default: 3600.0; x>=0]" in exec_help
-    assert "is spent ends with a timeout finding. [default: 300.0; x>=0]" in check_help
+    assert "a verification's questions still open are unknown. [default: 3600.0; x>=0]" in exec_help
+    assert "a verification's questions still open are unknown. [default: 300.0; x>=0]" in check_help
